@@ -1,0 +1,47 @@
+/*
+ * soft HComm: the HComm C ABI implemented in software on any Linux host, plus a small set of functions that
+ * exist only in the soft library (prefix HcommSoft). Callers that bind the real libhcomm.so must treat the
+ * HcommSoft* functions as optional symbols.
+ */
+#ifndef HCOMM_SOFT_H
+#define HCOMM_SOFT_H
+
+#include "hcomm_types.h"
+
+/*
+ * Per-process configuration. Keys and values (strings):
+ *   "secret"             shared secret carried (as a keyed hash, never in clear) by every channel handshake;
+ *                        peers with a different secret are refused. Default: $HCOMM_SOFT_SECRET or "".
+ *   "force_tcp"          "1" makes every new channel use the TCP soft NIC even between processes on one host.
+ *                        Default: $HCOMM_SOFT_FORCE_TCP or "0".
+ *   "exec_timeout_ms"    how long drain, fence and stream sync wait for reads before HCCL_E_TIMEOUT, and how
+ *                        long a TCP read may stall. Default: $HCOMM_SOFT_EXEC_TIMEOUT_MS or 60000.
+ *   "connect_timeout_ms" how long a channel may stay CONNECTING before GetStatus reports TIMEOUT.
+ *                        Default: $HCCL_CONNECT_TIMEOUT (seconds) * 1000, or 120000.
+ * Returns HCCL_E_PTR for NULL, HCCL_E_PARA for an unknown key or a value out of range.
+ */
+HCOMM_API int32_t HcommSoftConfigure(const char *key, const char *value);
+
+/* Live objects of this process, for leak checks. Versioned by size: the caller sets size = sizeof. */
+typedef struct {
+    uint32_t size;
+    uint32_t reserved;
+    uint64_t endpoints;
+    uint64_t regions;     /* registered regions (handles, aliases included) */
+    uint64_t allocations; /* HcommMemAlloc blocks not yet freed */
+    uint64_t imports;
+    uint64_t channels;
+    uint64_t threads;
+    uint64_t bytesServed;  /* bytes this process's soft NIC sent to TCP readers */
+    uint64_t bytesRead;    /* bytes this process read (all paths) */
+} HcommSoftCounters;
+
+HCOMM_API int32_t HcommSoftGetCounters(HcommSoftCounters *out);
+
+/* "shm" or "tcp": the data path a READY channel uses; HCCL_E_NOT_FOUND for an unknown channel. */
+HCOMM_API int32_t HcommSoftChannelPath(ChannelHandle channel, const char **path);
+
+/* The soft library's version string, e.g. "soft-hcomm 0.1.0 abi-v4". */
+HCOMM_API const char *HcommSoftVersion(void);
+
+#endif

@@ -1,0 +1,236 @@
+/*
+ * soft HComm internals. One global lock guards the handle table and all object metadata; data copies and
+ * socket I/O happen outside it, with references held. Objects are reached only through handles, so a stale
+ * or forged handle is HCCL_E_NOT_FOUND, never a crash.
+ */
+#ifndef SOFT_INTERNAL_H
+#define SOFT_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include "hcomm_api.h"
+#include "hcomm_soft.h"
+
+#define SOFT_VERSION "soft-hcomm 0.1.0 abi-v4"
+#define SOFT_TAG_MAX 64
+#define SOFT_STATE_SLOTS 65536u      /* registrations per endpoint */
+#define SOFT_NBI_DEPTH 4096u         /* outstanding ReadNbi operations per channel (a finite send queue) */
+#define SOFT_MAX_THREADS 1000u
+#define SOFT_MAX_NOTIFY 64u
+#define SOFT_BOOT_ID_LEN 40
+
+enum obj_kind { KIND_ENDPOINT = 1, KIND_MEM = 2, KIND_CHANNEL = 3, KIND_THREAD = 4 };
+
+/* ---- configuration and process identity (soft_core.c) ---- */
+typedef struct {
+    char secret[256];
+    int force_tcp;
+    int64_t exec_timeout_ms;
+    int64_t connect_timeout_ms;
+} soft_config;
+
+void soft_init(void);
+void soft_config_get(soft_config *out);
+const char *soft_boot_id(void);
+uint64_t soft_start_time(int pid);
+int64_t soft_now_ms(void);
+uint64_t soft_random64(void);
+void soft_random_bytes(void *buf, size_t n);
+
+extern pthread_mutex_t g_lock;
+typedef struct {
+    atomic_uint_fast64_t endpoints, regions, allocations, imports, channels, threads, bytes_served, bytes_read;
+} soft_counters;
+extern soft_counters g_count;
+
+/* Handle table: 64-bit handles -> objects, guarded by g_lock. */
+uint64_t handle_put(enum obj_kind kind, void *obj);
+void *handle_get(uint64_t handle, enum obj_kind kind);
+void handle_del(uint64_t handle);
+
+/* ---- SHA-256 (soft_sha256.c), for the handshake proof ---- */
+void soft_sha256(const void *const *parts, const size_t *lens, int nparts, uint8_t out[32]);
+
+/* ---- socket helpers (soft_net.c) ---- */
+int net_send_all(int fd, const void *buf, size_t len);
+int net_recv_all(int fd, void *buf, size_t len);
+void net_set_timeout(int fd, int64_t ms);
+
+/* ---- memory (soft_mem.c) ---- */
+typedef struct registration {
+    struct registration *next;
+    uint64_t addr, size;
+    int32_t type;
+    char tag[SOFT_TAG_MAX];
+    uint64_t cookie;      /* non-zero while live; published in the endpoint's state table */
+    uint32_t slot;
+    int memfd;            /* -1 when the memory did not come from HcommMemAlloc */
+    uint64_t memfd_off;
+    int handles;          /* handles (aliases included) sharing this registration */
+    int inflight;         /* soft NIC sends reading this memory right now */
+} registration;
+
+typedef struct mem_handle {
+    uint64_t id;
+    struct endpoint *ep;
+    registration *reg;
+    uint64_t addr, size;  /* the handle's own range (an alias may be a sub-range) */
+    uint8_t *export_desc;
+    uint32_t export_len;
+    struct mem_handle *next;
+} mem_handle;
+
+/* What one end of a channel knows of a region: its own (local) or the peer's (remote). */
+typedef struct {
+    uint64_t addr, size, cookie, memfd_off;
+    uint32_t slot;
+    int32_t type;
+    int32_t memfd;
+    char tag[SOFT_TAG_MAX];
+} region_info;
+
+int mem_find_alloc(uint64_t addr, uint64_t size, int *fd, uint64_t *off);
+registration *reg_find_live(struct endpoint *ep, uint64_t addr, uint64_t len, uint32_t slot, uint64_t cookie);
+void reg_release_inflight(registration *r);
+void endpoint_drop_regions(struct endpoint *ep);
+void endpoint_drop_imports(struct endpoint *ep);
+void endpoint_revoke_fd_locked(struct endpoint *ep, int fd);
+void endpoints_revoke_fd(int fd);
+
+/* ---- endpoints (soft_endpoint.c) ---- */
+typedef struct parked_conn {
+    struct parked_conn *next;
+    int fd;
+    int64_t deadline_ms;
+    int hello_ok;
+    uint8_t nonce[16];
+    struct hello_msg *hello;   /* the client's verified hello */
+} parked_conn;
+
+typedef struct import_entry {
+    struct import_entry *next;
+    uint64_t cookie, addr, size;
+    uint32_t pid;
+} import_entry;
+
+typedef struct endpoint {
+    uint64_t id;
+    EndpointDesc desc;
+    uint32_t ip;              /* network byte order */
+    int listen_fd;
+    uint16_t listen_port;
+    int wake[2];
+    int stopping;
+    pthread_t nic;
+    registration *regs;
+    mem_handle *handles;
+    import_entry *imports;
+    parked_conn *parked;
+    _Atomic uint64_t *state;  /* SOFT_STATE_SLOTS cookies, memfd-backed so same-host peers can check liveness */
+    int state_fd;
+    uint32_t state_next;
+    int channels;
+    struct endpoint *next_ep;  /* all live endpoints, for HcommMemFree */
+} endpoint;
+
+endpoint *endpoint_get(EndpointHandle h);
+void endpoint_wake(endpoint *ep);
+
+/* ---- channels and the data plane (soft_channel.c, soft_data.c) ---- */
+struct hello_msg;
+struct soft_thread;
+
+typedef struct op {
+    struct op *next;
+    struct channel *ch;
+    struct soft_thread *th;
+    uint8_t *dst;
+    uint64_t src, len;
+    uint32_t ridx;             /* index of the peer region holding src */
+    uint64_t reqid;
+} op;
+
+enum ch_state { CH_NEW, CH_CONNECTING, CH_WAIT_NONCE, CH_WAIT_HELLO, CH_WAIT_PEER, CH_READY, CH_FAILED, CH_TIMEOUT };
+
+typedef struct remote_map {
+    void *base;          /* mapping of the peer's memfd, or NULL when unmappable */
+    size_t len;
+    uint64_t delta;      /* region start inside the mapping */
+    int tried;
+} remote_map;
+
+typedef struct channel {
+    uint64_t id;
+    endpoint *ep;
+    int engine;
+    int role;
+    uint16_t port;
+    uint32_t remote_ip;
+    char name[HCOMM_CHANNEL_NAME_MAX_LEN + 1];
+    enum ch_state state;
+    int64_t deadline_ms;
+    int64_t retry_at_ms;
+    int fd;
+    uint8_t my_nonce[16], peer_nonce[16];
+    region_info *local;
+    uint32_t nlocal;
+    region_info *remote;
+    uint32_t nremote;
+    remote_map *maps;
+    int tcp;                   /* this end reads through the peer's soft NIC */
+    int peer_pid;
+    int pidfd;
+    _Atomic uint64_t *peer_state;
+    int refs;
+    int destroyed;
+    atomic_int peer_dead;
+    atomic_int err;            /* first failed read since the last drain/fence */
+    /* receive side of the socket */
+    pthread_t rx;
+    int rx_started;
+    pthread_mutex_t wlock;     /* one writer at a time on fd */
+    pthread_mutex_t pend_mu;   /* pending list and lazy peer mappings */
+    op *pending_head, *pending_tail;   /* TCP reads awaiting the peer's answer, in order */
+    uint64_t next_reqid;
+    /* soft NIC serving side (started at the first request) */
+    pthread_t server;
+    int server_started;
+    pthread_mutex_t srv_mu;
+    pthread_cond_t srv_cv;
+    struct serve_req *srv_head, *srv_tail;
+    int srv_stop;
+    /* ReadNbi queue */
+    struct soft_thread *nbi;
+} channel;
+
+channel *channel_get_ref(ChannelHandle h);
+void channel_put(channel *ch);
+int channel_start_io(channel *ch);
+void channel_stop_io(channel *ch);
+void channel_fail_pending(channel *ch, int32_t code);
+int channel_check_read(channel *ch, const void *dst, uint64_t src, uint64_t len, uint32_t *ridx);
+void channel_execute(channel *ch, op *o);
+
+typedef struct soft_thread {
+    uint64_t id;
+    int engine;
+    int internal;              /* a channel's ReadNbi queue, not a user thread */
+    pthread_t worker;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    pthread_cond_t done_cv;
+    op *head, *tail;
+    uint64_t submitted, completed;
+    int32_t err;
+    int stopping;
+    int refs;
+} soft_thread;
+
+soft_thread *thread_create(int engine, int internal);
+void thread_stop(soft_thread *t);
+void thread_put(soft_thread *t);
+void thread_submit(soft_thread *t, op *o);
+void op_complete(op *o, int32_t code);
+int32_t thread_wait(soft_thread *t, channel *ch_err);
+
+#endif
