@@ -1,0 +1,136 @@
+package org.hcomm.bridge;
+
+import com.sun.jna.Pointer;
+import com.sun.jna.ptr.IntByReference;
+import com.sun.jna.ptr.PointerByReference;
+import java.nio.ByteBuffer;
+import org.hcomm.bridge.raw.HcommLibrary;
+
+/**
+ * A region registered on an {@link Endpoint} ({@code HcommMemReg}); when it came from
+ * {@link Endpoint#allocate(String, long)} it also owns the {@code HcommMemAlloc} block.
+ *
+ * <p>Ownership: {@link #close()} unregisters (and frees an allocated block); it is idempotent. After close every
+ * method throws {@link IllegalStateException}, but {@link ByteBuffer} views handed out before stay pointing at the
+ * freed memory: drop them first. Channels created while the region was registered keep it in their snapshot;
+ * close those channels before the region.
+ *
+ * <p>Threading: thread-safe; the memory contents are the caller's to synchronise.
+ */
+public final class RegisteredMemory implements AutoCloseable {
+    private final Endpoint endpoint;
+    private final String tag;
+    private final Pointer block;
+    private final long size;
+    private final Pointer memHandle;
+    private final boolean allocated;
+    private final LeakWatch leakWatch;
+    private volatile boolean closed;
+
+    RegisteredMemory(Endpoint endpoint, String tag, Pointer block, long size, Pointer memHandle, boolean allocated) {
+        this.endpoint = endpoint;
+        this.tag = tag;
+        this.block = block;
+        this.size = size;
+        this.memHandle = memHandle;
+        this.allocated = allocated;
+        this.leakWatch = LeakWatch.watch(this, "RegisteredMemory " + tag + " (" + size + " bytes)");
+    }
+
+    public String tag() {
+        return tag;
+    }
+
+    /** Start address of the region in this process. */
+    public long address() {
+        checkOpen();
+        return Pointer.nativeValue(block);
+    }
+
+    public long size() {
+        return size;
+    }
+
+    /** True when the region owns its memory ({@code HcommMemAlloc}), false when it registers caller memory. */
+    public boolean isAllocated() {
+        return allocated;
+    }
+
+    /** A direct buffer over the whole region (big-endian like every new ByteBuffer); at most 2 GiB - 1. */
+    public ByteBuffer buffer() {
+        if (size > Integer.MAX_VALUE) {
+            throw new IllegalStateException("region " + tag + " is " + size + " bytes; use buffer(offset, length)");
+        }
+        return buffer(0, (int) size);
+    }
+
+    /** A direct buffer over {@code [offset, offset + length)} of the region. */
+    public ByteBuffer buffer(long offset, int length) {
+        checkOpen();
+        if (offset < 0 || length < 0 || offset > size - length) {
+            throw new IndexOutOfBoundsException("range [" + offset + ", +" + length + ") outside region " + tag
+                    + " of " + size + " bytes");
+        }
+        return block.getByteBuffer(offset, length);
+    }
+
+    /** {@code HcommMemExport}: the descriptor peers import to read this region (a copy of the library's bytes). */
+    public synchronized byte[] export() {
+        checkOpen();
+        PointerByReference desc = new PointerByReference();
+        IntByReference len = new IntByReference();
+        int rc = HcommLibrary.HcommMemExport(endpoint.handleForChild(), memHandle, desc, len);
+        HcommException.check(rc, "HcommMemExport", context());
+        return desc.getValue().getByteArray(0, len.getValue());
+    }
+
+    public Endpoint endpoint() {
+        return endpoint;
+    }
+
+    public boolean isClosed() {
+        return closed;
+    }
+
+    /** Unregisters the region and frees an allocated block. Idempotent. */
+    @Override
+    public void close() {
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+        }
+        try {
+            int rc = HcommLibrary.HcommMemUnreg(endpoint.handleForChild(), memHandle);
+            HcommException failure = rc == 0 ? null : new HcommException("HcommMemUnreg", rc, context());
+            if (allocated) {
+                int frc = HcommLibrary.HcommMemFree(block);
+                if (frc != 0) {
+                    HcommException e = new HcommException("HcommMemFree", frc, context());
+                    if (failure == null) {
+                        failure = e;
+                    } else {
+                        failure.addSuppressed(e);
+                    }
+                }
+            }
+            if (failure != null) {
+                throw failure;
+            }
+        } finally {
+            leakWatch.closed();
+            endpoint.forget(this);
+        }
+    }
+
+    private String context() {
+        return endpoint.context() + " tag=" + tag + " size=" + size;
+    }
+
+    private void checkOpen() {
+        if (closed) {
+            throw new IllegalStateException("RegisteredMemory " + tag + " is closed");
+        }
+    }
+}

@@ -1,0 +1,55 @@
+package org.hcomm.bridge;
+
+import java.util.Objects;
+import org.hcomm.bridge.raw.HcommSoftCounters;
+import org.hcomm.bridge.raw.HcommSoftLibrary;
+
+/**
+ * The functions only soft HComm has ({@code hcomm_soft.h}): per-process configuration, object counters, version.
+ * Every method throws {@link UnsupportedOperationException} when the provider is not soft, and
+ * {@link IllegalStateException} when the library is unavailable. Thread-safe (the library serialises).
+ */
+public final class SoftHcomm {
+    private SoftHcomm() {}
+
+    /** True when the soft provider is loaded. */
+    public static boolean isActive() {
+        return HcommNative.isAvailable() && HcommNative.provider() == HcommNative.Provider.SOFT;
+    }
+
+    /**
+     * {@code HcommSoftConfigure(key, value)}: keys {@code secret}, {@code force_tcp}, {@code exec_timeout_ms},
+     * {@code connect_timeout_ms}. Affects channels created afterwards (and, for timeouts, later waits).
+     */
+    public static void configure(String key, String value) {
+        Objects.requireNonNull(key, "key");
+        Objects.requireNonNull(value, "value");
+        int rc = lib().HcommSoftConfigure(key, value);
+        // the secret's value never goes into a message
+        HcommException.check(rc, "HcommSoftConfigure", "key=" + key + ("secret".equals(key) ? "" : " value=" + value));
+    }
+
+    /** {@code HcommSoftGetCounters}. */
+    public static SoftCounters counters() {
+        HcommSoftCounters c = new HcommSoftCounters();
+        c.size = HcommSoftCounters.SIZE;
+        int rc = lib().HcommSoftGetCounters(c);
+        HcommException.check(rc, "HcommSoftGetCounters", "");
+        return new SoftCounters(c.endpoints, c.regions, c.allocations, c.imports, c.channels, c.threads,
+                c.bytesServed, c.bytesRead);
+    }
+
+    /** {@code HcommSoftVersion()}, e.g. {@code "soft-hcomm 0.1.0 abi-v4"}. */
+    public static String version() {
+        return lib().HcommSoftVersion();
+    }
+
+    private static HcommSoftLibrary lib() {
+        HcommSoftLibrary soft = HcommNative.soft();
+        if (soft == null) {
+            throw new UnsupportedOperationException("soft HComm functions need provider soft, not "
+                    + HcommNative.provider());
+        }
+        return soft;
+    }
+}

@@ -1,0 +1,392 @@
+package org.hcomm.bridge.transport;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+import org.hcomm.bridge.ChannelSet;
+import org.hcomm.bridge.ChannelSpec;
+import org.hcomm.bridge.ChannelStatus;
+import org.hcomm.bridge.CommThread;
+import org.hcomm.bridge.Endpoint;
+import org.hcomm.bridge.Engine;
+import org.hcomm.bridge.HcommException;
+import org.hcomm.bridge.HcommNative;
+import org.hcomm.bridge.ReadStrategy;
+import org.hcomm.bridge.RegisteredMemory;
+import org.hcomm.bridge.SoftCounters;
+import org.hcomm.bridge.SoftHcomm;
+
+/** {@link Transport} on the HComm facade: whichever provider {@link HcommNative} loaded. */
+public final class HcommTransport implements Transport {
+    private final Endpoint endpoint;
+    private final boolean nbiFence;
+    private final Set<AutoCloseable> open = ConcurrentHashMap.newKeySet();
+    private volatile boolean closed;
+
+    private HcommTransport(Endpoint endpoint, boolean nbiFence) {
+        this.endpoint = endpoint;
+        this.nbiFence = nbiFence;
+    }
+
+    /**
+     * Loads the library (if not yet loaded), applies the soft settings and creates the endpoint.
+     *
+     * @throws TransportException with code -1 and the loader's cause when the library is unavailable, or the
+     *     status of a refused call
+     */
+    public static HcommTransport open(TransportOptions options) throws TransportException {
+        if (!HcommNative.isAvailable()) {
+            throw new TransportException("load", -1, "HComm library unavailable: " + HcommNative.unavailabilityCause(),
+                    HcommNative.unavailabilityCause());
+        }
+        try {
+            if (SoftHcomm.isActive()) {
+                if (options.secret() != null) {
+                    SoftHcomm.configure("secret", options.secret());
+                }
+                SoftHcomm.configure("exec_timeout_ms", Long.toString(Math.max(1, options.readTimeout().toMillis())));
+                SoftHcomm.configure("connect_timeout_ms",
+                        Long.toString(Math.max(1, options.connectTimeout().toMillis())));
+            }
+            return new HcommTransport(Endpoint.create(options.address()), options.nbiFence());
+        } catch (HcommException e) {
+            throw wrap(e);
+        }
+    }
+
+    static TransportException wrap(HcommException e) {
+        return new TransportException(e.call(), e.code(), e.getMessage(), e);
+    }
+
+    @Override
+    public byte[] endpointDescriptor() {
+        return endpoint.descriptor();
+    }
+
+    @Override
+    public int listenPort() {
+        return endpoint.listenPort();
+    }
+
+    @Override
+    public Region allocate(String tag, long bytes) {
+        return track(new MemoryRegion(endpoint.allocate(tag, bytes), null));
+    }
+
+    @Override
+    public Region register(String tag, long address, long bytes) {
+        return track(new MemoryRegion(endpoint.register(tag, address, bytes), null));
+    }
+
+    @Override
+    public Region mapFile(String tag, java.nio.file.Path file, long bytes) throws TransportException {
+        long address = MappedFiles.map(file, bytes);
+        try {
+            return track(new MemoryRegion(endpoint.register(tag, address, bytes), () -> MappedFiles.unmap(address,
+                    bytes)));
+        } catch (RuntimeException e) {
+            MappedFiles.unmap(address, bytes);
+            throw e;
+        }
+    }
+
+    @Override
+    public void destroyTogether(List<PeerChannels> batches) {
+        List<ChannelSet> sets = new ArrayList<>(batches.size());
+        for (PeerChannels b : batches) {
+            Channels c = (Channels) b;
+            synchronized (c) {
+                open.remove(c);
+                sets.add(c.set);
+            }
+        }
+        ChannelSet.closeTogether(sets);
+    }
+
+    @Override
+    public PeerChannels connect(List<PeerSpec> peers) throws TransportException {
+        if (peers.isEmpty()) {
+            throw new IllegalArgumentException("no peers");
+        }
+        List<ChannelSpec> specs = new ArrayList<>(peers.size());
+        for (PeerSpec p : peers) {
+            specs.add(p.server() ? ChannelSpec.server(p.endpoint(), p.channelName(), p.port())
+                    : ChannelSpec.client(p.endpoint(), p.channelName(), p.port()));
+        }
+        try {
+            return track(new Channels(endpoint.createChannels(Engine.CPU, specs), peers));
+        } catch (HcommException e) {
+            throw wrap(e);
+        }
+    }
+
+    @Override
+    public ReadBatch newReadBatch() {
+        if (nbiFence) {
+            return track(new Batch(null, ReadStrategy.nbiFence()));
+        }
+        CommThread thread = CommThread.allocate(Engine.CPU, 0);
+        return track(new Batch(thread, ReadStrategy.onThread(thread, ReadStrategy.Completion.DRAIN)));
+    }
+
+    @Override
+    public LiveObjects liveObjects() {
+        if (!SoftHcomm.isActive()) {
+            return null;
+        }
+        SoftCounters c = SoftHcomm.counters();
+        return new LiveObjects(c.endpoints(), c.regions(), c.allocations(), c.channels(), c.threads());
+    }
+
+    @Override
+    public String describe() {
+        return "provider=" + HcommNative.provider() + " library=" + HcommNative.librarySource() + " version="
+                + HcommNative.libraryVersion() + " reads=" + (nbiFence ? "ReadNbi+Fence" : "ReadOnThread+Drain");
+    }
+
+    private <T extends AutoCloseable> T track(T resource) {
+        if (closed) {
+            closeQuietly(resource);
+            throw new IllegalStateException("transport is closed");
+        }
+        open.add(resource);
+        return resource;
+    }
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        RuntimeException failure = null;
+        // batches, then channels, then memory: what HComm needs torn down before the endpoint
+        for (Class<?> kind : List.of(Batch.class, Channels.class, MemoryRegion.class)) {
+            for (AutoCloseable r : List.copyOf(open)) {
+                if (kind.isInstance(r)) {
+                    failure = closeCollecting(r, failure);
+                }
+            }
+        }
+        try {
+            endpoint.close();
+        } catch (RuntimeException e) {
+            failure = addTo(failure, e);
+        }
+        if (failure != null) {
+            throw failure;
+        }
+    }
+
+    private RuntimeException closeCollecting(AutoCloseable r, RuntimeException failure) {
+        try {
+            r.close();
+        } catch (Exception e) {
+            return addTo(failure, e instanceof RuntimeException re ? re : new IllegalStateException(e));
+        }
+        return failure;
+    }
+
+    private static RuntimeException addTo(RuntimeException first, RuntimeException next) {
+        if (first == null) {
+            return next;
+        }
+        first.addSuppressed(next);
+        return first;
+    }
+
+    private static void closeQuietly(AutoCloseable c) {
+        try {
+            c.close();
+        } catch (Exception ignored) {
+            // the caller's failure is the one that matters
+        }
+    }
+
+    private final class MemoryRegion implements Region {
+        private final RegisteredMemory memory;
+        private final Runnable afterClose;
+
+        MemoryRegion(RegisteredMemory memory, Runnable afterClose) {
+            this.memory = memory;
+            this.afterClose = afterClose;
+        }
+
+        @Override
+        public String tag() {
+            return memory.tag();
+        }
+
+        @Override
+        public long address() {
+            return memory.address();
+        }
+
+        @Override
+        public long size() {
+            return memory.size();
+        }
+
+        @Override
+        public ByteBuffer buffer() {
+            return memory.buffer();
+        }
+
+        @Override
+        public void close() {
+            if (!open.remove(this)) {
+                return;
+            }
+            try {
+                memory.close();
+            } finally {
+                if (afterClose != null) {
+                    afterClose.run();
+                }
+            }
+        }
+    }
+
+    private final class Channels implements PeerChannels {
+        private final ChannelSet set;
+        private final Peer[] peers;
+
+        Channels(ChannelSet set, List<PeerSpec> specs) {
+            this.set = set;
+            this.peers = new Peer[specs.size()];
+            for (int i = 0; i < peers.length; i++) {
+                peers[i] = new Peer(set.channel(i), specs.get(i).peerId());
+            }
+        }
+
+        @Override
+        public int size() {
+            return peers.length;
+        }
+
+        @Override
+        public PeerChannel channel(int index) {
+            return peers[index];
+        }
+
+        @Override
+        public synchronized boolean poll() {
+            boolean settled = true;
+            for (Peer p : peers) {
+                settled &= p.state != State.CONNECTING;
+            }
+            if (settled) {
+                return true;
+            }
+            List<ChannelStatus> statuses = set.statuses();
+            settled = true;
+            for (int i = 0; i < peers.length; i++) {
+                Peer p = peers[i];
+                ChannelStatus s = statuses.get(i);
+                if (p.state == State.CONNECTING) {
+                    if (s == ChannelStatus.READY) {
+                        p.path = HcommNative.provider() == HcommNative.Provider.SOFT ? p.channel.dataPath() : "hcomm";
+                        p.state = State.READY;
+                    } else if (s.isFailure()) {
+                        p.failure = s.name();
+                        p.state = State.FAILED;
+                    }
+                }
+                settled &= p.state != State.CONNECTING;
+            }
+            return settled;
+        }
+
+        @Override
+        public synchronized void close() {
+            open.remove(this);
+            set.close();
+        }
+    }
+
+    private static final class Peer implements PeerChannels.PeerChannel {
+        final ChannelSet.Channel channel;
+        final String peerId;
+        volatile PeerChannels.State state = PeerChannels.State.CONNECTING;
+        volatile String failure;
+        volatile String path;
+
+        Peer(ChannelSet.Channel channel, String peerId) {
+            this.channel = channel;
+            this.peerId = peerId;
+        }
+
+        @Override
+        public String peerId() {
+            return peerId;
+        }
+
+        @Override
+        public String name() {
+            return channel.name();
+        }
+
+        @Override
+        public PeerChannels.State state() {
+            return state;
+        }
+
+        @Override
+        public String failure() {
+            return failure;
+        }
+
+        @Override
+        public String path() {
+            return path;
+        }
+    }
+
+    private final class Batch implements ReadBatch {
+        private final CommThread thread;
+        private final ReadStrategy strategy;
+
+        Batch(CommThread thread, ReadStrategy strategy) {
+            this.thread = thread;
+            this.strategy = strategy;
+        }
+
+        @Override
+        public void read(PeerChannels.PeerChannel channel, long dst, long src, long length) throws TransportException {
+            try {
+                strategy.submit(((Peer) channel).channel, dst, src, length);
+            } catch (HcommException e) {
+                throw wrap(e);
+            }
+        }
+
+        @Override
+        public void flush() throws TransportException {
+            try {
+                strategy.flush();
+            } catch (HcommException e) {
+                throw wrap(e);
+            }
+        }
+
+        @Override
+        public void await() throws TransportException {
+            try {
+                strategy.complete();
+            } catch (HcommException e) {
+                throw wrap(e);
+            }
+        }
+
+        @Override
+        public void close() {
+            open.remove(this);
+            if (thread != null) {
+                thread.close();
+            }
+        }
+    }
+}
