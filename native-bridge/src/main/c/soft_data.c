@@ -89,8 +89,9 @@ static int send_resp(channel *ch, const data_msg *req, int32_t status, const voi
 {
     data_msg resp = {MSG_READ_RESP, status, req->reqid, req->addr, status == 0 ? req->len : 0, 0, 0, 0};
     pthread_mutex_lock(&ch->wlock);
-    int rc = net_send_all(ch->fd, &resp, sizeof resp);
-    if (rc == 0 && status == 0 && req->len > 0) rc = net_send_all(ch->fd, data, req->len);
+    int more = status == 0 && req->len > 0;
+    int rc = net_send_flags(ch->fd, &resp, sizeof resp, more ? MSG_MORE : 0);
+    if (rc == 0 && more) rc = net_send_all(ch->fd, data, req->len);
     pthread_mutex_unlock(&ch->wlock);
     return rc;
 }

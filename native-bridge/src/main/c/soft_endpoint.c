@@ -103,6 +103,8 @@ static void accept_one(endpoint *ep)
         return;
     }
     net_set_timeout(fd, 5000);
+    int one = 1; /* small answers of the soft NIC must not wait for delayed ACKs */
+    setsockopt(fd, IPPROTO_TCP, 1 /* TCP_NODELAY */, &one, sizeof one);
     nonce_msg n = {NONCE_MAGIC, WIRE_VERSION, {0}};
     soft_random_bytes(n.nonce, sizeof n.nonce);
     if (net_send_all(fd, &n, sizeof n) != 0) {

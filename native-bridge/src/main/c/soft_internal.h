@@ -53,6 +53,7 @@ void soft_sha256(const void *const *parts, const size_t *lens, int nparts, uint8
 
 /* ---- socket helpers (soft_net.c) ---- */
 int net_send_all(int fd, const void *buf, size_t len);
+int net_send_flags(int fd, const void *buf, size_t len, int flags);
 int net_recv_all(int fd, void *buf, size_t len);
 void net_set_timeout(int fd, int64_t ms);
 

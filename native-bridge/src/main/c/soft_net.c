@@ -4,11 +4,14 @@
 #include <sys/time.h>
 #include "soft_internal.h"
 
-int net_send_all(int fd, const void *buf, size_t len)
+int net_send_all(int fd, const void *buf, size_t len) { return net_send_flags(fd, buf, len, 0); }
+
+/* flags: MSG_MORE when more bytes follow at once (a header before its payload). */
+int net_send_flags(int fd, const void *buf, size_t len, int flags)
 {
     const uint8_t *p = buf;
     while (len > 0) {
-        ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
+        ssize_t n = send(fd, p, len, MSG_NOSIGNAL | flags);
         if (n < 0) {
             if (errno == EINTR) continue;
             return -1;

@@ -383,9 +383,17 @@ public final class HcommTransport implements Transport {
 
         @Override
         public void close() {
-            open.remove(this);
-            if (thread != null) {
-                thread.close();
+            if (!open.remove(this)) {
+                return;
+            }
+            try {
+                strategy.complete(); // ends a batch left open on this OS thread and waits for its reads
+            } catch (RuntimeException e) {
+                // the reads of a batch being thrown away do not matter; the thread must still be freed
+            } finally {
+                if (thread != null) {
+                    thread.close();
+                }
             }
         }
     }

@@ -33,15 +33,15 @@ final class MappedFiles {
     static long map(Path file, long bytes) throws TransportException {
         int fd = Holder.C.open(file.toString(), O_RDONLY);
         if (fd < 0) {
-            throw new TransportException("open", Native.getLastError(), "cannot open " + file + ": errno "
-                    + Native.getLastError(), null);
+            throw new TransportException("open", -1, "cannot open " + file + ": errno " + Native.getLastError(),
+                    null);
         }
         try {
             Pointer p = Holder.C.mmap(null, bytes, PROT_READ, MAP_SHARED, fd, 0);
             long addr = Pointer.nativeValue(p);
             if (addr == -1L) {
-                throw new TransportException("mmap", Native.getLastError(), "cannot map " + bytes + " bytes of "
-                        + file + ": errno " + Native.getLastError(), null);
+                throw new TransportException("mmap", -1, "cannot map " + bytes + " bytes of " + file + ": errno "
+                        + Native.getLastError(), null);
             }
             return addr;
         } finally {

@@ -1,0 +1,185 @@
+package org.apache.spark.shuffle.hcomm.internal;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import org.apache.spark.rpc.RpcEndpointRef;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The driver's view: every executor's endpoint and agent, every published map output, and which executors have
+ * channels for which stage attempt. Provisions a stage attempt as a full mesh of its executors (one channel per
+ * executor pair) and tells both ends; announces stage ends. Thread-safe (one lock; nothing blocks under it).
+ */
+public final class DriverState {
+    private static final Logger LOG = LoggerFactory.getLogger(DriverState.class);
+
+    private record ExecutorInfo(String executorId, String host, byte[] endpoint, int port, RpcEndpointRef agent) {
+    }
+
+    private record Location(String executorId, long indexAddress, long dataAddress, int numPartitions) {
+    }
+
+    private static final class StagePlan {
+        final List<String> members = new ArrayList<>();
+        boolean ended;
+    }
+
+    private final String appTag;
+    private final ShuffleMetrics metrics = ShuffleMetrics.forDriver();
+    private final Map<String, ExecutorInfo> executors = new LinkedHashMap<>();
+    private final Map<Integer, Map<Long, Location>> shuffles = new HashMap<>();
+    private final Map<StageChannels.StageKey, StagePlan> stages = new HashMap<>();
+    private final Map<StageChannels.StageKey, Integer> destroyCalls = new HashMap<>();
+
+    DriverState() {
+        // channel names carry the application, so two applications on the same hosts never pair up
+        this.appTag = Long.toHexString(java.util.concurrent.ThreadLocalRandom.current().nextLong() >>> 16);
+    }
+
+    ShuffleMetrics metrics() {
+        return metrics;
+    }
+
+    Object receive(Object message) {
+        if (message instanceof Messages.RegisterExecutor r) {
+            register(r);
+            return Messages.Ack.OK;
+        } else if (message instanceof Messages.Published p) {
+            published(p);
+            return Messages.Ack.OK;
+        } else if (message instanceof Messages.LookupShuffle l) {
+            return lookup(l.shuffleId());
+        } else if (message instanceof Messages.EnsureStage e) {
+            provision(new StageChannels.StageKey(e.stageId(), e.attempt()));
+            return Messages.Ack.OK;
+        } else if (message instanceof Messages.StageReport s) {
+            report(s);
+            return null;
+        }
+        throw new IllegalArgumentException("unknown message " + message);
+    }
+
+    private synchronized void register(Messages.RegisterExecutor r) {
+        executors.put(r.executorId(), new ExecutorInfo(r.executorId(), r.host(), r.endpoint(), r.port(), r.agent()));
+        LOG.info("HComm shuffle: executor {} registered its endpoint on {}:{}", r.executorId(), r.host(), r.port());
+    }
+
+    private synchronized void published(Messages.Published p) {
+        shuffles.computeIfAbsent(p.shuffleId(), k -> new HashMap<>()).put(p.mapId(),
+                new Location(p.executorId(), p.indexAddress(), p.dataAddress(), p.numPartitions()));
+    }
+
+    private synchronized Messages.ShuffleLocations lookup(int shuffleId) {
+        Map<Long, Location> m = shuffles.getOrDefault(shuffleId, Map.of());
+        int n = m.size();
+        long[] ids = new long[n];
+        String[] execs = new String[n];
+        long[] idx = new long[n];
+        long[] data = new long[n];
+        int[] parts = new int[n];
+        int i = 0;
+        for (var e : m.entrySet()) {
+            ids[i] = e.getKey();
+            execs[i] = e.getValue().executorId();
+            idx[i] = e.getValue().indexAddress();
+            data[i] = e.getValue().dataAddress();
+            parts[i] = e.getValue().numPartitions();
+            i++;
+        }
+        return new Messages.ShuffleLocations(shuffleId, ids, execs, idx, data, parts);
+    }
+
+    /**
+     * Adds every registered executor not yet in the stage attempt's mesh and tells both ends of each new pair to
+     * create their channel ends (one message, hence one HcommChannelCreate, per executor). Idempotent.
+     */
+    void provision(StageChannels.StageKey stage) {
+        Map<ExecutorInfo, List<Messages.PeerInfo>> orders = new LinkedHashMap<>();
+        synchronized (this) {
+            StagePlan plan = stages.computeIfAbsent(stage, k -> new StagePlan());
+            if (plan.ended) {
+                return;
+            }
+            for (ExecutorInfo joining : executors.values()) {
+                if (plan.members.contains(joining.executorId())) {
+                    continue;
+                }
+                for (String memberId : plan.members) {
+                    ExecutorInfo member = executors.get(memberId);
+                    if (member == null) {
+                        continue;
+                    }
+                    boolean joiningServes = joining.executorId().compareTo(member.executorId()) < 0;
+                    ExecutorInfo server = joiningServes ? joining : member;
+                    String name = "hs" + appTag + "-s" + stage.stageId() + "a" + stage.attempt() + "-"
+                            + (joiningServes ? joining.executorId() + "-" + member.executorId()
+                                    : member.executorId() + "-" + joining.executorId());
+                    orders.computeIfAbsent(joining, k -> new ArrayList<>()).add(new Messages.PeerInfo(
+                            member.executorId(), member.endpoint(), server.port(), joiningServes, name));
+                    orders.computeIfAbsent(member, k -> new ArrayList<>()).add(new Messages.PeerInfo(
+                            joining.executorId(), joining.endpoint(), server.port(), !joiningServes, name));
+                }
+                plan.members.add(joining.executorId());
+            }
+        }
+        orders.forEach((exec, peers) -> exec.agent().send(new Messages.ProvisionStage(stage.stageId(),
+                stage.attempt(), peers)));
+    }
+
+    /** Tells every executor of the stage attempt's mesh to destroy its channels. */
+    void endStage(StageChannels.StageKey stage) {
+        List<ExecutorInfo> members = new ArrayList<>();
+        synchronized (this) {
+            StagePlan plan = stages.computeIfAbsent(stage, k -> new StagePlan());
+            if (plan.ended) {
+                return;
+            }
+            plan.ended = true;
+            for (String id : plan.members) {
+                ExecutorInfo e = executors.get(id);
+                if (e != null) {
+                    members.add(e);
+                }
+            }
+        }
+        for (ExecutorInfo e : members) {
+            e.agent().send(new Messages.EndStage(stage.stageId(), stage.attempt()));
+        }
+    }
+
+    synchronized void executorRemoved(String executorId) {
+        executors.remove(executorId);
+        for (Map<Long, Location> m : shuffles.values()) {
+            m.values().removeIf(l -> l.executorId().equals(executorId));
+        }
+    }
+
+    public synchronized void shuffleRemoved(int shuffleId) {
+        shuffles.remove(shuffleId);
+    }
+
+    private synchronized void report(Messages.StageReport s) {
+        metrics.report(s.executorId(), s.totals());
+        destroyCalls.merge(new StageChannels.StageKey(s.stageId(), s.attempt()), s.destroyCalls(), Integer::sum);
+    }
+
+    /** For tests and the example job: destroy calls the executors reported for a stage attempt. */
+    public synchronized int destroyCallsOf(int stageId, int attempt) {
+        return destroyCalls.getOrDefault(new StageChannels.StageKey(stageId, attempt), 0);
+    }
+
+    /** For tests and the example job: the cluster total of a metric of the HcommShuffle source. */
+    public long clusterTotal(String metric) {
+        return metrics.clusterTotal(metric);
+    }
+
+    /** Number of executors whose endpoint is registered. */
+    public synchronized int registeredExecutors() {
+        return executors.size();
+    }
+}

@@ -1,0 +1,350 @@
+package org.apache.spark.shuffle.hcomm.internal;
+
+import java.io.File;
+import java.io.IOException;
+import java.net.Inet4Address;
+import java.net.InetAddress;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+
+import org.apache.spark.SparkConf;
+import org.apache.spark.SparkEnv;
+import org.apache.spark.api.plugin.PluginContext;
+import org.apache.spark.rpc.RpcEndpointRef;
+import org.hcomm.bridge.HcommNative;
+import org.hcomm.bridge.transport.HcommTransport;
+import org.hcomm.bridge.transport.LiveObjects;
+import org.hcomm.bridge.transport.PeerChannels;
+import org.hcomm.bridge.transport.ReadBatch;
+import org.hcomm.bridge.transport.Region;
+import org.hcomm.bridge.transport.Transport;
+import org.hcomm.bridge.transport.TransportException;
+import org.hcomm.bridge.transport.TransportOptions;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Everything the HComm shuffle owns on one executor: the transport (endpoint), the send arena and mapped outputs
+ * ({@link MapOutputPublisher}), the receive buffer, the stage channels and the directory cache. Started by the
+ * executor plugin, used by the shuffle manager's readers and writers, closed at executor shutdown in the reverse
+ * order. When the HComm library cannot load (and fallback is {@code auto}) it still runs, with no transport:
+ * every block then goes through Spark's fetch.
+ */
+public final class ExecutorRuntime implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(ExecutorRuntime.class);
+
+    private final String executorId;
+    private final PluginContext plugin;
+    private final boolean fallbackNever;
+    private final long setupTimeoutMs;
+    private final long readTimeoutMs;
+    private final long maxBytesInFlight;
+    private final ShuffleMetrics metrics = ShuffleMetrics.forExecutor();
+    private final Transport transport;
+    private final Region receiveRegion;
+    private final ReceiveBuffer receive;
+    private final MapOutputPublisher publisher;
+    private final StageChannels channels;
+    private final ConcurrentLinkedQueue<ReadBatch> idleBatches = new ConcurrentLinkedQueue<>();
+    private final Map<Integer, ShuffleDirectory> directories = new ConcurrentHashMap<>();
+    private final Set<StageChannels.StageKey> ensured = ConcurrentHashMap.newKeySet();
+    private RpcEndpointRef agent;
+    private volatile boolean closed;
+
+    /** What a reduce task borrows for its one-sided reads. */
+    record ReadLease(List<ReceiveBuffer.Chunk> chunks, ReadBatch[] batches) {
+    }
+
+    private ExecutorRuntime(PluginContext plugin, SparkConf conf, Transport transport) {
+        this.executorId = plugin.executorID();
+        this.plugin = plugin;
+        this.fallbackNever = "never".equals(HcommConf.FALLBACK.get(conf));
+        this.setupTimeoutMs = HcommConf.CHANNEL_SETUP_TIMEOUT.get(conf);
+        this.readTimeoutMs = HcommConf.READ_TIMEOUT.get(conf);
+        this.maxBytesInFlight = HcommConf.MAX_BYTES_IN_FLIGHT.get(conf);
+        this.transport = transport;
+        if (transport != null) {
+            Region r = null;
+            MapOutputPublisher p = null;
+            try {
+                r = transport.allocate("hcomm-receive-buffer", HcommConf.RECEIVE_BUFFER_SIZE.get(conf));
+                p = new MapOutputPublisher(transport, HcommConf.SEND_ARENA_SIZE.get(conf));
+            } catch (RuntimeException e) {
+                transport.close();
+                throw e;
+            }
+            this.receiveRegion = r;
+            this.receive = new ReceiveBuffer(r, (int) (long) HcommConf.READ_CHUNK_SIZE.get(conf));
+            this.publisher = p;
+            this.channels = new StageChannels(transport, metrics, executorId);
+        } else {
+            this.receiveRegion = null;
+            this.receive = null;
+            this.publisher = null;
+            this.channels = null;
+        }
+    }
+
+    /** Opens the transport (or records why it cannot), registers with the driver and starts the agent. */
+    public static ExecutorRuntime start(PluginContext plugin, SparkConf conf) throws Exception {
+        HcommConf.validate(conf);
+        Transport transport = openTransport(plugin, conf);
+        ExecutorRuntime rt = new ExecutorRuntime(plugin, conf, transport);
+        try {
+            SparkEnv env = SparkEnv.get();
+            env.metricsSystem().registerSource(rt.metrics);
+            if (transport != null) {
+                rt.agent = env.rpcEnv().setupEndpoint(ExecutorAgent.NAME, new ExecutorAgent(env.rpcEnv(), rt));
+                plugin.ask(new Messages.RegisterExecutor(rt.executorId, host(),
+                        transport.endpointDescriptor(), transport.listenPort(), rt.agent));
+                LOG.info("HComm shuffle on executor {}: {}", rt.executorId, transport.describe());
+            }
+            return rt;
+        } catch (Exception | Error e) {
+            rt.close();
+            throw e;
+        }
+    }
+
+    private static Transport openTransport(PluginContext plugin, SparkConf conf) {
+        String provider = HcommConf.PROVIDER.get(conf);
+        String path = HcommConf.LIBRARY_PATH.get(conf);
+        System.setProperty(HcommNative.PROVIDER_PROPERTY, provider);
+        if (!path.isEmpty()) {
+            System.setProperty(HcommNative.LIBRARY_PATH_PROPERTY, path);
+        }
+        Throwable why;
+        try {
+            InetAddress address = InetAddress.getByName(host());
+            if (!(address instanceof Inet4Address)) {
+                throw new IllegalStateException("host " + host() + " resolves to " + address
+                        + ", HComm host endpoints need IPv4");
+            }
+            return HcommTransport.open(new TransportOptions(address, "nbiFence".equals(HcommConf.READ_STRATEGY.get(
+                    conf)), HcommConf.SECRET.get(conf), HcommConf.duration(HcommConf.READ_TIMEOUT, conf),
+                    HcommConf.duration(HcommConf.CHANNEL_SETUP_TIMEOUT, conf)));
+        } catch (RuntimeException | IOException e) {
+            why = e;
+        }
+        if ("never".equals(HcommConf.FALLBACK.get(conf))) {
+            throw new IllegalStateException("HComm is unavailable on executor " + plugin.executorID() + " (provider "
+                    + provider + "): " + why.getMessage() + "; " + HcommConf.FALLBACK.key()
+                    + "=never forbids falling back to Spark's shuffle fetch", why);
+        }
+        LOG.warn("HComm is unavailable on executor {} (provider {}): {}. Every shuffle block is fetched by Spark's "
+                + "transfer (set {}=never to make this an error)", plugin.executorID(), provider, why.toString(),
+                HcommConf.FALLBACK.key());
+        return null;
+    }
+
+    /** The executor's host as its block manager advertises it (an executor's RpcEnv has no address). */
+    private static String host() {
+        return SparkEnv.get().blockManager().blockManagerId().host();
+    }
+
+    String executorId() {
+        return executorId;
+    }
+
+    ShuffleMetrics metrics() {
+        return metrics;
+    }
+
+    ReceiveBuffer receiveBuffer() {
+        return receive;
+    }
+
+    boolean canRead() {
+        return transport != null && !closed;
+    }
+
+    boolean fallbackNever() {
+        return fallbackNever;
+    }
+
+    // ---- map side ----
+
+    /** Publishes a committed map output and tells the driver where it is. */
+    void publish(int shuffleId, long mapId, long[] partitionLengths, File dataFile) throws Exception {
+        if (publisher == null) {
+            return;
+        }
+        Messages.Published p = publisher.publish(shuffleId, mapId, partitionLengths, dataFile, executorId);
+        if (p != null) {
+            plugin.ask(p);
+        }
+    }
+
+    public void unregisterShuffle(int shuffleId) {
+        directories.remove(shuffleId);
+        if (publisher != null) {
+            publisher.release(shuffleId);
+        }
+    }
+
+    // ---- reduce side ----
+
+    ShuffleDirectory directory(int shuffleId) {
+        ShuffleDirectory d = directories.get(shuffleId);
+        return d != null ? d : refreshDirectory(shuffleId);
+    }
+
+    ShuffleDirectory refreshDirectory(int shuffleId) {
+        try {
+            Messages.ShuffleLocations l = (Messages.ShuffleLocations) plugin.ask(new Messages.LookupShuffle(shuffleId));
+            ShuffleDirectory d = ShuffleDirectory.of(l);
+            directories.put(shuffleId, d);
+            return d;
+        } catch (Exception e) {
+            LOG.warn("Executor {} could not look up shuffle {} on the driver", executorId, shuffleId, e);
+            return ShuffleDirectory.EMPTY;
+        }
+    }
+
+    /** Makes sure the stage attempt's channels are (being) provisioned, and holds them until endStageRead. */
+    boolean beginStageRead(StageChannels.StageKey stage) {
+        if (!channels.acquire(stage)) {
+            return false;
+        }
+        if (ensured.add(stage)) {
+            try {
+                plugin.ask(new Messages.EnsureStage(stage.stageId(), stage.attempt(), executorId));
+            } catch (Exception e) {
+                LOG.warn("Executor {} could not ask the driver for the channels of {}", executorId, stage, e);
+            }
+        }
+        return true;
+    }
+
+    void endStageRead(StageChannels.StageKey stage) {
+        channels.release(stage);
+    }
+
+    PeerChannels.PeerChannel channelTo(StageChannels.StageKey stage, String peer) {
+        try {
+            return channels.await(stage, peer, setupTimeoutMs);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return null;
+        }
+    }
+
+    ReadLease borrowReadResources() {
+        int max = (int) Math.max(2, Math.min(receive.totalChunks() / 2, maxBytesInFlight / receive.chunkSize()));
+        List<ReceiveBuffer.Chunk> chunks;
+        try {
+            chunks = receive.borrow(2, max, readTimeoutMs);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while waiting for receive buffer space", e);
+        }
+        if (chunks.isEmpty()) {
+            throw new IllegalStateException("no receive buffer space on executor " + executorId + " within "
+                    + readTimeoutMs + " ms (raise " + HcommConf.RECEIVE_BUFFER_SIZE.key() + ")");
+        }
+        ReadBatch[] batches = new ReadBatch[2];
+        for (int i = 0; i < 2; i++) {
+            ReadBatch b = idleBatches.poll();
+            batches[i] = b != null ? b : transport.newReadBatch();
+        }
+        return new ReadLease(chunks, batches);
+    }
+
+    void giveBack(List<ReceiveBuffer.Chunk> chunks, ReadBatch[] batches) {
+        receive.giveBack(chunks);
+        for (ReadBatch b : batches) {
+            if (closed) {
+                b.close();
+            } else {
+                idleBatches.add(b);
+            }
+        }
+    }
+
+    // ---- told by the driver ----
+
+    void provision(Messages.ProvisionStage p) {
+        if (channels != null) {
+            channels.provision(new StageChannels.StageKey(p.stageId(), p.attempt()), p.peers());
+        }
+    }
+
+    void endStage(Messages.EndStage e) {
+        if (channels == null) {
+            return;
+        }
+        StageChannels.StageKey key = new StageChannels.StageKey(e.stageId(), e.attempt());
+        ensured.remove(key);
+        channels.end(key, ended -> {
+            try {
+                plugin.send(new Messages.StageReport(executorId, e.stageId(), e.attempt(), ended.destroyCalls(),
+                        ended.channelsDestroyed(), metrics.snapshot()));
+            } catch (IOException ex) {
+                LOG.warn("Executor {} could not report the end of {}", executorId, key, ex);
+            }
+        });
+    }
+
+    /** Closes in the order HComm needs; reports native objects left behind. Idempotent. */
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        List<Runnable> steps = new ArrayList<>();
+        if (agent != null) {
+            steps.add(() -> SparkEnv.get().rpcEnv().stop(agent));
+        }
+        if (channels != null) {
+            steps.add(channels::close);
+        }
+        steps.add(() -> {
+            ReadBatch b;
+            while ((b = idleBatches.poll()) != null) {
+                b.close();
+            }
+        });
+        if (receive != null) {
+            steps.add(() -> {
+                int onLoan = receive.onLoan();
+                if (onLoan > 0) {
+                    LOG.warn("Executor {} closes its receive buffer with {} chunks still on loan", executorId, onLoan);
+                }
+                receive.close();
+                receiveRegion.close();
+            });
+        }
+        if (publisher != null) {
+            steps.add(publisher::close);
+        }
+        if (transport != null) {
+            steps.add(transport::close);
+            steps.add(() -> {
+                LiveObjects left = transport.liveObjects();
+                if (left != null && !left.isEmpty()) {
+                    LOG.warn("Executor {}: native objects left after shutdown: {}", executorId, left);
+                }
+            });
+        }
+        RuntimeException failure = null;
+        for (Runnable step : steps) {
+            try {
+                step.run();
+            } catch (RuntimeException e) {
+                if (failure == null) {
+                    failure = e;
+                } else {
+                    failure.addSuppressed(e);
+                }
+            }
+        }
+        if (failure != null) {
+            LOG.warn("Executor {}: failure while closing the HComm shuffle", executorId, failure);
+        }
+    }
+}

@@ -1,0 +1,284 @@
+package org.apache.spark.shuffle.hcomm.internal;
+
+import java.io.InputStream;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+
+import org.apache.spark.Aggregator;
+import org.apache.spark.InterruptibleIterator;
+import org.apache.spark.MapOutputTracker;
+import org.apache.spark.ShuffleDependency;
+import org.apache.spark.SparkConf;
+import org.apache.spark.SparkEnv;
+import org.apache.spark.TaskContext;
+import org.apache.spark.internal.config.package$;
+import org.apache.spark.serializer.DeserializationStream;
+import org.apache.spark.serializer.SerializerInstance;
+import org.apache.spark.serializer.SerializerManager;
+import org.apache.spark.shuffle.BaseShuffleHandle;
+import org.apache.spark.shuffle.ShuffleReadMetricsReporter;
+import org.apache.spark.shuffle.ShuffleReader;
+import org.apache.spark.storage.BlockId;
+import org.apache.spark.storage.BlockManager;
+import org.apache.spark.storage.BlockManagerId;
+import org.apache.spark.storage.ShuffleBlockFetcherIterator;
+import org.apache.spark.storage.ShuffleBlockId;
+import org.apache.spark.util.SystemClock;
+import org.apache.spark.util.collection.ExternalSorter;
+import org.hcomm.bridge.transport.PeerChannels;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import scala.Option;
+import scala.Product2;
+import scala.Tuple2;
+import scala.Tuple3;
+import scala.collection.AbstractIterator;
+import scala.collection.Iterator;
+import scala.collection.immutable.Seq;
+import scala.jdk.javaapi.CollectionConverters;
+
+/**
+ * A reduce task's reader: remote blocks whose owner has a READY channel and a published index are read one-sidedly
+ * ({@link OneSidedBlockFetcher}); the task's own blocks, and blocks of peers HComm cannot reach, go through Spark's
+ * {@link ShuffleBlockFetcherIterator} (local reads and the fallback). Both streams of blocks then go through what
+ * Spark's own reader does: deserialisation, record metrics, aggregation and key ordering.
+ */
+public final class HcommShuffleReader<K, C> implements ShuffleReader<K, C> {
+    private static final Logger LOG = LoggerFactory.getLogger(HcommShuffleReader.class);
+    private static final Set<String> LOGGED_FALLBACKS = ConcurrentHashMap.newKeySet();
+
+    private final BaseShuffleHandle<K, ?, C> handle;
+    private final int startMapIndex;
+    private final int endMapIndex;
+    private final int startPartition;
+    private final int endPartition;
+    private final TaskContext context;
+    private final ShuffleReadMetricsReporter readMetrics;
+    private final ExecutorRuntime runtime;
+
+    public HcommShuffleReader(BaseShuffleHandle<K, ?, C> handle, int startMapIndex, int endMapIndex,
+            int startPartition, int endPartition, TaskContext context, ShuffleReadMetricsReporter readMetrics,
+            ExecutorRuntime runtime) {
+        this.handle = handle;
+        this.startMapIndex = startMapIndex;
+        this.endMapIndex = endMapIndex;
+        this.startPartition = startPartition;
+        this.endPartition = endPartition;
+        this.context = context;
+        this.readMetrics = readMetrics;
+        this.runtime = runtime;
+    }
+
+    @Override
+    public Iterator<Product2<K, C>> read() {
+        SparkEnv env = SparkEnv.get();
+        MapOutputTracker tracker = env.mapOutputTracker();
+        Iterator<Tuple2<BlockManagerId, scala.collection.Seq<Tuple3<BlockId, Object, Object>>>> byAddress =
+                tracker.getMapSizesByExecutorId(handle.shuffleId(), startMapIndex, endMapIndex, startPartition,
+                        endPartition);
+        List<Tuple2<BlockManagerId, scala.collection.Seq<Tuple3<BlockId, Object, Object>>>> sparkBlocks =
+                new ArrayList<>();
+        List<MapRead> oneSided = new ArrayList<>();
+        String self = env.blockManager().blockManagerId().executorId();
+        StageChannels.StageKey stage = new StageChannels.StageKey(context.stageId(), context.stageAttemptNumber());
+        boolean leased = false;
+        Map<BlockManagerId, List<Tuple3<BlockId, Object, Object>>> remote = new LinkedHashMap<>();
+        while (byAddress.hasNext()) {
+            var entry = byAddress.next();
+            if (entry._1().executorId().equals(self) || runtime == null || !runtime.canRead()) {
+                sparkBlocks.add(entry);
+            } else {
+                remote.put(entry._1(), new ArrayList<>(CollectionConverters.asJava(entry._2())));
+            }
+        }
+        if (!remote.isEmpty()) {
+            leased = runtime.beginStageRead(stage);
+            if (leased) {
+                planOneSided(stage, remote, oneSided, sparkBlocks);
+            } else {
+                remote.forEach((bm, blocks) -> fallBack(bm, blocks, sparkBlocks, "the stage's channels are gone"));
+            }
+        }
+        OneSidedBlockFetcher fetcher = null;
+        try {
+            if (!oneSided.isEmpty()) {
+                var lease = runtime.borrowReadResources();
+                fetcher = new OneSidedBlockFetcher(runtime, handle.shuffleId(), oneSided, readMetrics,
+                        env.serializerManager(), lease.chunks(), lease.batches());
+            }
+        } finally {
+            OneSidedBlockFetcher f = fetcher;
+            boolean l = leased;
+            context.addTaskCompletionListener(ctx -> {
+                if (f != null) {
+                    f.close();
+                }
+                if (l) {
+                    runtime.endStageRead(stage);
+                }
+            });
+        }
+        // Spark's fetch starts at construction, so its blocks arrive while the one-sided ones are consumed
+        Iterator<Tuple2<BlockId, InputStream>> spark = sparkBlocks.isEmpty() ? null : sparkFetch(env, sparkBlocks);
+        Iterator<Tuple2<BlockId, InputStream>> streams = fetcher != null ? fetcher
+                : spark != null ? spark : scala.collection.Iterator$.MODULE$.empty();
+        if (fetcher != null && spark != null) {
+            streams = streams.concat(() -> spark);
+        }
+        return aggregate(records(streams));
+    }
+
+    /** Decides, per remote block, between a one-sided read and Spark's fetch. */
+    private void planOneSided(StageChannels.StageKey stage,
+            Map<BlockManagerId, List<Tuple3<BlockId, Object, Object>>> remote, List<MapRead> oneSided,
+            List<Tuple2<BlockManagerId, scala.collection.Seq<Tuple3<BlockId, Object, Object>>>> sparkBlocks) {
+        ShuffleDirectory directory = runtime.directory(handle.shuffleId());
+        for (var e : remote.entrySet()) {
+            BlockManagerId owner = e.getKey();
+            PeerChannels.PeerChannel channel = runtime.channelTo(stage, owner.executorId());
+            if (channel == null) {
+                fallBack(owner, e.getValue(), sparkBlocks, "no READY channel to executor " + owner.executorId()
+                        + " within " + HcommConf.CHANNEL_SETUP_TIMEOUT.key());
+                continue;
+            }
+            // the partitions this task reads of each map output, in map order
+            Map<Long, TreeMap<Integer, Tuple3<BlockId, Object, Object>>> byMap = new LinkedHashMap<>();
+            Map<Long, Integer> mapIndex = new HashMap<>();
+            List<Tuple3<BlockId, Object, Object>> unpublished = new ArrayList<>();
+            for (Tuple3<BlockId, Object, Object> b : e.getValue()) {
+                if (!(b._1() instanceof ShuffleBlockId id)) {
+                    unpublished.add(b);
+                    continue;
+                }
+                byMap.computeIfAbsent(id.mapId(), k -> new TreeMap<>()).put(id.reduceId(), b);
+                mapIndex.put(id.mapId(), (Integer) b._3());
+            }
+            for (var m : byMap.entrySet()) {
+                ShuffleDirectory.Entry where = directory.find(m.getKey(), owner.executorId());
+                if (where == null) {
+                    directory = runtime.refreshDirectory(handle.shuffleId());
+                    where = directory.find(m.getKey(), owner.executorId());
+                }
+                if (where == null) {
+                    unpublished.addAll(m.getValue().values());
+                    continue;
+                }
+                int first = m.getValue().firstKey();
+                int end = m.getValue().lastKey() + 1;
+                oneSided.add(new MapRead(owner, m.getKey(), mapIndex.get(m.getKey()), first, end,
+                        where.indexAddress(), where.dataAddress(), channel));
+            }
+            if (!unpublished.isEmpty()) {
+                fallBack(owner, unpublished, sparkBlocks, "map outputs not published in executor "
+                        + owner.executorId() + "'s registered memory (" + HcommConf.SEND_ARENA_SIZE.key() + ")");
+            }
+        }
+    }
+
+    private void fallBack(BlockManagerId owner, List<Tuple3<BlockId, Object, Object>> blocks,
+            List<Tuple2<BlockManagerId, scala.collection.Seq<Tuple3<BlockId, Object, Object>>>> sparkBlocks,
+            String reason) {
+        if (runtime.fallbackNever()) {
+            throw new IllegalStateException("HComm cannot read " + blocks.size() + " blocks of shuffle "
+                    + handle.shuffleId() + " from executor " + owner.executorId() + ": " + reason + ", and "
+                    + HcommConf.FALLBACK.key() + "=never forbids Spark's fetch");
+        }
+        if (LOGGED_FALLBACKS.add(owner.executorId() + "|" + reason)) {
+            LOG.warn("Shuffle blocks from executor {} are fetched by Spark's transfer instead of one-sided reads: {} "
+                    + "(set {}=never to make this an error)", owner.executorId(), reason, HcommConf.FALLBACK.key());
+        }
+        sparkBlocks.add(new Tuple2<>(owner, CollectionConverters.asScala(blocks).toSeq()));
+    }
+
+    private Iterator<Tuple2<BlockId, InputStream>> sparkFetch(SparkEnv env,
+            List<Tuple2<BlockManagerId, scala.collection.Seq<Tuple3<BlockId, Object, Object>>>> blocks) {
+        SparkConf conf = env.conf();
+        BlockManager bm = env.blockManager();
+        SerializerManager sm = env.serializerManager();
+        package$ config = package$.MODULE$;
+        ShuffleReadMetricsReporter metrics = runtime == null ? readMetrics
+                : new FallbackCountingMetrics(readMetrics, runtime.metrics());
+        return new ShuffleBlockFetcherIterator(context, bm.blockStoreClient(), bm, env.mapOutputTracker(),
+                CollectionConverters.asScala(blocks.iterator()),
+                (scala.Function2<BlockId, InputStream, InputStream>) sm::wrapStream,
+                (Long) conf.get(config.REDUCER_MAX_SIZE_IN_FLIGHT()) * 1024 * 1024,
+                (Integer) conf.get(config.REDUCER_MAX_REQS_IN_FLIGHT()),
+                (Integer) conf.get(config.REDUCER_MAX_BLOCKS_IN_FLIGHT_PER_ADDRESS()),
+                (Long) conf.get(config.MAX_REMOTE_BLOCK_SIZE_FETCH_TO_MEM()),
+                (Integer) conf.get(config.SHUFFLE_MAX_ATTEMPTS_ON_NETTY_OOM()),
+                (Boolean) conf.get(config.SHUFFLE_DETECT_CORRUPT()),
+                (Boolean) conf.get(config.SHUFFLE_DETECT_CORRUPT_MEMORY()),
+                (Boolean) conf.get(config.SHUFFLE_CHECKSUM_ENABLED()),
+                (String) conf.get(config.SHUFFLE_CHECKSUM_ALGORITHM()),
+                metrics, false, new SystemClock()).toCompletionIterator();
+    }
+
+    /** Deserialised records of every block, counted, with the task's read metrics merged at the end. */
+    private Iterator<Tuple2<Object, Object>> records(Iterator<Tuple2<BlockId, InputStream>> streams) {
+        SerializerInstance serializer = handle.dependency().serializer().newInstance();
+        Iterator<Tuple2<Object, Object>> recs = new AbstractIterator<>() {
+            private Iterator<Tuple2<Object, Object>> current = scala.collection.Iterator$.MODULE$.empty();
+            private boolean merged;
+
+            @Override
+            public boolean hasNext() {
+                while (!current.hasNext()) {
+                    if (!streams.hasNext()) {
+                        if (!merged) {
+                            merged = true;
+                            context.taskMetrics().mergeShuffleReadMetrics();
+                        }
+                        return false;
+                    }
+                    DeserializationStream in = serializer.deserializeStream(streams.next()._2());
+                    current = in.asKeyValueIterator();
+                }
+                return true;
+            }
+
+            @Override
+            public Tuple2<Object, Object> next() {
+                if (!hasNext()) {
+                    throw new java.util.NoSuchElementException();
+                }
+                readMetrics.incRecordsRead(1);
+                return current.next();
+            }
+        };
+        return new InterruptibleIterator<>(context, recs);
+    }
+
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    private Iterator<Product2<K, C>> aggregate(Iterator<Tuple2<Object, Object>> in) {
+        ShuffleDependency<K, ?, C> dep = handle.dependency();
+        Iterator result;
+        if (dep.keyOrdering().isDefined()) {
+            Option<Aggregator> agg;
+            if (dep.aggregator().isDefined()) {
+                Aggregator a = dep.aggregator().get();
+                agg = dep.mapSideCombine()
+                        ? Option.apply(new Aggregator(x -> x, a.mergeCombiners(), a.mergeCombiners()))
+                        : Option.apply(a);
+            } else {
+                agg = Option.empty();
+            }
+            ExternalSorter sorter = new ExternalSorter(context, (Option) agg, Option.empty(),
+                    (Option) dep.keyOrdering(), dep.serializer(),
+                    new org.apache.spark.shuffle.checksum.RowBasedChecksum[0]);
+            result = sorter.insertAllAndUpdateMetrics((Iterator) in);
+        } else if (dep.aggregator().isDefined()) {
+            Aggregator a = dep.aggregator().get();
+            result = dep.mapSideCombine() ? a.combineCombinersByKey((Iterator) in, context)
+                    : a.combineValuesByKey((Iterator) in, context);
+        } else {
+            result = in;
+        }
+        return result instanceof InterruptibleIterator ? result : new InterruptibleIterator(context, result);
+    }
+}

@@ -1,0 +1,66 @@
+package org.apache.spark.shuffle.hcomm.internal;
+
+import java.io.Serializable;
+import java.util.List;
+
+import org.apache.spark.rpc.RpcEndpointRef;
+
+/**
+ * What the driver and the executors say to each other. Executors ask the driver through the plugin's RPC
+ * ({@code PluginContext.ask/send}); the driver tells executors through each executor's {@link ExecutorAgent}.
+ * All are Java-serialised by Spark's RPC.
+ */
+final class Messages {
+    private Messages() {
+    }
+
+    /** Executor → driver at start: where its endpoint is, and where to tell it things. Reply: {@link Ack}. */
+    record RegisterExecutor(String executorId, String host, byte[] endpoint, int port, RpcEndpointRef agent)
+            implements Serializable {
+    }
+
+    /**
+     * Executor → driver when a map task commits: the map output is readable one-sidedly. {@code indexAddress} holds
+     * {@code numPartitions + 1} little-endian longs, the offsets of each reduce partition from {@code dataAddress}.
+     * Reply: {@link Ack}.
+     */
+    record Published(int shuffleId, long mapId, String executorId, long indexAddress, long dataAddress,
+            int numPartitions) implements Serializable {
+    }
+
+    /** Executor → driver: every published map output of a shuffle. Reply: {@link ShuffleLocations}. */
+    record LookupShuffle(int shuffleId) implements Serializable {
+    }
+
+    /** The directory of one shuffle, as parallel arrays (compact on the wire). */
+    record ShuffleLocations(int shuffleId, long[] mapIds, String[] executorIds, long[] indexAddresses,
+            long[] dataAddresses, int[] numPartitions) implements Serializable {
+    }
+
+    /** Executor → driver: make sure this executor has channels for the stage attempt. Reply: {@link Ack}. */
+    record EnsureStage(int stageId, int attempt, String executorId) implements Serializable {
+    }
+
+    /** One channel an executor must create: to whom, under which name, and which end serves the handshake. */
+    record PeerInfo(String executorId, byte[] endpoint, int serverPort, boolean localIsServer, String channelName)
+            implements Serializable {
+    }
+
+    /** Driver → executor: create these channels for the stage attempt (one HcommChannelCreate). */
+    record ProvisionStage(int stageId, int attempt, List<PeerInfo> peers) implements Serializable {
+    }
+
+    /** Driver → executor: the stage attempt ended; destroy its channels (one HcommChannelDestroy). */
+    record EndStage(int stageId, int attempt) implements Serializable {
+    }
+
+    /** Executor → driver after a stage's channels are destroyed, and the executor's cumulative counters. */
+    record StageReport(String executorId, int stageId, int attempt, int destroyCalls, int channelsDestroyed,
+            ShuffleMetrics.Snapshot totals) implements Serializable {
+    }
+
+    /** Driver's answer when there is nothing else to say. */
+    record Ack(boolean ok, String reason) implements Serializable {
+        static final Ack OK = new Ack(true, null);
+    }
+}

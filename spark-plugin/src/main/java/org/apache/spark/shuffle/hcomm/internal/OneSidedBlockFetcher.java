@@ -1,0 +1,431 @@
+package org.apache.spark.shuffle.hcomm.internal;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import org.apache.spark.serializer.SerializerManager;
+import org.apache.spark.shuffle.FetchFailedException;
+import org.apache.spark.shuffle.ShuffleReadMetricsReporter;
+import org.apache.spark.storage.BlockId;
+import org.apache.spark.storage.ShuffleBlockId;
+import org.hcomm.bridge.transport.ReadBatch;
+import org.hcomm.bridge.transport.TransportException;
+import scala.Tuple2;
+import scala.collection.AbstractIterator;
+
+/**
+ * Reads a reduce task's remote blocks with one-sided reads into borrowed chunks of the receive buffer, and hands
+ * them out as streams that deserialise straight from that memory.
+ *
+ * <p>First the index of every map output (the offsets of the task's partitions) is read, one batch per owner.
+ * Then the data: the partitions of one map output are contiguous, so each map output is one range, cut into
+ * pieces of at most a chunk and packed into waves. Two waves are in flight at once on two read batches: while the
+ * task deserialises wave {@code w}, wave {@code w + 1} is landing. A wave covers one owner, so a failed wave names
+ * the executor whose output must be recomputed ({@link FetchFailedException}).
+ *
+ * <p>Confined to the task's thread. {@link #close()} waits for reads still in flight before the chunks go back.
+ */
+final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId, InputStream>> implements AutoCloseable {
+    private final ExecutorRuntime runtime;
+    private final int shuffleId;
+    private final List<MapRead> reads;
+    private final ShuffleReadMetricsReporter readMetrics;
+    private final SerializerManager serializerManager;
+    private final List<ReceiveBuffer.Chunk> chunks;
+    private final ReadBatch[] batches;
+    private final int chunkSize;
+
+    private final List<Part> parts = new ArrayList<>();
+    private final List<Piece> pieces = new ArrayList<>();
+    private final List<Wave> waves = new ArrayList<>();
+    private int nextPart;
+    private int cursor; // piece the consumer is in
+    private boolean closed;
+
+    /** A reduce partition to hand out: its bytes are [start, end) of the task's sequence. */
+    private record Part(ShuffleBlockId blockId, MapRead read, long start, long end) {
+    }
+
+    /** At most one chunk of one map output's range. */
+    private static final class Piece {
+        final MapRead read;
+        final long src;
+        final int length;
+        final long start; // position in the task's sequence
+        int wave;
+        ReceiveBuffer.Chunk chunk;
+        int chunkOffset;
+
+        Piece(MapRead read, long src, int length, long start) {
+            this.read = read;
+            this.src = src;
+            this.length = length;
+            this.start = start;
+        }
+    }
+
+    private static final class Wave {
+        final int first;
+        int last; // inclusive
+        boolean issued;
+        boolean landed;
+        long issuedAt;
+
+        Wave(int first) {
+            this.first = first;
+        }
+    }
+
+    OneSidedBlockFetcher(ExecutorRuntime runtime, int shuffleId, List<MapRead> reads,
+            ShuffleReadMetricsReporter readMetrics, SerializerManager serializerManager,
+            List<ReceiveBuffer.Chunk> chunks, ReadBatch[] batches) {
+        this.runtime = runtime;
+        this.shuffleId = shuffleId;
+        this.reads = reads;
+        this.readMetrics = readMetrics;
+        this.serializerManager = serializerManager;
+        this.chunks = chunks;
+        this.batches = batches;
+        this.chunkSize = runtime.receiveBuffer().chunkSize();
+        try {
+            plan(readIndexes());
+        } catch (RuntimeException e) {
+            close();
+            throw e;
+        }
+    }
+
+    // ---- planning ----
+
+    /** Reads every map output's offsets (one batch per owner); returns them in {@link #reads} order. */
+    private long[][] readIndexes() {
+        long[][] offsets = new long[reads.size()][];
+        int i = 0;
+        while (i < reads.size()) {
+            // one round: consecutive reads of one owner whose offsets fit in the borrowed chunks
+            int roundStart = i;
+            int chunk = 0;
+            int at = 0;
+            List<int[]> places = new ArrayList<>();
+            ReadBatch batch = batches[0];
+            try {
+                while (i < reads.size() && reads.get(i).owner().equals(reads.get(roundStart).owner())) {
+                    MapRead r = reads.get(i);
+                    int bytes = 8 * (r.endReduce() - r.firstReduce() + 1);
+                    if (bytes > chunkSize) {
+                        throw new IllegalStateException("index of " + (bytes / 8) + " offsets does not fit a chunk of "
+                                + chunkSize + " bytes (raise spark.shuffle.hcomm.readChunkSize)");
+                    }
+                    if (at + bytes > chunkSize) {
+                        if (chunk + 1 == chunks.size()) {
+                            break;
+                        }
+                        chunk++;
+                        at = 0;
+                    }
+                    batch.read(r.channel(), chunks.get(chunk).address + at, r.indexAddress() + 8L * r.firstReduce(),
+                            bytes);
+                    places.add(new int[] {chunk, at, bytes});
+                    at += bytes;
+                    i++;
+                }
+                awaitTimed(batch);
+            } catch (TransportException e) {
+                throw fetchFailed(reads.get(roundStart), reads.get(roundStart).firstReduce(),
+                        "one-sided read of the map output index failed", e);
+            }
+            for (int k = roundStart; k < i; k++) {
+                int[] p = places.get(k - roundStart);
+                ByteBuffer v = chunks.get(p[0]).view.duplicate().order(ByteOrder.LITTLE_ENDIAN);
+                long[] off = new long[p[2] / 8];
+                for (int j = 0; j < off.length; j++) {
+                    off[j] = v.getLong(p[1] + 8 * j);
+                }
+                offsets[k] = off;
+            }
+        }
+        return offsets;
+    }
+
+    private void plan(long[][] offsets) {
+        long position = 0;
+        for (int i = 0; i < reads.size(); i++) {
+            MapRead r = reads.get(i);
+            long[] off = offsets[i];
+            long base = off[0];
+            for (int k = 0; k + 1 < off.length; k++) {
+                long len = off[k + 1] - off[k];
+                if (len < 0) {
+                    throw fetchFailed(r, r.firstReduce() + k, "published index is not monotonic", null);
+                }
+                if (len > 0) {
+                    parts.add(new Part(new ShuffleBlockId(shuffleId, r.mapId(), r.firstReduce() + k), r,
+                            position + off[k] - base, position + off[k + 1] - base));
+                }
+            }
+            long total = off[off.length - 1] - base;
+            for (long done = 0; done < total; done += chunkSize) {
+                int len = (int) Math.min(chunkSize, total - done);
+                pieces.add(new Piece(r, r.dataAddress() + base + done, len, position + done));
+            }
+            position += total;
+        }
+        packWaves();
+    }
+
+    /** Assigns pieces to waves of half the borrowed chunks each, one owner per wave. */
+    private void packWaves() {
+        int perWave = Math.max(1, chunks.size() / 2);
+        Wave w = null;
+        int chunkInWave = 0;
+        int at = 0;
+        for (int j = 0; j < pieces.size(); j++) {
+            Piece p = pieces.get(j);
+            boolean sameOwner = w != null && pieces.get(w.first).read.owner().equals(p.read.owner());
+            boolean fits = w != null && (at + p.length <= chunkSize || chunkInWave + 1 < perWave);
+            if (!sameOwner || !fits) {
+                w = new Wave(j);
+                waves.add(w);
+                chunkInWave = 0;
+                at = 0;
+            } else if (at + p.length > chunkSize) {
+                chunkInWave++;
+                at = 0;
+            }
+            int set = (waves.size() - 1) % 2;
+            p.wave = waves.size() - 1;
+            p.chunk = chunks.get(set * perWave + chunkInWave);
+            p.chunkOffset = at;
+            at += p.length;
+            w.last = j;
+        }
+    }
+
+    // ---- the pipeline ----
+
+    private void issue(int index) {
+        Wave w = waves.get(index);
+        if (w.issued) {
+            return;
+        }
+        ReadBatch batch = batches[index % 2];
+        try {
+            for (int j = w.first; j <= w.last; j++) {
+                Piece p = pieces.get(j);
+                batch.read(p.read.channel(), p.chunk.address + p.chunkOffset, p.src, p.length);
+            }
+            batch.flush();
+        } catch (TransportException e) {
+            w.issued = true;
+            w.landed = true; // the batch was ended and waited for by the failed call
+            throw fetchFailed(pieces.get(w.first).read, firstReduceOf(w), "one-sided read could not be issued", e);
+        }
+        w.issued = true;
+        w.issuedAt = System.nanoTime();
+        runtime.metrics().readsIssued.inc(w.last - w.first + 1);
+    }
+
+    private void land(int index) {
+        Wave w = waves.get(index);
+        if (w.landed) {
+            return;
+        }
+        w.landed = true;
+        try {
+            awaitTimed(batches[index % 2]);
+        } catch (TransportException e) {
+            throw fetchFailed(pieces.get(w.first).read, firstReduceOf(w), "one-sided read failed", e);
+        }
+        runtime.metrics().readLatency.update(System.nanoTime() - w.issuedAt, TimeUnit.NANOSECONDS);
+        long bytes = 0;
+        for (int j = w.first; j <= w.last; j++) {
+            bytes += pieces.get(j).length;
+        }
+        runtime.metrics().bytesReadOneSided.inc(bytes);
+        readMetrics.incRemoteBytesRead(bytes);
+    }
+
+    private void awaitTimed(ReadBatch batch) throws TransportException {
+        long t0 = System.nanoTime();
+        batch.await();
+        readMetrics.incFetchWaitTime(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0));
+    }
+
+    private int firstReduceOf(Wave w) {
+        Piece p = pieces.get(w.first);
+        for (Part part : parts) {
+            if (part.read() == p.read && part.end() > p.start) {
+                return part.blockId().reduceId();
+            }
+        }
+        return p.read.firstReduce();
+    }
+
+    /** The piece holding sequence position {@code pos}, landed. */
+    private Piece pieceAt(long pos) {
+        while (cursor + 1 < pieces.size() && pieces.get(cursor + 1).start <= pos) {
+            cursor++;
+        }
+        while (cursor > 0 && pieces.get(cursor).start > pos) {
+            cursor--;
+        }
+        Piece p = pieces.get(cursor);
+        int w = p.wave;
+        issue(w);
+        if (w + 1 < waves.size()) {
+            issue(w + 1); // its chunks were freed when the consumer left wave w - 1
+        }
+        land(w);
+        return p;
+    }
+
+    // ---- the iterator ----
+
+    @Override
+    public boolean hasNext() {
+        if (closed) {
+            return false;
+        }
+        if (nextPart < parts.size()) {
+            return true;
+        }
+        close(); // the last block's records are consumed: the chunks can serve other tasks now
+        return false;
+    }
+
+    @Override
+    public Tuple2<BlockId, InputStream> next() {
+        Part part = parts.get(nextPart++);
+        readMetrics.incRemoteBlocksFetched(1);
+        InputStream raw = new PartStream(part);
+        InputStream wrapped;
+        try {
+            wrapped = serializerManager.wrapStream(part.blockId(), raw);
+        } catch (RuntimeException e) {
+            throw fetchFailed(part.read(), part.blockId().reduceId(), "stream of the block cannot be opened", e);
+        }
+        return new Tuple2<>(part.blockId(), new CorruptionGuard(wrapped, part));
+    }
+
+    FetchFailedException fetchFailedFor(ShuffleBlockId id, MapRead read, String why, Throwable cause) {
+        return new FetchFailedException(read.owner(), shuffleId, read.mapId(), read.mapIndex(), id.reduceId(),
+                why + ": " + id + " from executor " + read.owner().executorId()
+                        + (cause == null ? "" : " (" + cause.getMessage() + ")"), cause);
+    }
+
+    private RuntimeException fetchFailed(MapRead read, int reduceId, String why, Throwable cause) {
+        FetchFailedException e = fetchFailedFor(new ShuffleBlockId(shuffleId, read.mapId(), reduceId), read, why,
+                cause);
+        return SneakyThrow.sneaky(e);
+    }
+
+    /** Waits for reads still in flight, then gives the chunks and batches back. Idempotent. */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        for (int i = 0; i < waves.size(); i++) {
+            Wave w = waves.get(i);
+            if (w.issued && !w.landed) {
+                w.landed = true;
+                try {
+                    batches[i % 2].await();
+                } catch (TransportException ignored) {
+                    // the task is over; only the chunks matter now
+                }
+            }
+        }
+        runtime.giveBack(chunks, batches);
+    }
+
+    /** The bytes of one partition, read straight from the receive buffer. */
+    private final class PartStream extends InputStream {
+        private final Part part;
+        private long pos;
+
+        PartStream(Part part) {
+            this.part = part;
+            this.pos = part.start();
+        }
+
+        @Override
+        public int read() {
+            byte[] one = new byte[1];
+            return read(one, 0, 1) < 0 ? -1 : one[0] & 0xFF;
+        }
+
+        @Override
+        public int read(byte[] b, int off, int len) {
+            if (pos >= part.end()) {
+                return -1;
+            }
+            if (len == 0) {
+                return 0;
+            }
+            if (closed) {
+                throw new IllegalStateException("block " + part.blockId() + " read after its task finished");
+            }
+            Piece p = pieceAt(pos);
+            int inPiece = (int) (pos - p.start);
+            int n = (int) Math.min(Math.min(len, p.length - inPiece), part.end() - pos);
+            p.chunk.view.get(p.chunkOffset + inPiece, b, off, n);
+            pos += n;
+            return n;
+        }
+
+        @Override
+        public int available() {
+            return (int) Math.min(Integer.MAX_VALUE, part.end() - pos);
+        }
+    }
+
+    /** Turns a failure to decode a block (corrupt or cut bytes) into a fetch failure, so Spark recomputes it. */
+    private final class CorruptionGuard extends InputStream {
+        private final InputStream in;
+        private final Part part;
+
+        CorruptionGuard(InputStream in, Part part) {
+            this.in = in;
+            this.part = part;
+        }
+
+        private RuntimeException corrupt(IOException e) {
+            return fetchFailed(part.read(), part.blockId().reduceId(), "block is corrupt or truncated", e);
+        }
+
+        @Override
+        public int read() {
+            try {
+                return in.read();
+            } catch (IOException e) {
+                throw corrupt(e);
+            }
+        }
+
+        @Override
+        public int read(byte[] b, int off, int len) {
+            try {
+                return in.read(b, off, len);
+            } catch (IOException e) {
+                throw corrupt(e);
+            }
+        }
+
+        @Override
+        public int available() throws IOException {
+            return in.available();
+        }
+
+        @Override
+        public void close() throws IOException {
+            in.close();
+        }
+    }
+}

@@ -1,0 +1,95 @@
+package org.apache.spark.shuffle.hcomm.internal;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import org.hcomm.bridge.transport.Region;
+
+/**
+ * The executor's registered receive buffer (the "HCCL buffer"), cut into equal chunks that reduce tasks borrow
+ * while their reads land and their records are deserialised. Thread-safe. The region itself is owned by the
+ * transport's caller ({@link ExecutorRuntime}); {@link #close()} reports chunks still on loan.
+ */
+final class ReceiveBuffer implements AutoCloseable {
+    private final Region region;
+    private final int chunkSize;
+    private final ArrayDeque<Chunk> free = new ArrayDeque<>();
+    private final int total;
+    private boolean closed;
+
+    /** A chunk: its address in the registered region and a private view of its bytes. */
+    static final class Chunk {
+        final int index;
+        final long address;
+        final ByteBuffer view;
+
+        Chunk(int index, long address, ByteBuffer view) {
+            this.index = index;
+            this.address = address;
+            this.view = view;
+        }
+    }
+
+    ReceiveBuffer(Region region, int chunkSize) {
+        this.region = region;
+        this.chunkSize = chunkSize;
+        this.total = (int) (region.size() / chunkSize);
+        ByteBuffer all = region.buffer();
+        for (int i = 0; i < total; i++) {
+            ByteBuffer view = all.duplicate().position(i * chunkSize).limit((i + 1) * chunkSize).slice();
+            free.add(new Chunk(i, region.address() + (long) i * chunkSize, view));
+        }
+    }
+
+    int chunkSize() {
+        return chunkSize;
+    }
+
+    int totalChunks() {
+        return total;
+    }
+
+    /**
+     * Borrows between {@code min} and {@code max} chunks, waiting up to {@code timeoutMs} for at least {@code min}.
+     *
+     * @return the chunks, or an empty list when not even {@code min} became free in time
+     */
+    synchronized List<Chunk> borrow(int min, int max, long timeoutMs) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        while (!closed && free.size() < min) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                return List.of();
+            }
+            TimeUnit.NANOSECONDS.timedWait(this, left);
+        }
+        if (closed) {
+            throw new IllegalStateException("receive buffer is closed");
+        }
+        int n = Math.min(max, free.size());
+        List<Chunk> out = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            out.add(free.poll());
+        }
+        return out;
+    }
+
+    synchronized void giveBack(List<Chunk> chunks) {
+        free.addAll(chunks);
+        notifyAll();
+    }
+
+    synchronized int onLoan() {
+        return total - free.size();
+    }
+
+    /** Marks the buffer closed and returns how many chunks were still on loan (the caller logs them). */
+    @Override
+    public synchronized void close() {
+        closed = true;
+        notifyAll();
+    }
+}

@@ -1,0 +1,118 @@
+package org.apache.spark.shuffle.hcomm.internal;
+
+import java.io.Serializable;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.function.ToLongFunction;
+
+import com.codahale.metrics.Counter;
+import com.codahale.metrics.Gauge;
+import com.codahale.metrics.MetricRegistry;
+import com.codahale.metrics.Timer;
+import org.apache.spark.metrics.source.Source;
+
+/**
+ * The {@code HcommShuffle} metrics source. On an executor it counts this executor's work; on the driver its
+ * gauges are the cluster's totals, summed from the latest {@link Snapshot} each executor reported.
+ */
+public final class ShuffleMetrics implements Source {
+    public static final String SOURCE_NAME = "HcommShuffle";
+
+    /** One executor's cumulative counters. */
+    public record Snapshot(long channelsCreated, long channelsDestroyed, long destroyCalls, long bytesReadOneSided,
+            long bytesReadFallback, long readsIssued, long channelSetupMillis, long readLatencyMicros)
+            implements Serializable {
+        public long channelsLive() {
+            return channelsCreated - channelsDestroyed;
+        }
+    }
+
+    private final MetricRegistry registry = new MetricRegistry();
+    final Counter channelsCreated;
+    final Counter channelsDestroyed;
+    final Counter destroyCalls;
+    final Counter bytesReadOneSided;
+    final Counter bytesReadFallback;
+    final Counter readsIssued;
+    final Timer channelSetupTime;
+    final Timer readLatency;
+    private final Map<String, Snapshot> reported; // driver only
+
+    private ShuffleMetrics(boolean driver) {
+        reported = driver ? new ConcurrentHashMap<>() : null;
+        if (driver) {
+            channelsCreated = channelsDestroyed = destroyCalls = bytesReadOneSided = bytesReadFallback = readsIssued =
+                    null;
+            channelSetupTime = readLatency = null;
+            clusterGauge("channelsCreated", Snapshot::channelsCreated);
+            clusterGauge("channelsDestroyed", Snapshot::channelsDestroyed);
+            clusterGauge("channelsLive", Snapshot::channelsLive);
+            clusterGauge("destroyCalls", Snapshot::destroyCalls);
+            clusterGauge("bytesReadOneSided", Snapshot::bytesReadOneSided);
+            clusterGauge("bytesReadFallback", Snapshot::bytesReadFallback);
+            clusterGauge("readsIssued", Snapshot::readsIssued);
+            clusterGauge("channelSetupTime", Snapshot::channelSetupMillis);
+            clusterGauge("readLatency", Snapshot::readLatencyMicros);
+        } else {
+            channelsCreated = registry.counter("channelsCreated");
+            channelsDestroyed = registry.counter("channelsDestroyed");
+            destroyCalls = registry.counter("destroyCalls");
+            bytesReadOneSided = registry.counter("bytesReadOneSided");
+            bytesReadFallback = registry.counter("bytesReadFallback");
+            readsIssued = registry.counter("readsIssued");
+            channelSetupTime = registry.timer("channelSetupTime");
+            readLatency = registry.timer("readLatency");
+            registry.register("channelsLive", (Gauge<Long>) () -> channelsCreated.getCount()
+                    - channelsDestroyed.getCount());
+        }
+    }
+
+    static ShuffleMetrics forExecutor() {
+        return new ShuffleMetrics(false);
+    }
+
+    static ShuffleMetrics forDriver() {
+        return new ShuffleMetrics(true);
+    }
+
+    private void clusterGauge(String name, ToLongFunction<Snapshot> f) {
+        registry.register(name, (Gauge<Long>) () -> reported.values().stream().mapToLong(f).sum());
+    }
+
+    @Override
+    public String sourceName() {
+        return SOURCE_NAME;
+    }
+
+    @Override
+    public MetricRegistry metricRegistry() {
+        return registry;
+    }
+
+    /** Executor: the counters as they are now. */
+    Snapshot snapshot() {
+        return new Snapshot(channelsCreated.getCount(), channelsDestroyed.getCount(), destroyCalls.getCount(),
+                bytesReadOneSided.getCount(), bytesReadFallback.getCount(), readsIssued.getCount(),
+                TimeUnit.NANOSECONDS.toMillis(sum(channelSetupTime)), TimeUnit.NANOSECONDS.toMicros(sum(readLatency)));
+    }
+
+    private static long sum(Timer t) {
+        long total = 0;
+        for (long v : t.getSnapshot().getValues()) {
+            total += v;
+        }
+        return total;
+    }
+
+    /** Driver: the latest counters of one executor. */
+    void report(String executorId, Snapshot s) {
+        reported.put(executorId, s);
+    }
+
+    /** Driver: the cluster's total of one metric by name (for tests and the example job). */
+    public long clusterTotal(String name) {
+        Gauge<?> g = registry.getGauges().get(name);
+        return g == null ? 0 : ((Number) g.getValue()).longValue();
+    }
+}

@@ -1,0 +1,92 @@
+package org.apache.spark.shuffle.hcomm
+
+import org.apache.spark.HashPartitioner
+import org.apache.spark.rdd.ShuffledRDD
+import org.apache.spark.serializer.KryoSerializer
+
+/** RDD shuffles on two executor JVMs: the answers of the HComm shuffle against independently computed ones. */
+class HcommShuffleSuite extends LocalClusterSuite {
+
+  private def settled(): Unit = eventually("channels of finished stages destroyed") {
+    metric("channelsLive") == 0 && metric("channelsCreated") > 0
+  }
+
+  test("reduceByKey gives the same sums, read one-sidedly") {
+    val before = metric("bytesReadOneSided")
+    val got = sc.parallelize(1 to 200000, 8).map(i => (i % 1000, i.toLong)).reduceByKey(_ + _, 6).collect().toMap
+    val want = (1 to 200000).groupBy(_ % 1000).map { case (k, v) => k -> v.map(_.toLong).sum }
+    assert(got == want)
+    settled()
+    eventually("one-sided bytes reported")(metric("bytesReadOneSided") > before)
+    assert(metric("bytesReadFallback") == 0)
+  }
+
+  test("groupByKey keeps every value") {
+    val got = sc.parallelize(1 to 100000, 6).map(i => (i % 97, i)).groupByKey(5).mapValues(_.toSeq.sorted).collect()
+      .toMap
+    val want = (1 to 100000).groupBy(_ % 97).map { case (k, v) => k -> v.sorted }
+    assert(got == want)
+  }
+
+  test("sortByKey orders every record") {
+    val rnd = new scala.util.Random(7)
+    val data = Seq.fill(50000)(rnd.nextInt())
+    val got = sc.parallelize(data, 7).map(x => (x, 1)).sortByKey(numPartitions = 5).keys.collect().toSeq
+    assert(got == data.sorted)
+  }
+
+  test("join and cogroup") {
+    val left = sc.parallelize(1 to 20000, 4).map(i => (i % 500, i))
+    val right = sc.parallelize(1 to 3000, 3).map(i => (i % 700, s"r$i"))
+    val got = left.join(right, 4).count()
+    val l = (1 to 20000).groupBy(_ % 500).view.mapValues(_.size).toMap
+    val r = (1 to 3000).groupBy(_ % 700).view.mapValues(_.size).toMap
+    assert(got == l.keySet.intersect(r.keySet).toSeq.map(k => l(k).toLong * r(k)).sum)
+    val cg = left.cogroup(right, 3).mapValues { case (a, b) => (a.size, b.size) }.collect().toMap
+    assert(cg.size == l.keySet.union(r.keySet).size)
+    assert(cg.forall { case (k, (a, b)) => a == l.getOrElse(k, 0) && b == r.getOrElse(k, 0) })
+  }
+
+  test("repartition with a skewed key and many empty partitions") {
+    // five keys, 80% of the records on one of them, spread over 64 partitions: most partitions are empty
+    val data = sc.parallelize(1 to 60000, 4).map(i => if (i % 10 < 8) (0, i) else (i % 5, i))
+    val got = data.partitionBy(new HashPartitioner(64)).mapPartitions(it => Iterator(it.size)).collect()
+    assert(got.sum == 60000)
+    assert(got.count(_ == 0) >= 59, "expected empty partitions")
+    assert(got.max >= 48000, "expected the skewed key's partition")
+  }
+
+  test("a partition larger than the receive buffer streams through it") {
+    // 16 MiB receive buffer; one reduce partition of ~40 MB
+    val got = sc.parallelize(0 until 8, 8).flatMap(p => (0 until 5000).map(i => (i % 2, new Array[Byte](1000))))
+      .partitionBy(new HashPartitioner(2)).mapPartitions(it => Iterator(it.map(_._2.length.toLong).sum)).collect()
+    assert(got.sum == 8L * 5000 * 1000)
+  }
+
+  test("Kryo serializer") {
+    val pairs = sc.parallelize(1 to 50000, 5).map(i => (i % 333, i.toLong))
+    val shuffled = new ShuffledRDD[Int, Long, Long](pairs, new HashPartitioner(4))
+      .setSerializer(new KryoSerializer(sc.getConf))
+    val got = shuffled.reduceByKey(_ + _).collect().toMap
+    val want = (1 to 50000).groupBy(_ % 333).map { case (k, v) => k -> v.map(_.toLong).sum }
+    assert(got == want)
+  }
+
+  test("each stage's channels are destroyed in one call per executor, and nothing stays live") {
+    val created = metric("channelsCreated")
+    sc.parallelize(1 to 1000, 4).map(i => (i % 10, 1)).reduceByKey(_ + _, 2).count()
+    val stage = sc.statusTracker.getJobIdsForGroup(null).map(sc.statusTracker.getJobInfo(_).get.stageIds().max).max
+    // one channel per executor pair, both ends counted; each executor destroys its end in one call
+    eventually(s"destroy reports of stage $stage")(driverState.destroyCallsOf(stage, 0) == executors)
+    eventually("created channels reported")(metric("channelsCreated") == created + executors * (executors - 1))
+    settled()
+  }
+
+  test("200 consecutive small shuffles leave nothing behind") {
+    for (i <- 1 to 200) {
+      assert(sc.parallelize(1 to 100, 2).map(x => (x % 3, x)).reduceByKey(_ + _, 2).count() == 3)
+    }
+    settled()
+    assert(metric("channelsCreated") == metric("channelsDestroyed"))
+  }
+}
