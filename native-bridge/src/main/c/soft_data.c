@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,7 +45,7 @@ void op_complete(op *o, int32_t code)
     }
     pthread_mutex_lock(&t->mu);
     if (code != HCCL_SUCCESS && t->err == HCCL_SUCCESS) t->err = code;
-    t->completed++;
+    __atomic_store_n(&t->completed, t->completed + 1, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&t->done_cv);
     pthread_mutex_unlock(&t->mu);
     channel_put(o->ch);
@@ -68,6 +69,13 @@ int32_t thread_wait(soft_thread *t, channel *ch)
     }
     pthread_mutex_lock(&t->mu);
     uint64_t target = t->submitted;
+    if (t->completed < target) { /* short reads land in microseconds: spin a little before sleeping */
+        pthread_mutex_unlock(&t->mu);
+        int64_t spin_until = soft_now_us() + SOFT_SPIN_US;
+        while (__atomic_load_n(&t->completed, __ATOMIC_ACQUIRE) < target && soft_now_us() < spin_until)
+            sched_yield();
+        pthread_mutex_lock(&t->mu);
+    }
     int32_t rc = HCCL_SUCCESS;
     while (t->completed < target && rc == HCCL_SUCCESS)
         if (pthread_cond_timedwait(&t->done_cv, &t->mu, &until) == ETIMEDOUT) rc = HCCL_E_TIMEOUT;
@@ -337,6 +345,10 @@ static void *worker_main(void *arg)
 {
     soft_thread *t = arg;
     for (;;) {
+        int64_t spin_until = soft_now_us() + SOFT_SPIN_US;
+        while (__atomic_load_n(&t->head, __ATOMIC_ACQUIRE) == NULL && !__atomic_load_n(&t->stopping, __ATOMIC_ACQUIRE) &&
+               soft_now_us() < spin_until)
+            sched_yield();
         pthread_mutex_lock(&t->mu);
         while (t->head == NULL && !t->stopping) pthread_cond_wait(&t->cv, &t->mu);
         op *o = t->head;

@@ -18,6 +18,7 @@
 #define SOFT_MAX_THREADS 1000u
 #define SOFT_MAX_NOTIFY 64u
 #define SOFT_BOOT_ID_LEN 40
+#define SOFT_SPIN_US 50               /* completion and queue waits spin this long before sleeping */
 
 enum obj_kind { KIND_ENDPOINT = 1, KIND_MEM = 2, KIND_CHANNEL = 3, KIND_THREAD = 4 };
 
@@ -34,6 +35,7 @@ void soft_config_get(soft_config *out);
 const char *soft_boot_id(void);
 uint64_t soft_start_time(int pid);
 int64_t soft_now_ms(void);
+int64_t soft_now_us(void);
 uint64_t soft_random64(void);
 void soft_random_bytes(void *buf, size_t n);
 

@@ -73,6 +73,7 @@ public final class HcommTransport implements Transport {
 
     @Override
     public Region allocate(String tag, long bytes) {
+        ensureOpen();
         return track(new MemoryRegion(endpoint.allocate(tag, bytes), null));
     }
 
@@ -125,6 +126,7 @@ public final class HcommTransport implements Transport {
 
     @Override
     public ReadBatch newReadBatch() {
+        ensureOpen();
         if (nbiFence) {
             return track(new Batch(null, ReadStrategy.nbiFence()));
         }
@@ -145,6 +147,12 @@ public final class HcommTransport implements Transport {
     public String describe() {
         return "provider=" + HcommNative.provider() + " library=" + HcommNative.librarySource() + " version="
                 + HcommNative.libraryVersion() + " reads=" + (nbiFence ? "ReadNbi+Fence" : "ReadOnThread+Drain");
+    }
+
+    private void ensureOpen() {
+        if (closed) {
+            throw new IllegalStateException("transport is closed");
+        }
     }
 
     private <T extends AutoCloseable> T track(T resource) {
@@ -207,6 +215,7 @@ public final class HcommTransport implements Transport {
     }
 
     private final class MemoryRegion implements Region {
+        private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
         private final RegisteredMemory memory;
         private final Runnable afterClose;
 
@@ -237,7 +246,8 @@ public final class HcommTransport implements Transport {
 
         @Override
         public void close() {
-            if (!open.remove(this)) {
+            open.remove(this);
+            if (!closed.compareAndSet(false, true)) {
                 return;
             }
             try {
@@ -346,6 +356,7 @@ public final class HcommTransport implements Transport {
     }
 
     private final class Batch implements ReadBatch {
+        private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
         private final CommThread thread;
         private final ReadStrategy strategy;
 
@@ -383,7 +394,8 @@ public final class HcommTransport implements Transport {
 
         @Override
         public void close() {
-            if (!open.remove(this)) {
+            open.remove(this);
+            if (!closed.compareAndSet(false, true)) {
                 return;
             }
             try {

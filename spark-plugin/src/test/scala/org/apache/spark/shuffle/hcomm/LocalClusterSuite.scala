@@ -2,7 +2,7 @@ package org.apache.spark.shuffle.hcomm
 
 import java.util.concurrent.TimeUnit
 
-import org.apache.spark.{SparkConf, SparkContext}
+import org.apache.spark.{SparkConf, SparkContext, SparkEnv}
 import org.apache.spark.shuffle.hcomm.internal.{DriverState, Runtimes}
 import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
@@ -28,14 +28,35 @@ abstract class LocalClusterSuite extends AnyFunSuite with BeforeAndAfterAll {
     .set("spark.ui.enabled", "false")
     .setAll(extraConf)
 
+  /** Whether beforeAll starts the suite's shared context (suites that make their own contexts turn it off). */
+  protected def sharedContext: Boolean = true
+
   override def beforeAll(): Unit = {
     super.beforeAll()
-    sc = new SparkContext(baseConf)
-    val deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60)
-    while (sc.statusTracker.getExecutorInfos.length < executors + 1 || registered < executors) {
-      assert(!sc.isStopped, "SparkContext stopped while waiting for executors")
-      assert(System.nanoTime() < deadline, s"executors did not register: ${sc.statusTracker.getExecutorInfos.length}")
-      Thread.sleep(100)
+    if (sharedContext) {
+      sc = startContext(baseConf)
+    }
+  }
+
+  /**
+   * Starts a context and waits (bounded) until its executors run and, when `hcommRegistered`, have registered
+   * their HComm endpoints with the driver; stops the context when they do not.
+   */
+  protected def startContext(conf: SparkConf, expected: Int = executors, hcommRegistered: Boolean = true,
+      seconds: Int = 60): SparkContext = {
+    val c = new SparkContext(conf)
+    try {
+      val deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds)
+      while (c.statusTracker.getExecutorInfos.length < expected + 1 || (hcommRegistered && registered < expected)) {
+        assert(!c.isStopped, "SparkContext stopped while waiting for executors")
+        assert(System.nanoTime() < deadline, s"executors did not register: ${c.statusTracker.getExecutorInfos.length}")
+        Thread.sleep(100)
+      }
+      c
+    } catch {
+      case e: Throwable =>
+        c.stop()
+        throw e
     }
   }
 
@@ -58,6 +79,34 @@ abstract class LocalClusterSuite extends AnyFunSuite with BeforeAndAfterAll {
     while (!cond) {
       assert(System.nanoTime() < deadline, s"timed out waiting for: $what")
       Thread.sleep(50)
+    }
+  }
+
+  /**
+   * Asserts that the cluster's one-sided bytes grew beyond `before` (executors report at stage end, so this waits)
+   * and that nothing was fetched by the fallback.
+   */
+  protected def assertReadOneSided(before: Long): Unit = {
+    eventually("one-sided bytes reported")(metric("bytesReadOneSided") > before)
+    assert(metric("bytesReadFallback") == 0, "bytes went through Spark's fetch instead of one-sided reads")
+  }
+
+  /**
+   * Waits until every live executor of `c` has all its receive-buffer chunks back (nothing is reading once jobs
+   * are done; a chunk still on loan is a leak that starves later reduce tasks).
+   */
+  protected def assertNoChunksOnLoan(c: SparkContext = sc, seconds: Int = 20): Unit = {
+    val deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds)
+    var clean = false
+    while (!clean) {
+      val live = c.statusTracker.getExecutorInfos.length - 1
+      val onLoan = c.parallelize(1 to 4 * live, 4 * live).map { _ =>
+        Thread.sleep(50) // keep every executor busy, so each one runs a probe
+        (SparkEnv.get.executorId, internal.ExecutorProbe.chunksOnLoan())
+      }.collect().toMap
+      clean = onLoan.size == live && onLoan.values.forall(_ == 0)
+      assert(clean || System.nanoTime() < deadline, s"receive buffer chunks on loan per executor: $onLoan")
+      if (!clean) Thread.sleep(200)
     }
   }
 

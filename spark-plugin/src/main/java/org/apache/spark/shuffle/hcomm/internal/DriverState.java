@@ -60,6 +60,9 @@ public final class DriverState {
         } else if (message instanceof Messages.StageReport s) {
             report(s);
             return null;
+        } else if (message instanceof Messages.MetricsReport m) {
+            metrics.report(m.executorId(), m.totals());
+            return null;
         }
         throw new IllegalArgumentException("unknown message " + message);
     }

@@ -52,6 +52,15 @@ public final class ExecutorRuntime implements AutoCloseable {
     private final ConcurrentLinkedQueue<ReadBatch> idleBatches = new ConcurrentLinkedQueue<>();
     private final Map<Integer, ShuffleDirectory> directories = new ConcurrentHashMap<>();
     private final Set<StageChannels.StageKey> ensured = ConcurrentHashMap.newKeySet();
+    private final Object reportLock = new Object();
+    private ShuffleMetrics.Snapshot lastTaskReport; // guarded by reportLock
+    /** Stage ends wait for the stage's readers, so they run here rather than in the agent's message loop. */
+    private final java.util.concurrent.ExecutorService stageEnds = java.util.concurrent.Executors
+            .newSingleThreadExecutor(r -> {
+                Thread t = new Thread(r, "hcomm-stage-end");
+                t.setDaemon(true);
+                return t;
+            });
     private RpcEndpointRef agent;
     private volatile boolean closed;
 
@@ -247,9 +256,19 @@ public final class ExecutorRuntime implements AutoCloseable {
                     + readTimeoutMs + " ms (raise " + HcommConf.RECEIVE_BUFFER_SIZE.key() + ")");
         }
         ReadBatch[] batches = new ReadBatch[2];
-        for (int i = 0; i < 2; i++) {
-            ReadBatch b = idleBatches.poll();
-            batches[i] = b != null ? b : transport.newReadBatch();
+        try {
+            for (int i = 0; i < 2; i++) {
+                ReadBatch b = idleBatches.poll();
+                batches[i] = b != null ? b : transport.newReadBatch();
+            }
+        } catch (RuntimeException | Error e) {
+            receive.giveBack(chunks); // or they are lost to every later task of this executor
+            for (ReadBatch b : batches) {
+                if (b != null) {
+                    idleBatches.add(b);
+                }
+            }
+            throw e;
         }
         return new ReadLease(chunks, batches);
     }
@@ -279,14 +298,38 @@ public final class ExecutorRuntime implements AutoCloseable {
         }
         StageChannels.StageKey key = new StageChannels.StageKey(e.stageId(), e.attempt());
         ensured.remove(key);
-        channels.end(key, ended -> {
+        stageEnds.execute(() -> channels.end(key, ended -> {
             try {
                 plugin.send(new Messages.StageReport(executorId, e.stageId(), e.attempt(), ended.destroyCalls(),
                         ended.channelsDestroyed(), metrics.snapshot()));
             } catch (IOException ex) {
                 LOG.warn("Executor {} could not report the end of {}", executorId, key, ex);
             }
-        });
+        }));
+    }
+
+    /**
+     * After each task (executor plugin). Without a transport this executor has no channels and is unknown to the
+     * driver's stage plans, so no stage report ever carries its counters; it sends them here instead, when they
+     * changed (so the driver sees the bytes its fallback fetched). Snapshot and send under one lock, so the driver
+     * receives them in order.
+     */
+    void taskEnded() {
+        if (transport != null || closed) {
+            return;
+        }
+        synchronized (reportLock) {
+            ShuffleMetrics.Snapshot now = metrics.snapshot();
+            if (now.equals(lastTaskReport)) {
+                return;
+            }
+            try {
+                plugin.send(new Messages.MetricsReport(executorId, now));
+                lastTaskReport = now;
+            } catch (IOException e) {
+                LOG.warn("Executor {} could not report its shuffle metrics", executorId, e);
+            }
+        }
     }
 
     /** Closes in the order HComm needs; reports native objects left behind. Idempotent. */
@@ -300,6 +343,14 @@ public final class ExecutorRuntime implements AutoCloseable {
         if (agent != null) {
             steps.add(() -> SparkEnv.get().rpcEnv().stop(agent));
         }
+        steps.add(() -> {
+            stageEnds.shutdown();
+            try {
+                stageEnds.awaitTermination(35, java.util.concurrent.TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
         if (channels != null) {
             steps.add(channels::close);
         }

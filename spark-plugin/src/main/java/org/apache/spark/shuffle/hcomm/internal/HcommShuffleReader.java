@@ -97,16 +97,19 @@ public final class HcommShuffleReader<K, C> implements ShuffleReader<K, C> {
                 remote.put(entry._1(), new ArrayList<>(CollectionConverters.asJava(entry._2())));
             }
         }
-        if (!remote.isEmpty()) {
-            leased = runtime.beginStageRead(stage);
-            if (leased) {
-                planOneSided(stage, remote, oneSided, sparkBlocks);
-            } else {
-                remote.forEach((bm, blocks) -> fallBack(bm, blocks, sparkBlocks, "the stage's channels are gone"));
-            }
-        }
         OneSidedBlockFetcher fetcher = null;
         try {
+            // inside the try: a failure while planning (fallback `never`) must still release the stage lease,
+            // else the stage's end waits for this reader before destroying its channels
+            if (!remote.isEmpty()) {
+                leased = runtime.beginStageRead(stage);
+                if (leased) {
+                    planOneSided(stage, remote, oneSided, sparkBlocks);
+                } else {
+                    remote.forEach((bm, blocks) -> fallBack(bm, blocks, sparkBlocks,
+                            "the stage's channels are gone"));
+                }
+            }
             if (!oneSided.isEmpty()) {
                 var lease = runtime.borrowReadResources();
                 fetcher = new OneSidedBlockFetcher(runtime, handle.shuffleId(), oneSided, readMetrics,

@@ -59,6 +59,13 @@ final class Messages {
             ShuffleMetrics.Snapshot totals) implements Serializable {
     }
 
+    /**
+     * Executor → driver after a task, only from an executor without HComm transport (it has no channels, so no
+     * {@link StageReport} ever carries its counters, e.g. the bytes its fallback fetched): its cumulative counters.
+     */
+    record MetricsReport(String executorId, ShuffleMetrics.Snapshot totals) implements Serializable {
+    }
+
     /** Driver's answer when there is nothing else to say. */
     record Ack(boolean ok, String reason) implements Serializable {
         static final Ack OK = new Ack(true, null);

@@ -45,6 +45,8 @@ final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId, InputS
     private final List<Wave> waves = new ArrayList<>();
     private int nextPart;
     private int cursor; // piece the consumer is in
+    private long waitNanos;
+    private long waitReportedMs;
     private boolean closed;
 
     /** A reduce partition to hand out: its bytes are [start, end) of the task's sequence. */
@@ -94,7 +96,14 @@ final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId, InputS
         this.chunkSize = runtime.receiveBuffer().chunkSize();
         try {
             plan(readIndexes());
-        } catch (RuntimeException e) {
+        } catch (Throwable e) {
+            // not only RuntimeException: the FetchFailedException of a failed index read is checked (thrown
+            // sneakily), and missing it leaked the borrowed chunks and batches for the executor's lifetime
+            try {
+                batches[0].await(); // ends an index round cut short by a failed read, so the batch can be reused
+            } catch (TransportException | RuntimeException ignored) {
+                // the read already failed; only giving the resources back matters now
+            }
             close();
             throw e;
         }
@@ -241,7 +250,7 @@ final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId, InputS
         } catch (TransportException e) {
             throw fetchFailed(pieces.get(w.first).read, firstReduceOf(w), "one-sided read failed", e);
         }
-        runtime.metrics().readLatency.update(System.nanoTime() - w.issuedAt, TimeUnit.NANOSECONDS);
+        runtime.metrics().readLanded(System.nanoTime() - w.issuedAt);
         long bytes = 0;
         for (int j = w.first; j <= w.last; j++) {
             bytes += pieces.get(j).length;
@@ -250,10 +259,17 @@ final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId, InputS
         readMetrics.incRemoteBytesRead(bytes);
     }
 
+    /** Waits for a batch, counting the wait as fetch wait time (summed in ns, reported in whole ms). */
     private void awaitTimed(ReadBatch batch) throws TransportException {
         long t0 = System.nanoTime();
-        batch.await();
-        readMetrics.incFetchWaitTime(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0));
+        try {
+            batch.await();
+        } finally {
+            waitNanos += System.nanoTime() - t0;
+            long ms = TimeUnit.NANOSECONDS.toMillis(waitNanos);
+            readMetrics.incFetchWaitTime(ms - waitReportedMs);
+            waitReportedMs = ms;
+        }
     }
 
     private int firstReduceOf(Wave w) {

@@ -3,6 +3,7 @@ package org.apache.spark.shuffle.hcomm.internal;
 import java.util.Map;
 
 import org.apache.spark.SparkEnv;
+import org.apache.spark.TaskFailedReason;
 import org.apache.spark.api.plugin.ExecutorPlugin;
 import org.apache.spark.api.plugin.PluginContext;
 
@@ -20,6 +21,20 @@ public final class ShuffleExecutorPlugin implements ExecutorPlugin {
             throw new IllegalStateException("HComm shuffle could not start on executor " + ctx.executorID(), e);
         }
         Runtimes.setExecutor(runtime);
+    }
+
+    @Override
+    public void onTaskSucceeded() {
+        if (runtime != null) {
+            runtime.taskEnded();
+        }
+    }
+
+    @Override
+    public void onTaskFailed(TaskFailedReason reason) {
+        if (runtime != null) {
+            runtime.taskEnded();
+        }
     }
 
     @Override

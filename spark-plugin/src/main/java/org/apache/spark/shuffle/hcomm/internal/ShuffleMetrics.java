@@ -4,6 +4,7 @@ import java.io.Serializable;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.ToLongFunction;
 
 import com.codahale.metrics.Counter;
@@ -37,6 +38,8 @@ public final class ShuffleMetrics implements Source {
     final Counter readsIssued;
     final Timer channelSetupTime;
     final Timer readLatency;
+    private final LongAdder setupNanos = new LongAdder();
+    private final LongAdder readNanos = new LongAdder();
     private final Map<String, Snapshot> reported; // driver only
 
     private ShuffleMetrics(boolean driver) {
@@ -90,19 +93,23 @@ public final class ShuffleMetrics implements Source {
         return registry;
     }
 
-    /** Executor: the counters as they are now. */
+    /** Executor: one channel batch took this long from creation to settled. */
+    void channelSetup(long nanos) {
+        channelSetupTime.update(nanos, TimeUnit.NANOSECONDS);
+        setupNanos.add(nanos);
+    }
+
+    /** Executor: one wave of reads took this long from issue to landed. */
+    void readLanded(long nanos) {
+        readLatency.update(nanos, TimeUnit.NANOSECONDS);
+        readNanos.add(nanos);
+    }
+
+    /** Executor: the counters as they are now (times as exact totals). */
     Snapshot snapshot() {
         return new Snapshot(channelsCreated.getCount(), channelsDestroyed.getCount(), destroyCalls.getCount(),
                 bytesReadOneSided.getCount(), bytesReadFallback.getCount(), readsIssued.getCount(),
-                TimeUnit.NANOSECONDS.toMillis(sum(channelSetupTime)), TimeUnit.NANOSECONDS.toMicros(sum(readLatency)));
-    }
-
-    private static long sum(Timer t) {
-        long total = 0;
-        for (long v : t.getSnapshot().getValues()) {
-            total += v;
-        }
-        return total;
+                TimeUnit.NANOSECONDS.toMillis(setupNanos.sum()), TimeUnit.NANOSECONDS.toMicros(readNanos.sum()));
     }
 
     /** Driver: the latest counters of one executor. */

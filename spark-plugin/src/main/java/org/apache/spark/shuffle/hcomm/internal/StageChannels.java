@@ -106,7 +106,7 @@ final class StageChannels implements AutoCloseable {
                     for (var it = g.pendingSince.entrySet().iterator(); it.hasNext();) {
                         var e = it.next();
                         if (e.getKey().poll()) {
-                            metrics.channelSetupTime.update(System.nanoTime() - e.getValue(), TimeUnit.NANOSECONDS);
+                            metrics.channelSetup(System.nanoTime() - e.getValue());
                             it.remove();
                             notifyAll();
                         } else {

@@ -1,0 +1,180 @@
+package org.apache.spark.shuffle.hcomm
+
+import java.util.concurrent.{ConcurrentLinkedQueue, CountDownLatch, TimeUnit}
+import java.util.concurrent.atomic.{AtomicInteger, AtomicLong}
+
+import scala.concurrent.{Await, ExecutionContext, Future}
+import scala.concurrent.duration._
+import scala.jdk.CollectionConverters._
+
+import org.apache.spark.{SparkConf, SparkContext, SparkEnv, Success}
+import org.apache.spark.scheduler._
+
+/** Records why executors were removed; named in `spark.extraListeners`, so it sees even the first executor. */
+class ExecutorLossRecorder extends SparkListener {
+  override def onExecutorRemoved(e: SparkListenerExecutorRemoved): Unit = ExecutorLossRecorder.reasons.add(e.reason)
+}
+
+object ExecutorLossRecorder {
+  val reasons = new ConcurrentLinkedQueue[String]()
+}
+
+/**
+ * What the HComm shuffle does when things go wrong: an executor dies in the middle of a reduce stage, the HComm
+ * library cannot load (with fallback `auto` and `never`), and the configuration is bad. Each test makes (and stops)
+ * its own context; the configuration tests fail at the driver before any executor starts.
+ */
+class FailureSuite extends LocalClusterSuite {
+  override protected def sharedContext: Boolean = false
+
+  private implicit val ec: ExecutionContext = ExecutionContext.global
+  private val bogusLibrary = "/nonexistent/libhcomm.so"
+
+  private def withContext[T](conf: SparkConf, hcommRegistered: Boolean = true)(body: SparkContext => T): T = {
+    sc = startContext(conf, hcommRegistered = hcommRegistered)
+    try body(sc)
+    finally {
+      sc.stop()
+      sc = null
+    }
+  }
+
+  /** Spark's remote bytes and failed tasks, as its listener bus reports them. */
+  private class TaskRecorder extends SparkListener {
+    val remoteBytes = new AtomicLong()
+    val failedTasks = new ConcurrentLinkedQueue[String]()
+
+    override def onTaskEnd(e: SparkListenerTaskEnd): Unit = {
+      if (e.taskMetrics != null) remoteBytes.addAndGet(e.taskMetrics.shuffleReadMetrics.remoteBytesRead)
+      if (e.reason != Success) failedTasks.add(s"stage ${e.stageId}.${e.stageAttemptId}: ${e.reason}")
+    }
+  }
+
+  private def sums(n: Int, keys: Int): Map[Int, Long] = (1 to n).groupBy(_ % keys).map { case (k, v) =>
+    k -> v.map(_.toLong).sum
+  }
+
+  // ---- bad configuration: the driver refuses to start ----
+
+  private def startupError(key: String, value: String): IllegalArgumentException = {
+    val t0 = System.nanoTime()
+    val e = intercept[IllegalArgumentException](new SparkContext(baseConf.set(key, value)))
+    assert(TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - t0) < 30, "startup error was not immediate")
+    assert(SparkContext.getActive.isEmpty, "a SparkContext is still active after the failed start")
+    e
+  }
+
+  test("a bad value fails the SparkContext at startup, naming the key, the value and the allowed values") {
+    val e = startupError("spark.shuffle.hcomm.readStrategy", "bogus")
+    assert(e.getMessage.contains("spark.shuffle.hcomm.readStrategy"), e.getMessage)
+    assert(e.getMessage.contains("'bogus'"), e.getMessage)
+    assert(e.getMessage.contains("onThread, nbiFence"), e.getMessage)
+  }
+
+  test("an unknown spark.shuffle.hcomm key fails the SparkContext at startup, naming it and the known keys") {
+    val e = startupError("spark.shuffle.hcomm.nope", "1")
+    assert(e.getMessage.contains("spark.shuffle.hcomm.nope"), e.getMessage)
+    assert(e.getMessage.contains("spark.shuffle.hcomm.readStrategy"), e.getMessage)
+    assert(e.getMessage.contains("spark.shuffle.hcomm.fallback"), e.getMessage)
+  }
+
+  // ---- the HComm library cannot load ----
+
+  test("library unavailable, fallback auto: Spark's fetch gives the right answer and the driver counts its bytes") {
+    val conf = baseConf.set("spark.shuffle.hcomm.libraryPath", bogusLibrary).set("spark.shuffle.hcomm.fallback", "auto")
+    withContext(conf, hcommRegistered = false) { c =>
+      assert(driverState.registeredExecutors() == 0, "an executor registered an HComm endpoint without a library")
+      val tasks = new TaskRecorder
+      c.addSparkListener(tasks)
+      val got = c.parallelize(1 to 100000, 6).map(i => (i % 1000, i.toLong)).reduceByKey(_ + _, 4).collect().toMap
+      assert(got == sums(100000, 1000))
+      c.listenerBus.waitUntilEmpty()
+      assert(tasks.remoteBytes.get > 0, "nothing was read remotely: nothing to prove")
+      eventually(s"fallback bytes == Spark's remoteBytesRead (${tasks.remoteBytes.get})") {
+        metric("bytesReadFallback") == tasks.remoteBytes.get
+      }
+      assert(metric("bytesReadOneSided") == 0)
+      assert(metric("channelsCreated") == 0)
+    }
+  }
+
+  test("library unavailable, fallback never: executors cannot start, naming spark.shuffle.hcomm.fallback") {
+    ExecutorLossRecorder.reasons.clear()
+    val conf = baseConf.setMaster("local-cluster[1,1,1024]")
+      .set("spark.shuffle.hcomm.libraryPath", bogusLibrary)
+      .set("spark.shuffle.hcomm.fallback", "never")
+      .set("spark.extraListeners", classOf[ExecutorLossRecorder].getName)
+      .set("spark.deploy.maxExecutorRetries", "1") // the local Master gives up on the application at once
+    val c = new SparkContext(conf)
+    try {
+      val job = Future(c.parallelize(1 to 100, 2).map(i => (i % 3, i)).reduceByKey(_ + _).count())
+      eventually("an executor lost with the reason naming the key", 60) {
+        ExecutorLossRecorder.reasons.asScala.exists(r => r.contains("spark.shuffle.hcomm.fallback") &&
+          r.contains("never") && r.contains(bogusLibrary))
+      }
+      val e = intercept[Exception](Await.result(job, 60.seconds))
+      assert(!e.isInstanceOf[java.util.concurrent.TimeoutException], "the job hangs instead of failing")
+      eventually("the application stopped", 30)(c.isStopped)
+    } finally {
+      c.stop()
+      // the scheduler backend stops a dead application in another thread: wait until it is done
+      eventually("the SparkContext fully stopped", 30)(SparkContext.getActive.isEmpty)
+    }
+  }
+
+  // ---- an executor dies ----
+
+  test("an executor killed during the reduce stage: Spark retries and the answer is right") {
+    // a short read timeout, so that a reduce task starved of receive buffer fails fast instead of after 60 s
+    withContext(baseConf.set("spark.shuffle.hcomm.readTimeout", "10s")) { c =>
+      val pids = c.parallelize(1 to 8, 8).map { _ =>
+        Thread.sleep(200) // keep both executors busy, so the tasks spread
+        SparkEnv.get.executorId -> ProcessHandle.current().pid()
+      }.collect().toMap
+      assert(pids.size == executors, s"pids: $pids")
+
+      val resultStage = new AtomicInteger(-1)
+      val reduceRunning = new CountDownLatch(1)
+      @volatile var victim: String = null
+      val removed = new ConcurrentLinkedQueue[String]()
+      val tasks = new TaskRecorder {
+        override def onJobStart(e: SparkListenerJobStart): Unit = resultStage.set(e.stageIds.max)
+        override def onTaskStart(e: SparkListenerTaskStart): Unit =
+          if (e.stageId == resultStage.get && victim == null) {
+            victim = e.taskInfo.executorId
+            reduceRunning.countDown()
+          }
+        override def onExecutorRemoved(e: SparkListenerExecutorRemoved): Unit = removed.add(e.executorId)
+      }
+      c.addSparkListener(tasks)
+      val job = Future {
+        c.parallelize(1 to 200000, 8).map(i => (i % 1000, i.toLong)).reduceByKey(_ + _, 6)
+          .mapPartitions { it =>
+            val read = it.toArray
+            Thread.sleep(1500) // keep the reduce stage running long enough to lose an executor in it
+            read.iterator
+          }.collect().toMap
+      }
+      assert(reduceRunning.await(60, TimeUnit.SECONDS), "the reduce stage did not start")
+      Thread.sleep(300)
+      val pid = pids(victim)
+      assert(ProcessHandle.of(pid).get().destroyForcibly(), s"could not kill executor $victim (pid $pid)")
+      val got = Await.result(job, 180.seconds)
+      assert(got == sums(200000, 1000))
+      c.listenerBus.waitUntilEmpty()
+      assert(removed.asScala.toSeq.contains(victim), s"executor $victim was not removed: $removed")
+      assert(!tasks.failedTasks.isEmpty, "no task failed: the kill did not hit the job")
+      assert(metric("bytesReadFallback") == 0)
+      // the reads that failed with the dead executor gave their receive buffer back: later shuffles on the
+      // surviving and relaunched executors run one-sidedly without a single failed task
+      assertNoChunksOnLoan(c)
+      tasks.failedTasks.clear()
+      val before = metric("bytesReadOneSided")
+      assert(c.parallelize(1 to 10000, 4).map(i => (i % 7, 1)).reduceByKey(_ + _, 3).collect().toMap ==
+        (1 to 10000).groupBy(_ % 7).map { case (k, v) => k -> v.size })
+      c.listenerBus.waitUntilEmpty()
+      assert(tasks.failedTasks.isEmpty, tasks.failedTasks.asScala.mkString("\n"))
+      assertReadOneSided(before)
+    }
+  }
+}
