@@ -7,7 +7,7 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 jar="$here/target/benchmarks.jar"
 if [[ "${BUILD:-0}" == 1 || ! -f "$jar" ]]; then
-  (cd "$here/.." && mvn -o -q -pl benchmarks -am package -Dmaven.test.skip=true)
+  (cd "$here/.." && mvn -q -pl benchmarks -am package -Dmaven.test.skip=true)
 fi
 has_rff=0
 for a in "$@"; do [[ "$a" == -rff ]] && has_rff=1; done
