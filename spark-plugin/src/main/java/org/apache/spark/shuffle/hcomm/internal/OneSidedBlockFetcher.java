@@ -187,19 +187,25 @@ final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId, InputS
         packWaves();
     }
 
-    /** Assigns pieces to waves of half the borrowed chunks each, one owner per wave. */
+    /**
+     * Assigns pieces to waves, one owner per wave. Wave {@code i} may fill {@code min(2^i, half the borrowed chunks)}
+     * chunks: the first waves are small so deserialisation starts after one chunk has landed instead of a full wave,
+     * later ones are large so each read batch stays long.
+     */
     private void packWaves() {
-        int perWave = Math.max(1, chunks.size() / 2);
+        int perSet = Math.max(1, chunks.size() / 2);
         Wave w = null;
+        int capacity = 0;
         int chunkInWave = 0;
         int at = 0;
         for (int j = 0; j < pieces.size(); j++) {
             Piece p = pieces.get(j);
             boolean sameOwner = w != null && pieces.get(w.first).read.owner().equals(p.read.owner());
-            boolean fits = w != null && (at + p.length <= chunkSize || chunkInWave + 1 < perWave);
+            boolean fits = w != null && (at + p.length <= chunkSize || chunkInWave + 1 < capacity);
             if (!sameOwner || !fits) {
                 w = new Wave(j);
                 waves.add(w);
+                capacity = (int) Math.min(perSet, 1L << Math.min(waves.size() - 1, 30));
                 chunkInWave = 0;
                 at = 0;
             } else if (at + p.length > chunkSize) {
@@ -208,7 +214,7 @@ final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId, InputS
             }
             int set = (waves.size() - 1) % 2;
             p.wave = waves.size() - 1;
-            p.chunk = chunks.get(set * perWave + chunkInWave);
+            p.chunk = chunks.get(set * perSet + chunkInWave);
             p.chunkOffset = at;
             at += p.length;
             w.last = j;
