@@ -21,7 +21,8 @@ import scala.Tuple2;
  * (join), (3) per-category revenue and the distinct users per category (groupByKey), (4) the users ranked by spend
  * (sortByKey). Every stage boundary is a shuffle.
  *
- * <p>Arguments: {@code [master] [events]}; defaults {@code local-cluster[2,1,1024]} and 2,000,000 events.
+ * <p>Arguments: {@code [master] [events]}; defaults {@code local-cluster[2,1,1024]} and 2,000,000 events. Under
+ * spark-submit: {@code --submitted [events]} runs once with the configuration spark-submit gave.
  */
 public final class EtlPipelineJob {
     static final int USERS = 50_000;
@@ -33,6 +34,10 @@ public final class EtlPipelineJob {
     }
 
     public static void main(String[] args) throws Exception {
+        if (args.length > 0 && args[0].equals("--submitted")) {
+            submitted(args.length > 1 ? Integer.parseInt(args[1]) : 1_000_000);
+            return;
+        }
         String master = args.length > 0 ? args[0] : "local-cluster[2,1,1024]";
         int events = args.length > 1 ? Integer.parseInt(args[1]) : 2_000_000;
         Result builtin = run(master, events, false);
@@ -53,6 +58,31 @@ public final class EtlPipelineJob {
             System.exit(1);
         }
         System.out.println("answers identical: OK");
+    }
+
+    /**
+     * Under spark-submit: one run with the configuration spark-submit gave (the HComm shuffle when its two settings
+     * are there); fails when the HComm shuffle was expected but read nothing one-sidedly.
+     */
+    static void submitted(int events) throws InterruptedException {
+        SparkConf conf = new SparkConf().setAppName("hcomm-example-etl-submitted");
+        boolean hcomm = conf.get("spark.shuffle.manager", "").endsWith("HcommShuffleManager");
+        try (JavaSparkContext sc = new JavaSparkContext(conf)) {
+            while (sc.sc().statusTracker().getExecutorInfos().length < 3) {
+                Thread.sleep(100);
+            }
+            long t0 = System.nanoTime();
+            Tuple2<Long, String> answer = pipeline(sc, events);
+            System.out.printf("%n=== feature ETL pipeline under spark-submit (%s shuffle): %.2f s, checksum %016x ===%n%s%n",
+                    hcomm ? "HComm" : "built-in", (System.nanoTime() - t0) / 1e9, answer._1(), answer._2());
+            if (hcomm) {
+                Map<String, Long> metrics = ClusterSupport.hcommMetrics(sc.sc());
+                metrics.forEach((k, v) -> System.out.printf("  %-20s %d%n", k, v));
+                if (metrics.getOrDefault("bytesReadOneSided", 0L) <= 0) {
+                    throw new IllegalStateException("the HComm shuffle read nothing one-sidedly");
+                }
+            }
+        }
     }
 
     /** What one run produced. */

@@ -45,9 +45,16 @@ public final class DriverState {
         return metrics;
     }
 
-    Object receive(Object message) {
+    /** Handles one packed message from an executor; returns the packed reply (or null). */
+    Object receive(Object wire) {
+        Wire.Packet packet = Wire.unpack(wire);
+        Object reply = handle(packet.message(), packet.ref());
+        return reply == null ? null : Wire.pack((java.io.Serializable) reply);
+    }
+
+    private Object handle(Object message, RpcEndpointRef ref) {
         if (message instanceof Messages.RegisterExecutor r) {
-            register(r);
+            register(r, ref);
             return Messages.Ack.OK;
         } else if (message instanceof Messages.Published p) {
             published(p);
@@ -67,8 +74,11 @@ public final class DriverState {
         throw new IllegalArgumentException("unknown message " + message);
     }
 
-    private synchronized void register(Messages.RegisterExecutor r) {
-        executors.put(r.executorId(), new ExecutorInfo(r.executorId(), r.host(), r.endpoint(), r.port(), r.agent()));
+    private synchronized void register(Messages.RegisterExecutor r, RpcEndpointRef agent) {
+        if (agent == null) {
+            throw new IllegalArgumentException("executor " + r.executorId() + " registered without its agent");
+        }
+        executors.put(r.executorId(), new ExecutorInfo(r.executorId(), r.host(), r.endpoint(), r.port(), agent));
         LOG.info("HComm shuffle: executor {} registered its endpoint on {}:{}", r.executorId(), r.host(), r.port());
     }
 
@@ -130,8 +140,8 @@ public final class DriverState {
                 plan.members.add(joining.executorId());
             }
         }
-        orders.forEach((exec, peers) -> exec.agent().send(new Messages.ProvisionStage(stage.stageId(),
-                stage.attempt(), peers)));
+        orders.forEach((exec, peers) -> exec.agent().send(Wire.pack(new Messages.ProvisionStage(
+                stage.stageId(), stage.attempt(), peers))));
     }
 
     /** Tells every executor of the stage attempt's mesh to destroy its channels. */
@@ -151,7 +161,7 @@ public final class DriverState {
             }
         }
         for (ExecutorInfo e : members) {
-            e.agent().send(new Messages.EndStage(stage.stageId(), stage.attempt()));
+            e.agent().send(Wire.pack(new Messages.EndStage(stage.stageId(), stage.attempt())));
         }
     }
 

@@ -33,13 +33,15 @@ final class ExecutorAgent implements ThreadSafeRpcEndpoint {
     public PartialFunction<Object, BoxedUnit> receive() {
         return new AbstractPartialFunction<>() {
             @Override
-            public boolean isDefinedAt(Object message) {
-                return message instanceof Messages.ProvisionStage || message instanceof Messages.EndStage;
+            public boolean isDefinedAt(Object wire) {
+                return Wire.isPacket(wire);
             }
 
             @Override
-            public BoxedUnit apply(Object message) {
+            public BoxedUnit apply(Object wire) {
+                Object message = null;
                 try {
+                    message = Wire.unpack(wire).message();
                     if (message instanceof Messages.ProvisionStage p) {
                         runtime.provision(p);
                     } else if (message instanceof Messages.EndStage e) {

@@ -108,8 +108,8 @@ public final class ExecutorRuntime implements AutoCloseable {
             env.metricsSystem().registerSource(rt.metrics);
             if (transport != null) {
                 rt.agent = env.rpcEnv().setupEndpoint(ExecutorAgent.NAME, new ExecutorAgent(env.rpcEnv(), rt));
-                plugin.ask(new Messages.RegisterExecutor(rt.executorId, host(),
-                        transport.endpointDescriptor(), transport.listenPort(), rt.agent));
+                plugin.ask(Wire.pack(new Messages.RegisterExecutor(rt.executorId, host(),
+                        transport.endpointDescriptor(), transport.listenPort()), rt.agent));
                 LOG.info("HComm shuffle on executor {}: {}", rt.executorId, transport.describe());
             }
             return rt;
@@ -184,7 +184,7 @@ public final class ExecutorRuntime implements AutoCloseable {
         }
         Messages.Published p = publisher.publish(shuffleId, mapId, partitionLengths, dataFile, executorId);
         if (p != null) {
-            plugin.ask(p);
+            plugin.ask(Wire.pack(p));
         }
     }
 
@@ -204,7 +204,8 @@ public final class ExecutorRuntime implements AutoCloseable {
 
     ShuffleDirectory refreshDirectory(int shuffleId) {
         try {
-            Messages.ShuffleLocations l = (Messages.ShuffleLocations) plugin.ask(new Messages.LookupShuffle(shuffleId));
+            Messages.ShuffleLocations l = (Messages.ShuffleLocations) Wire.reply(plugin.ask(Wire.pack(
+                    new Messages.LookupShuffle(shuffleId))));
             ShuffleDirectory d = ShuffleDirectory.of(l);
             directories.put(shuffleId, d);
             return d;
@@ -221,7 +222,7 @@ public final class ExecutorRuntime implements AutoCloseable {
         }
         if (ensured.add(stage)) {
             try {
-                plugin.ask(new Messages.EnsureStage(stage.stageId(), stage.attempt(), executorId));
+                plugin.ask(Wire.pack(new Messages.EnsureStage(stage.stageId(), stage.attempt(), executorId)));
             } catch (Exception e) {
                 LOG.warn("Executor {} could not ask the driver for the channels of {}", executorId, stage, e);
             }
@@ -300,8 +301,8 @@ public final class ExecutorRuntime implements AutoCloseable {
         ensured.remove(key);
         stageEnds.execute(() -> channels.end(key, ended -> {
             try {
-                plugin.send(new Messages.StageReport(executorId, e.stageId(), e.attempt(), ended.destroyCalls(),
-                        ended.channelsDestroyed(), metrics.snapshot()));
+                plugin.send(Wire.pack(new Messages.StageReport(executorId, e.stageId(), e.attempt(),
+                        ended.destroyCalls(), ended.channelsDestroyed(), metrics.snapshot())));
             } catch (IOException ex) {
                 LOG.warn("Executor {} could not report the end of {}", executorId, key, ex);
             }
@@ -324,7 +325,7 @@ public final class ExecutorRuntime implements AutoCloseable {
                 return;
             }
             try {
-                plugin.send(new Messages.MetricsReport(executorId, now));
+                plugin.send(Wire.pack(new Messages.MetricsReport(executorId, now)));
                 lastTaskReport = now;
             } catch (IOException e) {
                 LOG.warn("Executor {} could not report its shuffle metrics", executorId, e);

@@ -3,20 +3,21 @@ package org.apache.spark.shuffle.hcomm.internal;
 import java.io.Serializable;
 import java.util.List;
 
-import org.apache.spark.rpc.RpcEndpointRef;
 
 /**
  * What the driver and the executors say to each other. Executors ask the driver through the plugin's RPC
  * ({@code PluginContext.ask/send}); the driver tells executors through each executor's {@link ExecutorAgent}.
- * All are Java-serialised by Spark's RPC.
+ * They travel packed by {@link Wire}, so Spark's RPC only ever sees JDK and Spark classes.
  */
 final class Messages {
     private Messages() {
     }
 
-    /** Executor → driver at start: where its endpoint is, and where to tell it things. Reply: {@link Ack}. */
-    record RegisterExecutor(String executorId, String host, byte[] endpoint, int port, RpcEndpointRef agent)
-            implements Serializable {
+    /**
+     * Executor → driver at start: where its endpoint is; the agent's endpoint reference (where to tell it things)
+     * rides along in the {@link Wire} packet. Reply: {@link Ack}.
+     */
+    record RegisterExecutor(String executorId, String host, byte[] endpoint, int port) implements Serializable {
     }
 
     /**
