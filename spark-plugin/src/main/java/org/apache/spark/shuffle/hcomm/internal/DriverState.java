@@ -3,8 +3,10 @@ package org.apache.spark.shuffle.hcomm.internal;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 import org.apache.spark.rpc.RpcEndpointRef;
 import org.slf4j.Logger;
@@ -25,16 +27,21 @@ public final class DriverState {
     }
 
     private static final class StagePlan {
-        final List<String> members = new ArrayList<>();
-        boolean ended;
+        final Set<String> members = new LinkedHashSet<>();
+        long registrationsSeen = -1; // the registration count when the mesh was last extended
     }
+
+    /** Stage attempts remembered after their end (so late provisioning does not recreate channels): bounded. */
+    private static final int ENDED_KEPT = 4096;
 
     private final String appTag;
     private final ShuffleMetrics metrics = ShuffleMetrics.forDriver();
     private final Map<String, ExecutorInfo> executors = new LinkedHashMap<>();
     private final Map<Integer, Map<Long, Location>> shuffles = new HashMap<>();
     private final Map<StageChannels.StageKey, StagePlan> stages = new HashMap<>();
-    private final Map<StageChannels.StageKey, Integer> destroyCalls = new HashMap<>();
+    private final Map<StageChannels.StageKey, Boolean> ended = boundedMap();
+    private final Map<StageChannels.StageKey, Integer> destroyCalls = boundedMap();
+    private long registrations; // executors registered so far; a plan needs extending only when it moved
 
     DriverState() {
         // channel names carry the application, so two applications on the same hosts never pair up
@@ -79,6 +86,7 @@ public final class DriverState {
             throw new IllegalArgumentException("executor " + r.executorId() + " registered without its agent");
         }
         executors.put(r.executorId(), new ExecutorInfo(r.executorId(), r.host(), r.endpoint(), r.port(), agent));
+        registrations++;
         LOG.info("HComm shuffle: executor {} registered its endpoint on {}:{}", r.executorId(), r.host(), r.port());
     }
 
@@ -114,10 +122,14 @@ public final class DriverState {
     void provision(StageChannels.StageKey stage) {
         Map<ExecutorInfo, List<Messages.PeerInfo>> orders = new LinkedHashMap<>();
         synchronized (this) {
-            StagePlan plan = stages.computeIfAbsent(stage, k -> new StagePlan());
-            if (plan.ended) {
+            if (ended.containsKey(stage)) {
                 return;
             }
+            StagePlan plan = stages.computeIfAbsent(stage, k -> new StagePlan());
+            if (plan.registrationsSeen == registrations) {
+                return; // nobody registered since the mesh was built: every EnsureStage after the first is O(1)
+            }
+            plan.registrationsSeen = registrations;
             for (ExecutorInfo joining : executors.values()) {
                 if (plan.members.contains(joining.executorId())) {
                     continue;
@@ -148,11 +160,13 @@ public final class DriverState {
     void endStage(StageChannels.StageKey stage) {
         List<ExecutorInfo> members = new ArrayList<>();
         synchronized (this) {
-            StagePlan plan = stages.computeIfAbsent(stage, k -> new StagePlan());
-            if (plan.ended) {
+            if (ended.put(stage, Boolean.TRUE) != null) {
                 return;
             }
-            plan.ended = true;
+            StagePlan plan = stages.remove(stage);
+            if (plan == null) {
+                return;
+            }
             for (String id : plan.members) {
                 ExecutorInfo e = executors.get(id);
                 if (e != null) {
@@ -163,6 +177,15 @@ public final class DriverState {
         for (ExecutorInfo e : members) {
             e.agent().send(Wire.pack(new Messages.EndStage(stage.stageId(), stage.attempt())));
         }
+    }
+
+    private static <K, V> Map<K, V> boundedMap() {
+        return new LinkedHashMap<>(64, 0.75f, false) {
+            @Override
+            protected boolean removeEldestEntry(Map.Entry<K, V> eldest) {
+                return size() > ENDED_KEPT;
+            }
+        };
     }
 
     synchronized void executorRemoved(String executorId) {
