@@ -17,17 +17,21 @@ import org.openjdk.jmh.runner.options.CommandLineOptions;
 import org.openjdk.jmh.runner.options.OptionsBuilder;
 
 /**
- * Runs {@link ReadThroughputBenchmark} (JSON results) and prints a Markdown table: size, mode, shm GB/s, tcp GB/s,
- * memcpy GB/s, shm/memcpy, and whether the project target holds (reads of at least 1 MiB on the shm path reach at
- * least 80% of memcpy). GB = 10^9 bytes.
+ * Runs {@link ReadThroughputBenchmark} and {@link NettyFetchBenchmark} in one JMH run (JSON results) and prints a
+ * Markdown table: size, mode, shm / tcp / Netty / memcpy GB/s, each transport as a ratio of memcpy, shm over Netty,
+ * and whether the two targets of issue 4 hold for reads of at least 1 MiB: shm at least 80% of memcpy, and at least
+ * 5x Netty's fetch throughput. GB = 10^9 bytes.
  *
  * <p>Arguments are JMH's own ({@code -f 1 -wi 2 -i 3 -w 1s -r 1s -p size=1048576 -rff out.json ...}). Without a
- * benchmark pattern it runs {@code ReadThroughputBenchmark}; without {@code -rf}/{@code -rff} it writes JSON to
+ * benchmark pattern it runs both benchmarks — {@code NettyFetchBenchmark} only when Spark is on the class path,
+ * i.e. from the Maven class path ({@code mvn -o -B -Pread-bench -pl benchmarks -am -DskipTests verify}), not from
+ * the shaded {@code benchmarks.jar}, which leaves Spark out; without {@code -rf}/{@code -rff} it writes JSON to
  * {@code read-throughput.json}. The table is also written next to the JSON file ({@code .md}).
  */
 public final class ReadThroughputReport {
     static final double TARGET = 0.80;
     static final int TARGET_MIN_SIZE = 1 << 20;
+    static final double NETTY_TARGET = 5.0;
 
     private ReadThroughputReport() {}
 
@@ -40,6 +44,13 @@ public final class ReadThroughputReport {
         ChainedOptionsBuilder options = new OptionsBuilder().parent(cmd);
         if (cmd.getIncludes().isEmpty()) {
             options.include(ReadThroughputBenchmark.class.getName() + "\\.");
+            if (sparkPresent()) {
+                options.include(NettyFetchBenchmark.class.getName() + "\\.");
+            } else {
+                System.err.println("Spark is not on the class path (the shaded benchmarks.jar leaves it out): "
+                        + "skipping NettyFetchBenchmark; run mvn -o -B -Pread-bench -pl benchmarks -am -DskipTests "
+                        + "verify for it");
+            }
         }
         if (!cmd.getResultFormat().hasValue()) {
             options.resultFormat(ResultFormatType.JSON);
@@ -59,6 +70,16 @@ public final class ReadThroughputReport {
         }
     }
 
+    private static boolean sparkPresent() {
+        try {
+            Class.forName("org.apache.spark.network.netty.NettyBlockTransferService", false,
+                    ReadThroughputReport.class.getClassLoader());
+            return true;
+        } catch (ClassNotFoundException | LinkageError e) {
+            return false;
+        }
+    }
+
     /** One score in bytes/s with its error (99.9% half-width, NaN when there are too few samples). */
     record Score(double bytesPerSecond, double error) {}
 
@@ -71,34 +92,63 @@ public final class ReadThroughputReport {
             String method = bench.substring(bench.lastIndexOf('.') + 1);
             int size = Integer.parseInt(rr.getParams().getParam("size"));
             String mode = rr.getParams().getParam("mode");
-            String column = method.equals("memcpy") ? "memcpy" : rr.getParams().getParam("path");
+            String column = method.equals("memcpy") ? "memcpy"
+                    : method.equals("nettyFetch") ? "netty" : rr.getParams().getParam("path");
             rows.computeIfAbsent(size, k -> new TreeMap<>(ReadThroughputReport::modeOrder))
                     .computeIfAbsent(mode, k -> new TreeMap<>()).put(column, bytesPerSecond(rr, size, mode));
         }
         StringBuilder sb = new StringBuilder();
-        sb.append("| size | mode | shm GB/s | tcp GB/s | memcpy GB/s | shm/memcpy | target (>= 1 MiB: shm >= 80% memcpy) |\n");
-        sb.append("|---:|:---|---:|---:|---:|---:|:---|\n");
+        sb.append("| size | mode | shm GB/s | tcp GB/s | Netty GB/s | memcpy GB/s | shm/memcpy | tcp/memcpy "
+                + "| Netty/memcpy | shm/Netty | target (>= 1 MiB): shm >= 80% memcpy | target (>= 1 MiB): shm >= 5x "
+                + "Netty |\n");
+        sb.append("|---:|:---|---:|---:|---:|---:|---:|---:|---:|---:|:---|:---|\n");
         for (Map.Entry<Integer, Map<String, Map<String, Score>>> bySize : rows.entrySet()) {
             int size = bySize.getKey();
             for (Map.Entry<String, Map<String, Score>> byMode : bySize.getValue().entrySet()) {
                 Map<String, Score> cols = byMode.getValue();
                 Score shm = cols.get("shm");
+                Score tcp = cols.get("tcp");
+                Score netty = cols.get("netty");
                 Score memcpy = cols.get("memcpy");
-                String ratio = "-";
-                String target = size < TARGET_MIN_SIZE ? "n/a" : "-";
-                if (shm != null && memcpy != null && memcpy.bytesPerSecond() > 0) {
-                    double r = shm.bytesPerSecond() / memcpy.bytesPerSecond();
-                    ratio = String.format(Locale.ROOT, "%.0f%%", r * 100);
-                    if (size >= TARGET_MIN_SIZE) {
-                        target = r >= TARGET ? "met" : "MISSED";
-                    }
-                }
+                double shmMemcpy = ratio(shm, memcpy);
+                double shmNetty = ratio(shm, netty);
                 sb.append("| ").append(sizeName(size)).append(" | ").append(byMode.getKey()).append(" | ")
-                        .append(gb(shm)).append(" | ").append(gb(cols.get("tcp"))).append(" | ").append(gb(memcpy))
-                        .append(" | ").append(ratio).append(" | ").append(target).append(" |\n");
+                        .append(gb(shm)).append(" | ").append(gb(tcp)).append(" | ").append(gb(netty)).append(" | ")
+                        .append(gb(memcpy)).append(" | ").append(percent(shmMemcpy)).append(" | ")
+                        .append(percent(ratio(tcp, memcpy))).append(" | ").append(percent(ratio(netty, memcpy)))
+                        .append(" | ").append(times(shmNetty)).append(" | ")
+                        .append(target(size, shmMemcpy, TARGET)).append(" | ")
+                        .append(target(size, shmNetty, NETTY_TARGET)).append(" |\n");
             }
         }
         return sb.toString();
+    }
+
+    /** a / b, NaN when either is missing. */
+    static double ratio(Score a, Score b) {
+        if (a == null || b == null || !(b.bytesPerSecond() > 0)) {
+            return Double.NaN;
+        }
+        return a.bytesPerSecond() / b.bytesPerSecond();
+    }
+
+    static String percent(double r) {
+        if (Double.isNaN(r)) {
+            return "-";
+        }
+        return r >= 0.0995 ? String.format(Locale.ROOT, "%.0f%%", r * 100) : String.format(Locale.ROOT, "%.2f%%",
+                r * 100);
+    }
+
+    static String times(double r) {
+        return Double.isNaN(r) ? "-" : String.format(Locale.ROOT, r >= 9.95 ? "%.0fx" : "%.1fx", r);
+    }
+
+    static String target(int size, double r, double goal) {
+        if (size < TARGET_MIN_SIZE) {
+            return "n/a";
+        }
+        return Double.isNaN(r) ? "-" : r >= goal ? "met" : "MISSED";
     }
 
     private static int modeOrder(String a, String b) {

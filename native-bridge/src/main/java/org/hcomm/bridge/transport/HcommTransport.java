@@ -61,6 +61,15 @@ public final class HcommTransport implements Transport {
         return new TransportException(e.call(), e.code(), e.getMessage(), e);
     }
 
+    /** Runs a facade call, turning its unchecked HcommException into the transport's checked one. */
+    private static void translated(Runnable call) throws TransportException {
+        try {
+            call.run();
+        } catch (HcommException e) {
+            throw wrap(e);
+        }
+    }
+
     @Override
     public byte[] endpointDescriptor() {
         return endpoint.descriptor();
@@ -367,29 +376,17 @@ public final class HcommTransport implements Transport {
 
         @Override
         public void read(PeerChannels.PeerChannel channel, long dst, long src, long length) throws TransportException {
-            try {
-                strategy.submit(((Peer) channel).channel, dst, src, length);
-            } catch (HcommException e) {
-                throw wrap(e);
-            }
+            translated(() -> strategy.submit(((Peer) channel).channel, dst, src, length));
         }
 
         @Override
         public void flush() throws TransportException {
-            try {
-                strategy.flush();
-            } catch (HcommException e) {
-                throw wrap(e);
-            }
+            translated(strategy::flush);
         }
 
         @Override
         public void await() throws TransportException {
-            try {
-                strategy.complete();
-            } catch (HcommException e) {
-                throw wrap(e);
-            }
+            translated(strategy::complete);
         }
 
         @Override

@@ -243,8 +243,15 @@ public final class ExecutorRuntime implements AutoCloseable {
         }
     }
 
-    ReadLease borrowReadResources() {
-        int max = (int) Math.max(2, Math.min(receive.totalChunks() / 2, maxBytesInFlight / receive.chunkSize()));
+    /**
+     * Chunks and two read batches for a reader of about {@code bytes} (the tracker's sizes), or null when no chunk
+     * became free within the read timeout. It asks for no more chunks than the bytes need (plus one for the
+     * offsets), nor more than maxBytesInFlight or half the buffer.
+     */
+    ReadLease borrowReadResources(long bytes) {
+        long needed = bytes / receive.chunkSize() + 2;
+        int max = (int) Math.max(2, Math.min(Math.min(receive.totalChunks() / 2, maxBytesInFlight / receive.chunkSize()),
+                needed));
         List<ReceiveBuffer.Chunk> chunks;
         try {
             chunks = receive.borrow(2, max, readTimeoutMs);
@@ -253,8 +260,7 @@ public final class ExecutorRuntime implements AutoCloseable {
             throw new IllegalStateException("interrupted while waiting for receive buffer space", e);
         }
         if (chunks.isEmpty()) {
-            throw new IllegalStateException("no receive buffer space on executor " + executorId + " within "
-                    + readTimeoutMs + " ms (raise " + HcommConf.RECEIVE_BUFFER_SIZE.key() + ")");
+            return null; // the caller falls back (or fails, with fallback `never`)
         }
         ReadBatch[] batches = new ReadBatch[2];
         try {

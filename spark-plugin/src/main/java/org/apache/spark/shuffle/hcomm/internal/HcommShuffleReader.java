@@ -111,9 +111,22 @@ public final class HcommShuffleReader<K, C> implements ShuffleReader<K, C> {
                 }
             }
             if (!oneSided.isEmpty()) {
-                var lease = runtime.borrowReadResources();
-                fetcher = new OneSidedBlockFetcher(runtime, handle.shuffleId(), oneSided, readMetrics,
-                        env.serializerManager(), lease.chunks(), lease.batches());
+                long bytes = 0;
+                for (MapRead r : oneSided) {
+                    for (Tuple3<BlockId, Object, Object> b : r.blocks()) {
+                        bytes += (Long) b._2();
+                    }
+                }
+                var lease = runtime.borrowReadResources(bytes);
+                if (lease != null) {
+                    fetcher = new OneSidedBlockFetcher(runtime, handle.shuffleId(), oneSided, readMetrics,
+                            env.serializerManager(), lease.chunks(), lease.batches());
+                } else {
+                    for (MapRead r : oneSided) {
+                        fallBack(r.owner(), r.blocks(), sparkBlocks, "no free receive buffer chunks within "
+                                + HcommConf.READ_TIMEOUT.key() + " (raise " + HcommConf.RECEIVE_BUFFER_SIZE.key() + ")");
+                    }
+                }
             }
         } finally {
             OneSidedBlockFetcher f = fetcher;
@@ -175,7 +188,7 @@ public final class HcommShuffleReader<K, C> implements ShuffleReader<K, C> {
                 int first = m.getValue().firstKey();
                 int end = m.getValue().lastKey() + 1;
                 oneSided.add(new MapRead(owner, m.getKey(), mapIndex.get(m.getKey()), first, end,
-                        where.indexAddress(), where.dataAddress(), channel));
+                        where.indexAddress(), where.dataAddress(), channel, new ArrayList<>(m.getValue().values())));
             }
             if (!unpublished.isEmpty()) {
                 fallBack(owner, unpublished, sparkBlocks, "map outputs not published in executor "

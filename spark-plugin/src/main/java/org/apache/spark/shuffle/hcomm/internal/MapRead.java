@@ -1,12 +1,17 @@
 package org.apache.spark.shuffle.hcomm.internal;
 
+import java.util.List;
+
+import org.apache.spark.storage.BlockId;
 import org.apache.spark.storage.BlockManagerId;
 import org.hcomm.bridge.transport.PeerChannels;
+import scala.Tuple3;
 
 /**
  * One map output a reduce task reads one-sidedly: the contiguous reduce partitions
- * {@code [firstReduce, endReduce)} of it, found through the owner's published index.
+ * {@code [firstReduce, endReduce)} of it, found through the owner's published index; {@code blocks} are the
+ * tracker's (block, size, map index) entries it covers, for falling back to Spark's fetch.
  */
 record MapRead(BlockManagerId owner, long mapId, int mapIndex, int firstReduce, int endReduce, long indexAddress,
-        long dataAddress, PeerChannels.PeerChannel channel) {
+        long dataAddress, PeerChannels.PeerChannel channel, List<Tuple3<BlockId, Object, Object>> blocks) {
 }

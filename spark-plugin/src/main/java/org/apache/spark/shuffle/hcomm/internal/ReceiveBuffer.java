@@ -53,7 +53,9 @@ final class ReceiveBuffer implements AutoCloseable {
     }
 
     /**
-     * Borrows between {@code min} and {@code max} chunks, waiting up to {@code timeoutMs} for at least {@code min}.
+     * Borrows between {@code min} and {@code max} chunks, but never more than a quarter of what is free (so readers
+     * that run at the same time — several shuffles read by one task, or several tasks — all get chunks), waiting up
+     * to {@code timeoutMs} for at least {@code min}.
      *
      * @return the chunks, or an empty list when not even {@code min} became free in time
      */
@@ -69,7 +71,7 @@ final class ReceiveBuffer implements AutoCloseable {
         if (closed) {
             throw new IllegalStateException("receive buffer is closed");
         }
-        int n = Math.min(max, free.size());
+        int n = Math.max(min, Math.min(max, free.size() / 4));
         List<Chunk> out = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
             out.add(free.poll());

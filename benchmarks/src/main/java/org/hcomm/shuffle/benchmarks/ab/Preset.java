@@ -1,0 +1,138 @@
+package org.hcomm.shuffle.benchmarks.ab;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.function.Function;
+
+/**
+ * What one invocation of the suite runs: the matrix (workloads x sizes x executor counts x serializers), the
+ * configurations alternated within each cell, and the repetitions. Chosen with {@code -Dab.preset=smoke|quick|full};
+ * any dimension can be overridden with {@code -Dab.workloads=}, {@code -Dab.sizes=} (e.g. {@code 512m,1g}),
+ * {@code -Dab.executors=}, {@code -Dab.serializers=}, {@code -Dab.configs=}, {@code -Dab.reps=},
+ * {@code -Dab.warmup=}, {@code -Dab.hcommConf=}.
+ */
+record Preset(String name, List<String> workloads, List<Long> sizesMb, List<Integer> executors,
+        List<String> serializers, List<ShuffleConfig> configs, int reps, boolean warmup,
+        Map<String, String> hcommConf) {
+
+    /**
+     * Extra settings of the hcomm configurations, by default a workaround: with the default 64m receive buffer a
+     * reduce task that reads three or more shuffles at once (a Spark SQL stage of chained sort-merge joins, e.g.
+     * TPC-H Q18) waits for receive-buffer chunks its own earlier readers hold until the task ends, and fails after
+     * readTimeout ("no receive buffer space on executor N within 60000 ms"). {@code -Dab.hcommConf=none} runs the
+     * plugin's defaults; {@code -Dab.hcommConf=key=value,key=value} sets others.
+     */
+    static final Map<String, String> DEFAULT_HCOMM_CONF = Map.of("spark.shuffle.hcomm.receiveBufferSize", "256m");
+
+    static final List<String> ALL_WORKLOADS = List.of("terasort", "aggregation", "join", "tpch");
+    static final List<ShuffleConfig> ALL_CONFIGS = List.of(ShuffleConfig.values());
+
+    static Preset named(String name) {
+        return switch (name) {
+            case "smoke" -> new Preset("smoke", ALL_WORKLOADS, List.of(24L), List.of(2), List.of("kryo"),
+                    ALL_CONFIGS, 1, false, DEFAULT_HCOMM_CONF);
+            case "quick" -> new Preset("quick", ALL_WORKLOADS, List.of(512L), List.of(2), List.of("kryo"),
+                    ALL_CONFIGS, 3, true, DEFAULT_HCOMM_CONF);
+            case "full" -> new Preset("full", ALL_WORKLOADS, List.of(1024L, 4096L), List.of(2, 4),
+                    List.of("java", "kryo"), ALL_CONFIGS, 3, true, DEFAULT_HCOMM_CONF);
+            default -> throw new IllegalArgumentException("unknown preset '" + name + "' (smoke, quick, full)");
+        };
+    }
+
+    /** The preset named by {@code ab.preset} (default quick) with the {@code ab.*} overrides applied. */
+    static Preset fromSystemProperties() {
+        Preset p = named(prop("ab.preset", "quick"));
+        List<String> workloads = list("ab.workloads", p.workloads, s -> {
+            Workload.of(s);
+            return s;
+        });
+        List<Long> sizes = list("ab.sizes", p.sizesMb, Preset::parseMb);
+        List<Integer> executors = list("ab.executors", p.executors, Integer::parseInt);
+        List<String> serializers = list("ab.serializers", p.serializers, s -> {
+            if (!s.equals("java") && !s.equals("kryo")) {
+                throw new IllegalArgumentException("ab.serializers: '" + s + "' (allowed: java, kryo)");
+            }
+            return s;
+        });
+        List<ShuffleConfig> configs = list("ab.configs", p.configs, ShuffleConfig::of);
+        int reps = Integer.parseInt(prop("ab.reps", String.valueOf(p.reps)));
+        boolean warmup = Boolean.parseBoolean(prop("ab.warmup", String.valueOf(p.warmup)));
+        Map<String, String> hcommConf = p.hcommConf;
+        String extra = prop("ab.hcommConf", "");
+        if (extra.equals("none")) {
+            hcommConf = Map.of();
+        } else if (!extra.isEmpty()) {
+            hcommConf = new LinkedHashMap<>();
+            for (String kv : extra.split(",")) {
+                int eq = kv.indexOf('=');
+                if (eq <= 0 || !kv.trim().startsWith("spark.")) {
+                    throw new IllegalArgumentException("ab.hcommConf: '" + kv + "' is not key=value");
+                }
+                hcommConf.put(kv.substring(0, eq).trim(), kv.substring(eq + 1).trim());
+            }
+        }
+        return new Preset(p.name, workloads, sizes, executors, serializers, configs, reps, warmup, hcommConf);
+    }
+
+    /** The cells in run order. */
+    List<Cell> cells() {
+        List<Cell> out = new ArrayList<>();
+        for (String w : workloads) {
+            for (long mb : sizesMb) {
+                for (int n : executors) {
+                    for (String s : serializers) {
+                        out.add(new Cell(w, mb, n, s));
+                    }
+                }
+            }
+        }
+        return out;
+    }
+
+    int runs() {
+        return cells().size() * configs.size() * reps;
+    }
+
+    static long parseMb(String s) {
+        String t = s.trim().toLowerCase(Locale.ROOT);
+        if (t.endsWith("g")) {
+            return Long.parseLong(t.substring(0, t.length() - 1)) * 1024;
+        }
+        if (t.endsWith("m")) {
+            return Long.parseLong(t.substring(0, t.length() - 1));
+        }
+        return Long.parseLong(t);
+    }
+
+    static String formatMb(long mb) {
+        return mb % 1024 == 0 ? (mb / 1024) + " GB" : mb + " MB";
+    }
+
+    private static String prop(String key, String dflt) {
+        String v = System.getProperty(key);
+        return v == null || v.isBlank() || v.startsWith("${") ? dflt : v.trim();
+    }
+
+    private static <T> List<T> list(String key, List<T> dflt, Function<String, T> parse) {
+        String v = System.getProperty(key);
+        if (v == null || v.isBlank() || v.startsWith("${")) {
+            return dflt;
+        }
+        return Arrays.stream(v.split(",")).map(String::trim).filter(s -> !s.isEmpty()).map(parse).toList();
+    }
+
+    /** One cell of the matrix: the configurations alternate within it. */
+    record Cell(String workload, long targetMb, int executors, String serializer) {
+        String label() {
+            return workload + " " + formatMb(targetMb) + ", " + executors + " executors, " + serializer;
+        }
+
+        String fileStem() {
+            return workload + "-" + targetMb + "m-" + executors + "x-" + serializer;
+        }
+    }
+}

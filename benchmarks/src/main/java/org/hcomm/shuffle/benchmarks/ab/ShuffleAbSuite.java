@@ -1,0 +1,216 @@
+package org.hcomm.shuffle.benchmarks.ab;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.stream.Stream;
+
+/**
+ * The Spark shuffle A/B suite (issue 4 §1): every configuration on the same generated data in the same run,
+ * alternating them (builtin, builtin-network, hcomm, hcomm-tcp, builtin, …) within each cell of the matrix
+ * workloads x sizes x executor counts x serializers, several repetitions each. Writes one JSON file per run
+ * ({@code <out>/ab/runs/}), {@code <out>/ab/summary.md} (medians with min–max, ratios to builtin and
+ * builtin-network) and {@code <out>/ab/ratio.png}; fails (exit code 1) when a run failed or answers differ.
+ *
+ * <p>Arguments: {@code outputDir} (benchmarks/target); the matrix comes from {@code -Dab.preset} and the
+ * overrides described in {@link Preset}.
+ */
+public final class ShuffleAbSuite {
+    /** Rough cost model for the start-up estimate: seconds per run besides the data, and per MB of shuffle. */
+    static final double SECONDS_PER_RUN = 7;
+    /** Per workload: seconds of job time besides the data, and per MB of shuffle (measured on 2 cores, 2 executors). */
+    static final Map<String, double[]> JOB_SECONDS = Map.of("terasort", new double[] {2, 0.02},
+            "aggregation", new double[] {1.5, 0.016}, "join", new double[] {2, 0.027}, "tpch", new double[] {14, 0.07});
+    static final long WARMUP_MB = 16;
+
+    private ShuffleAbSuite() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        Path out = Path.of(args.length > 0 ? args[0] : "target").resolve("ab");
+        Path runsDir = out.resolve("runs");
+        Preset preset = Preset.fromSystemProperties();
+        Files.createDirectories(runsDir);
+        try (Stream<Path> old = Files.list(runsDir)) {
+            for (Path p : old.filter(p -> p.toString().endsWith(".json")).toList()) {
+                Files.delete(p);
+            }
+        }
+        String machine = String.format(Locale.ROOT, "%s, %d cores, Java %s", hostName(),
+                Runtime.getRuntime().availableProcessors(), System.getProperty("java.version"));
+        printPlan(preset, machine);
+
+        long start = System.nanoTime();
+        if (preset.warmup()) {
+            System.out.println("warm-up (driver JVM only, discarded): each workload at " + WARMUP_MB + " MB, builtin");
+            for (String w : preset.workloads()) {
+                Preset.Cell cell = new Preset.Cell(w, WARMUP_MB, preset.executors().get(0),
+                        preset.serializers().get(0));
+                Runner.run(Workload.of(w), cell, ShuffleConfig.BUILTIN, Map.of(), -1, -1);
+            }
+        }
+
+        List<RunResult> results = new ArrayList<>();
+        int total = preset.runs();
+        int sequence = 0;
+        for (Preset.Cell cell : preset.cells()) {
+            Workload workload = Workload.of(cell.workload());
+            System.out.println("== " + cell.label() + ": " + workload.describe(cell.targetMb()));
+            for (int rep = 0; rep < preset.reps(); rep++) {
+                for (ShuffleConfig config : preset.configs()) {
+                    sequence++;
+                    RunResult r;
+                    String startedAt = java.time.Instant.now().toString();
+                    try {
+                        r = Runner.run(workload, cell, config, preset.hcommConf(), rep, sequence);
+                    } catch (Exception | OutOfMemoryError e) {
+                        e.printStackTrace();
+                        r = RunResult.failed(cell, config, rep, sequence, startedAt, e.toString());
+                    }
+                    results.add(r);
+                    Files.writeString(runsDir.resolve(String.format(Locale.ROOT, "%03d-%s-r%d-%s.json", sequence,
+                            cell.fileStem(), rep, config.label())), Json.write(r.toJson()), StandardCharsets.UTF_8);
+                    double elapsed = (System.nanoTime() - start) / 1e9;
+                    System.out.println(progressLine(r, sequence, total, elapsed));
+                }
+            }
+        }
+        double wall = (System.nanoTime() - start) / 1e9;
+
+        Map<Preset.Cell, String> checks = new LinkedHashMap<>();
+        List<String> warnings = new ArrayList<>();
+        boolean failed = check(preset, results, checks, warnings);
+        String md = SummaryReport.markdown(preset, results, checks, warnings, wall, machine);
+        Files.writeString(out.resolve("summary.md"), md, StandardCharsets.UTF_8);
+        RatioChart.write(preset, results, out.resolve("ratio.png"));
+        System.out.println();
+        System.out.println(md);
+        System.out.printf(Locale.ROOT, "wall time %.1f min; wrote %s, %s and %d run files in %s%n", wall / 60,
+                out.resolve("summary.md"), out.resolve("ratio.png"), results.size(), runsDir);
+        if (failed) {
+            System.out.println("A/B SUITE FAILED: " + String.join("; ", warnings));
+        }
+        System.exit(failed ? 1 : 0);
+    }
+
+    /**
+     * Answers must be identical across configurations (and across executor counts and serializers: the data
+     * depends only on workload and size). Returns whether the suite failed; plugin anomalies become warnings.
+     */
+    static boolean check(Preset preset, List<RunResult> results, Map<Preset.Cell, String> checks,
+            List<String> warnings) {
+        boolean failed = false;
+        Map<String, Long> reference = new LinkedHashMap<>();
+        for (Preset.Cell cell : preset.cells()) {
+            List<RunResult> mine = results.stream().filter(r -> r.cell().equals(cell)).toList();
+            List<RunResult> ok = mine.stream().filter(RunResult::ok).toList();
+            String key = cell.workload() + "/" + cell.targetMb();
+            Map<Long, List<String>> byChecksum = new LinkedHashMap<>();
+            for (RunResult r : ok) {
+                byChecksum.computeIfAbsent(r.checksum(), k -> new ArrayList<>()).add(r.config().label() + "#" + r.rep());
+            }
+            Long ref = reference.get(key);
+            if (ok.isEmpty()) {
+                checks.put(cell, "no successful run");
+            } else if (byChecksum.size() == 1 && (ref == null || ref.equals(ok.get(0).checksum()))) {
+                reference.putIfAbsent(key, ok.get(0).checksum());
+                checks.put(cell, String.format(Locale.ROOT, "identical in all %d successful runs (checksum %016x, "
+                        + "%,d records)", ok.size(), ok.get(0).checksum(), ok.get(0).records()));
+            } else {
+                failed = true;
+                StringBuilder sb = new StringBuilder("DIFFER:");
+                byChecksum.forEach((c, who) -> sb.append(String.format(Locale.ROOT, " %016x in %s;", c, who)));
+                if (ref != null) {
+                    sb.append(String.format(Locale.ROOT, " other cells of %s: %016x", key, ref));
+                }
+                checks.put(cell, sb.toString());
+                warnings.add("answers differ in " + cell.label() + ": " + sb);
+            }
+            for (RunResult r : mine) {
+                String who = cell.label() + ", " + r.config().label() + " rep " + r.rep();
+                if (!r.ok()) {
+                    failed = true;
+                    warnings.add("run failed: " + who + ": " + r.error());
+                    continue;
+                }
+                if (r.failedTasks() > 0) {
+                    warnings.add(who + ": " + r.failedTasks() + " failed task attempt(s) (the job still succeeded)");
+                }
+                if (r.config().isHcomm()) {
+                    if (r.fallbackBytes() > 0) {
+                        warnings.add(who + ": " + r.fallbackBytes() + " bytes read by fallback with fallback=never");
+                    }
+                    if (r.oneSidedBytes() == 0 && r.remoteBytes() > 0) {
+                        warnings.add(who + ": no byte read one-sidedly although " + r.remoteBytes()
+                                + " remote bytes were read");
+                    }
+                    if (r.hcomm().containsKey("notSettledAfterMs") || r.hcomm().getOrDefault("channelsLive", 0L) != 0) {
+                        warnings.add(who + ": plugin metrics did not settle (channelsLive="
+                                + r.hcomm().getOrDefault("channelsLive", -1L) + ")");
+                    }
+                    long oneSided = r.oneSidedBytes();
+                    if (oneSided > 0 && Math.abs(oneSided - r.remoteBytes()) > Math.max(1, r.remoteBytes() / 100)) {
+                        warnings.add(String.format(Locale.ROOT, "%s: bytesReadOneSided %,d differs from Spark's "
+                                + "remote bytes read %,d", who, oneSided, r.remoteBytes()));
+                    }
+                }
+            }
+        }
+        return failed;
+    }
+
+    static void printPlan(Preset preset, String machine) {
+        double seconds = 0;
+        for (Preset.Cell cell : preset.cells()) {
+            seconds += preset.configs().size() * preset.reps()
+                    * (SECONDS_PER_RUN + jobSeconds(cell.workload(), cell.targetMb()));
+        }
+        if (preset.warmup()) {
+            for (String w : preset.workloads()) {
+                seconds += SECONDS_PER_RUN + jobSeconds(w, WARMUP_MB);
+            }
+        }
+        System.out.printf(Locale.ROOT, "shuffle A/B suite, preset %s on %s%n  workloads %s; sizes %s; executors %s; "
+                + "serializers %s; configurations %s; %d rep(s)%n  hcomm settings %s%n  %d cells, %d runs; estimated wall time %.0f min "
+                + "(about %.0f s per run besides ~%.0f s start-up)%n", preset.name(), machine, preset.workloads(),
+                preset.sizesMb().stream().map(Preset::formatMb).toList(), preset.executors(), preset.serializers(),
+                preset.configs().stream().map(ShuffleConfig::label).toList(), preset.reps(),
+                preset.hcommConf().isEmpty() ? "(plugin defaults)" : preset.hcommConf(), preset.cells().size(),
+                preset.runs(), seconds / 60, Math.max(0, seconds / Math.max(1, preset.runs()) - SECONDS_PER_RUN),
+                SECONDS_PER_RUN);
+    }
+
+    static double jobSeconds(String workload, long mb) {
+        double[] c = JOB_SECONDS.get(workload);
+        return c[0] + c[1] * mb;
+    }
+
+    static String progressLine(RunResult r, int sequence, int total, double elapsed) {
+        double eta = elapsed / sequence * (total - sequence);
+        if (!r.ok()) {
+            return String.format(Locale.ROOT, "[%d/%d] %-16s rep %d FAILED: %s", sequence, total,
+                    r.config().label(), r.rep(), r.error());
+        }
+        return String.format(Locale.ROOT, "[%d/%d] %-16s rep %d  job %6.2f s  reduce %6.2f s  fetch wait %5.2f s  "
+                + "reduce cpu %5.2f s  shuffle %5.0f MB  one-sided %5.0f MB  fallback %d  channels %d/%d  "
+                + "checksum %016x  (elapsed %.1f min, ~%.1f min left)", sequence, total, r.config().label(), r.rep(),
+                r.jobSec(), r.reduceSec(), r.fetchWaitSec(), r.reduceCpuSec(), r.shuffleWriteBytes() / 1e6,
+                r.oneSidedBytes() / 1e6, r.fallbackBytes(), r.hcomm().getOrDefault("channelsCreated", 0L),
+                r.hcomm().getOrDefault("channelsDestroyed", 0L), r.checksum(), elapsed / 60, eta / 60);
+    }
+
+    private static String hostName() {
+        try {
+            return InetAddress.getLocalHost().getHostName();
+        } catch (IOException e) {
+            return "localhost";
+        }
+    }
+}

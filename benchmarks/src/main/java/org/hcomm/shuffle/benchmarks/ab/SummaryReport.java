@@ -1,0 +1,136 @@
+package org.hcomm.shuffle.benchmarks.ab;
+
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/** The Markdown summary: an overview of reduce-stage ratios, then one table per cell with medians and min–max. */
+final class SummaryReport {
+    private SummaryReport() {
+    }
+
+    static String markdown(Preset preset, List<RunResult> results, Map<Preset.Cell, String> checks,
+            List<String> warnings, double wallSec, String machine) {
+        StringBuilder sb = new StringBuilder();
+        sb.append("# Shuffle A/B suite — preset `").append(preset.name()).append("`\n\n");
+        sb.append(String.format(Locale.ROOT, "%s. %d runs in %.1f min; %d repetition(s) per cell, configurations "
+                + "alternating %s within each repetition; a fresh application (local-cluster, executors of %d MB, "
+                + "1 core each) per run. Values are the median over the repetitions with (min–max).%n%n",
+                machine, results.size(), wallSec / 60, preset.reps(),
+                String.join(" → ", preset.configs().stream().map(ShuffleConfig::label).toList()), Runner.EXECUTOR_MB));
+        sb.append("The hcomm configurations ran with `spark.shuffle.hcomm.fallback=never`");
+        preset.hcommConf().forEach((k, v) -> sb.append(", `").append(k).append('=').append(v).append('`'));
+        sb.append(preset.hcommConf().containsKey("spark.shuffle.hcomm.receiveBufferSize")
+                ? " (a workaround: with the default 64m receive buffer a reduce task that reads three shuffles at once "
+                        + "starves on its own readers' chunks — see `Preset.DEFAULT_HCOMM_CONF`)" : "")
+                .append("; hcomm-tcp also with `spark.executorEnv.HCOMM_SOFT_FORCE_TCP=1` (checked in the executors). "
+                        + "Shuffle data of the SQL workload is serialised by Spark SQL's row serializer whatever "
+                        + "`spark.serializer` says.\n\n");
+        sb.append("*Reduce-stage time* is the wall time during which a stage that reads shuffle data was running "
+                + "(the union of those stages' intervals when a job has several); *fetch wait share* is Spark's fetch wait time over those stages' task time. *One-sided* "
+                + "and *fallback* are the plugin's `bytesReadOneSided` / `bytesReadFallback` (remote bytes only; "
+                + "executor-local blocks are read from the local file in every configuration).\n\n");
+
+        sb.append("## Checks\n\n");
+        if (warnings.isEmpty()) {
+            sb.append("All runs succeeded; answers identical across configurations; the hcomm configurations read "
+                    + "every remote byte one-sidedly (no fallback bytes) and ended with no live channels.\n\n");
+        } else {
+            for (String w : warnings) {
+                sb.append("- ").append(w).append('\n');
+            }
+            sb.append('\n');
+        }
+        sb.append("## Reduce-stage time relative to builtin\n\n");
+        sb.append("| workload | size | executors | serializer |");
+        for (ShuffleConfig c : preset.configs()) {
+            sb.append(' ').append(c.label()).append(" |");
+        }
+        sb.append(" answers |\n|---|---|---|---|");
+        sb.append("---|".repeat(preset.configs().size())).append("---|\n");
+        for (Preset.Cell cell : preset.cells()) {
+            List<RunResult> mine = results.stream().filter(r -> r.cell().equals(cell)).toList();
+            Map<ShuffleConfig, Stats> reduce = reduceStats(preset, mine);
+            double base = reduce.containsKey(ShuffleConfig.BUILTIN) ? reduce.get(ShuffleConfig.BUILTIN).median()
+                    : Double.NaN;
+            sb.append("| ").append(cell.workload()).append(" | ").append(Preset.formatMb(cell.targetMb()))
+                    .append(" | ").append(cell.executors()).append(" | ").append(cell.serializer()).append(" |");
+            for (ShuffleConfig c : preset.configs()) {
+                Stats s = reduce.get(c);
+                if (s.n() == 0) {
+                    sb.append(" failed |");
+                } else if (c == ShuffleConfig.BUILTIN || Double.isNaN(base)) {
+                    sb.append(String.format(Locale.ROOT, " %.2f s |", s.median()));
+                } else {
+                    sb.append(String.format(Locale.ROOT, " **%.2f×** (%.2f s) |", s.median() / base, s.median()));
+                }
+            }
+            sb.append(' ').append(checks.getOrDefault(cell, "?").startsWith("identical") ? "identical" : "**DIFFER**")
+                    .append(" |\n");
+        }
+
+        for (Preset.Cell cell : preset.cells()) {
+            List<RunResult> mine = results.stream().filter(r -> r.cell().equals(cell)).toList();
+            sb.append("\n## ").append(cell.label()).append("\n\n");
+            sb.append(Workload.of(cell.workload()).describe(cell.targetMb())).append(". Answers: ")
+                    .append(checks.getOrDefault(cell, "?")).append(".\n\n");
+            sb.append("| configuration | job s | reduce stage s | fetch wait s | fetch wait share | reduce CPU s | "
+                    + "shuffle MB written | one-sided MB | fallback MB | channels created / destroyed | "
+                    + "reduce / builtin | reduce / builtin-network |\n");
+            sb.append("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+            Map<ShuffleConfig, Stats> reduce = reduceStats(preset, mine);
+            for (ShuffleConfig c : preset.configs()) {
+                List<RunResult> rc = mine.stream().filter(r -> r.config() == c).toList();
+                sb.append("| ").append(c.label());
+                long failed = rc.stream().filter(r -> !r.ok()).count();
+                if (failed > 0) {
+                    sb.append(" (").append(failed).append(" failed)");
+                }
+                sb.append(" | ").append(Stats.of(rc, RunResult::jobSec).format("%.2f"))
+                        .append(" | ").append(Stats.of(rc, RunResult::reduceSec).format("%.2f"))
+                        .append(" | ").append(Stats.of(rc, RunResult::fetchWaitSec).format("%.2f"))
+                        .append(" | ").append(Stats.of(rc, r -> 100 * r.fetchWaitShare()).format("%.0f%%"))
+                        .append(" | ").append(Stats.of(rc, RunResult::reduceCpuSec).format("%.2f"))
+                        .append(" | ").append(Stats.of(rc, r -> r.shuffleWriteBytes() / 1e6).format("%.0f"))
+                        .append(" | ").append(c.isHcomm()
+                                ? Stats.of(rc, r -> r.oneSidedBytes() / 1e6).format("%.0f") : "–")
+                        .append(" | ").append(c.isHcomm()
+                                ? Stats.of(rc, r -> r.fallbackBytes() / 1e6).format("%.0f") : "–")
+                        .append(" | ").append(c.isHcomm() ? Stats.of(rc,
+                                r -> r.hcomm().getOrDefault("channelsCreated", 0L)).format("%.0f") + " / "
+                                + Stats.of(rc, r -> r.hcomm().getOrDefault("channelsDestroyed", 0L)).format("%.0f")
+                                : "–")
+                        .append(" | ").append(ratio(reduce, c, ShuffleConfig.BUILTIN))
+                        .append(" | ").append(ratio(reduce, c, ShuffleConfig.BUILTIN_NETWORK)).append(" |\n");
+            }
+            for (RunResult r : mine) {
+                if (!r.ok()) {
+                    sb.append("\n- ").append(r.config().label()).append(" rep ").append(r.rep()).append(" failed: `")
+                            .append(r.error().replace('\n', ' ').replace("`", "'")).append("`");
+                }
+            }
+            if (mine.stream().anyMatch(r -> !r.ok())) {
+                sb.append('\n');
+            }
+        }
+        return sb.toString();
+    }
+
+    static Map<ShuffleConfig, Stats> reduceStats(Preset preset, List<RunResult> cellRuns) {
+        Map<ShuffleConfig, Stats> out = new LinkedHashMap<>();
+        for (ShuffleConfig c : preset.configs()) {
+            out.put(c, Stats.of(cellRuns.stream().filter(r -> r.config() == c).toList(), RunResult::reduceSec));
+        }
+        return out;
+    }
+
+    private static String ratio(Map<ShuffleConfig, Stats> reduce, ShuffleConfig c, ShuffleConfig base) {
+        Stats b = reduce.get(base);
+        Stats s = reduce.get(c);
+        if (b == null || s == null || b.n() == 0 || s.n() == 0) {
+            return "–";
+        }
+        return String.format(Locale.ROOT, "%.2f", s.median() / b.median());
+    }
+}

@@ -1,0 +1,41 @@
+package org.hcomm.shuffle.benchmarks.ab;
+
+import java.util.Map;
+
+import org.apache.spark.sql.SparkSession;
+
+/**
+ * One workload of the A/B suite. It generates its data deterministically (seeded, inside the executors) from the
+ * target shuffle size alone, so every configuration, serializer and executor count shuffles the same data, and
+ * returns an order-independent checksum of its answer.
+ */
+public interface Workload {
+    /** Short name used in file names, tables and the chart. */
+    String name();
+
+    /** One line saying what runs at this size (for the report). */
+    String describe(long targetMb);
+
+    /** Runs the workload (the timed part) on a fresh application. */
+    Answer run(SparkSession spark, long targetMb) throws Exception;
+
+    /** What a workload returns: the checksum, how many result records it covers, and workload-specific details. */
+    record Answer(long checksum, long records, Map<String, Object> detail) {
+    }
+
+    /** Map and reduce partitions for a target size: about 32 MB of shuffle data per partition, at least 8. */
+    static int partitions(long targetMb) {
+        return (int) Math.max(8, (targetMb + 31) / 32);
+    }
+
+    static Workload of(String name) {
+        return switch (name) {
+            case "terasort" -> new TeraSort();
+            case "aggregation" -> new Aggregation();
+            case "join" -> new Join();
+            case "tpch" -> new TpchSql();
+            default -> throw new IllegalArgumentException("unknown workload '" + name
+                    + "' (allowed: terasort, aggregation, join, tpch)");
+        };
+    }
+}

@@ -1,0 +1,76 @@
+package org.apache.spark.shuffle.hcomm.internal;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+
+import org.hcomm.bridge.transport.Region;
+import org.junit.jupiter.api.Test;
+
+class ReceiveBufferTest {
+
+    /** A region over plain direct memory: the receive buffer only needs an address-like number and a view. */
+    private static Region region(int bytes) {
+        ByteBuffer memory = ByteBuffer.allocateDirect(bytes);
+        return new Region() {
+            @Override
+            public String tag() {
+                return "test";
+            }
+
+            @Override
+            public long address() {
+                return 1L << 20;
+            }
+
+            @Override
+            public long size() {
+                return bytes;
+            }
+
+            @Override
+            public ByteBuffer buffer() {
+                return memory.duplicate();
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+    }
+
+    @Test
+    void readersThatOverlapAllGetChunks() throws InterruptedException {
+        ReceiveBuffer buffer = new ReceiveBuffer(region(64 << 10), 1 << 10); // 64 chunks
+        List<List<ReceiveBuffer.Chunk>> readers = new ArrayList<>();
+        for (int i = 0; i < 6; i++) { // e.g. one SQL task with several shuffle readers open at once
+            List<ReceiveBuffer.Chunk> got = buffer.borrow(2, 32, 0);
+            assertTrue(got.size() >= 2, "reader " + i + " got " + got.size() + " chunks");
+            readers.add(got);
+        }
+        assertEquals(16, readers.get(0).size(), "a reader takes at most a quarter of what is free");
+        int lent = readers.stream().mapToInt(List::size).sum();
+        assertEquals(lent, buffer.onLoan());
+        readers.forEach(buffer::giveBack);
+        assertEquals(0, buffer.onLoan());
+    }
+
+    @Test
+    void chunksAreDisjointViewsAtTheirAddresses() throws InterruptedException {
+        ReceiveBuffer buffer = new ReceiveBuffer(region(8 << 10), 1 << 10);
+        List<ReceiveBuffer.Chunk> all = buffer.borrow(8, 8, 0);
+        assertEquals(8, all.size());
+        for (ReceiveBuffer.Chunk c : all) {
+            assertEquals(1 << 10, c.view.capacity());
+            assertEquals((1L << 20) + (long) c.index * (1 << 10), c.address);
+            c.view.put(0, (byte) c.index);
+        }
+        for (ReceiveBuffer.Chunk c : all) {
+            assertEquals((byte) c.index, c.view.get(0));
+        }
+        assertTrue(buffer.borrow(2, 2, 0).isEmpty(), "nothing left to lend");
+    }
+}
