@@ -1,11 +1,17 @@
 package org.hcomm.shuffle.benchmarks.ab;
 
+import java.util.ArrayList;
 import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 
-/** A minimal JSON writer for the run files (maps, lists, strings, numbers, booleans, null). */
+/**
+ * A minimal JSON writer and reader for the run files (maps, lists, strings, numbers, booleans, null). The reader
+ * returns {@code Map<String, Object>} (in file order), {@code List<Object>}, String, Long (integers), Double,
+ * Boolean or null.
+ */
 final class Json {
     private Json() {
     }
@@ -82,5 +88,137 @@ final class Json {
             }
         }
         sb.append('"');
+    }
+
+    static Object read(String text) {
+        Reader r = new Reader(text);
+        Object v = r.value();
+        r.skipSpace();
+        if (r.pos != text.length()) {
+            throw r.error("trailing characters");
+        }
+        return v;
+    }
+
+    private static final class Reader {
+        final String s;
+        int pos;
+
+        Reader(String s) {
+            this.s = s;
+        }
+
+        IllegalArgumentException error(String what) {
+            return new IllegalArgumentException("JSON: " + what + " at offset " + pos);
+        }
+
+        void skipSpace() {
+            while (pos < s.length() && Character.isWhitespace(s.charAt(pos))) {
+                pos++;
+            }
+        }
+
+        void expect(char c) {
+            skipSpace();
+            if (pos >= s.length() || s.charAt(pos) != c) {
+                throw error("expected '" + c + "'");
+            }
+            pos++;
+        }
+
+        boolean consume(char c) {
+            skipSpace();
+            if (pos < s.length() && s.charAt(pos) == c) {
+                pos++;
+                return true;
+            }
+            return false;
+        }
+
+        Object value() {
+            skipSpace();
+            if (pos >= s.length()) {
+                throw error("unexpected end");
+            }
+            char c = s.charAt(pos);
+            if (c == '{') {
+                pos++;
+                Map<String, Object> m = new LinkedHashMap<>();
+                if (consume('}')) {
+                    return m;
+                }
+                do {
+                    skipSpace();
+                    String k = string();
+                    expect(':');
+                    m.put(k, value());
+                } while (consume(','));
+                expect('}');
+                return m;
+            }
+            if (c == '[') {
+                pos++;
+                List<Object> l = new ArrayList<>();
+                if (consume(']')) {
+                    return l;
+                }
+                do {
+                    l.add(value());
+                } while (consume(','));
+                expect(']');
+                return l;
+            }
+            if (c == '"') {
+                return string();
+            }
+            for (String word : new String[] {"true", "false", "null"}) {
+                if (s.startsWith(word, pos)) {
+                    pos += word.length();
+                    return word.equals("null") ? null : Boolean.valueOf(word);
+                }
+            }
+            int start = pos;
+            while (pos < s.length() && "+-0123456789.eE".indexOf(s.charAt(pos)) >= 0) {
+                pos++;
+            }
+            String num = s.substring(start, pos);
+            if (num.isEmpty()) {
+                throw error("unexpected '" + c + "'");
+            }
+            return num.contains(".") || num.contains("e") || num.contains("E") ? (Object) Double.valueOf(num)
+                    : (Object) Long.valueOf(num);
+        }
+
+        String string() {
+            if (pos >= s.length() || s.charAt(pos) != '"') {
+                throw error("expected a string");
+            }
+            pos++;
+            StringBuilder sb = new StringBuilder();
+            while (true) {
+                if (pos >= s.length()) {
+                    throw error("unterminated string");
+                }
+                char c = s.charAt(pos++);
+                if (c == '"') {
+                    return sb.toString();
+                }
+                if (c != '\\') {
+                    sb.append(c);
+                    continue;
+                }
+                char e = s.charAt(pos++);
+                switch (e) {
+                    case 'n' -> sb.append('\n');
+                    case 'r' -> sb.append('\r');
+                    case 't' -> sb.append('\t');
+                    case 'u' -> {
+                        sb.append((char) Integer.parseInt(s.substring(pos, pos + 4), 16));
+                        pos += 4;
+                    }
+                    default -> sb.append(e);
+                }
+            }
+        }
     }
 }

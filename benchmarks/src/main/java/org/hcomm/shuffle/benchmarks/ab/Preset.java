@@ -13,32 +13,33 @@ import java.util.function.Function;
  * configurations alternated within each cell, and the repetitions. Chosen with {@code -Dab.preset=smoke|quick|full};
  * any dimension can be overridden with {@code -Dab.workloads=}, {@code -Dab.sizes=} (e.g. {@code 512m,1g}),
  * {@code -Dab.executors=}, {@code -Dab.serializers=}, {@code -Dab.configs=}, {@code -Dab.reps=},
- * {@code -Dab.warmup=}, {@code -Dab.hcommConf=}.
+ * {@code -Dab.warmup=}, {@code -Dab.hcommConf=} (hcomm configurations only, comma-separated) and
+ * {@code -Dab.sparkConf=} (every configuration, {@code ;}-separated), and {@code -Dab.jfr=true} (executors record
+ * with Java Flight Recorder; each run reports where its reduce stages spent the task threads, see {@link JfrProfile}).
  */
 record Preset(String name, List<String> workloads, List<Long> sizesMb, List<Integer> executors,
         List<String> serializers, List<ShuffleConfig> configs, int reps, boolean warmup,
-        Map<String, String> hcommConf) {
+        Map<String, String> hcommConf, Map<String, String> sparkConf, boolean jfr) {
 
     /**
-     * Extra settings of the hcomm configurations, by default a workaround: with the default 64m receive buffer a
-     * reduce task that reads three or more shuffles at once (a Spark SQL stage of chained sort-merge joins, e.g.
-     * TPC-H Q18) waits for receive-buffer chunks its own earlier readers hold until the task ends, and fails after
-     * readTimeout ("no receive buffer space on executor N within 60000 ms"). {@code -Dab.hcommConf=none} runs the
-     * plugin's defaults; {@code -Dab.hcommConf=key=value,key=value} sets others.
+     * Extra settings of the hcomm configurations: none, the plugin's defaults ({@code -Dab.hcommConf=key=value,...}
+     * sets some). Until commit 6209bde this was {@code receiveBufferSize=256m}, a workaround for a reduce task with
+     * three shuffle readers starving on receive-buffer chunks; the reader's fair borrowing fixed that.
      */
-    static final Map<String, String> DEFAULT_HCOMM_CONF = Map.of("spark.shuffle.hcomm.receiveBufferSize", "256m");
+    static final Map<String, String> DEFAULT_HCOMM_CONF = Map.of();
 
-    static final List<String> ALL_WORKLOADS = List.of("terasort", "aggregation", "join", "tpch");
+    static final List<String> ALL_WORKLOADS = List.of("terasort", "aggregation", "join", "tpch",
+            "remote-read");
     static final List<ShuffleConfig> ALL_CONFIGS = List.of(ShuffleConfig.values());
 
     static Preset named(String name) {
         return switch (name) {
             case "smoke" -> new Preset("smoke", ALL_WORKLOADS, List.of(24L), List.of(2), List.of("kryo"),
-                    ALL_CONFIGS, 1, false, DEFAULT_HCOMM_CONF);
+                    ALL_CONFIGS, 1, false, DEFAULT_HCOMM_CONF, Map.of(), false);
             case "quick" -> new Preset("quick", ALL_WORKLOADS, List.of(512L), List.of(2), List.of("kryo"),
-                    ALL_CONFIGS, 3, true, DEFAULT_HCOMM_CONF);
+                    ALL_CONFIGS, 3, true, DEFAULT_HCOMM_CONF, Map.of(), false);
             case "full" -> new Preset("full", ALL_WORKLOADS, List.of(1024L, 4096L), List.of(2, 4),
-                    List.of("java", "kryo"), ALL_CONFIGS, 3, true, DEFAULT_HCOMM_CONF);
+                    List.of("java", "kryo"), ALL_CONFIGS, 3, true, DEFAULT_HCOMM_CONF, Map.of(), false);
             default -> throw new IllegalArgumentException("unknown preset '" + name + "' (smoke, quick, full)");
         };
     }
@@ -61,21 +62,27 @@ record Preset(String name, List<String> workloads, List<Long> sizesMb, List<Inte
         List<ShuffleConfig> configs = list("ab.configs", p.configs, ShuffleConfig::of);
         int reps = Integer.parseInt(prop("ab.reps", String.valueOf(p.reps)));
         boolean warmup = Boolean.parseBoolean(prop("ab.warmup", String.valueOf(p.warmup)));
-        Map<String, String> hcommConf = p.hcommConf;
         String extra = prop("ab.hcommConf", "");
-        if (extra.equals("none")) {
-            hcommConf = Map.of();
-        } else if (!extra.isEmpty()) {
-            hcommConf = new LinkedHashMap<>();
-            for (String kv : extra.split(",")) {
-                int eq = kv.indexOf('=');
-                if (eq <= 0 || !kv.trim().startsWith("spark.")) {
-                    throw new IllegalArgumentException("ab.hcommConf: '" + kv + "' is not key=value");
-                }
-                hcommConf.put(kv.substring(0, eq).trim(), kv.substring(eq + 1).trim());
+        Map<String, String> hcommConf = extra.equals("none") ? Map.of()
+                : extra.isEmpty() ? p.hcommConf : settings("ab.hcommConf", extra, ",");
+        String spark = prop("ab.sparkConf", "");
+        Map<String, String> sparkConf = spark.isEmpty() ? p.sparkConf : settings("ab.sparkConf", spark, ";");
+        boolean jfr = Boolean.parseBoolean(prop("ab.jfr", String.valueOf(p.jfr)));
+        return new Preset(p.name, workloads, sizes, executors, serializers, configs, reps, warmup, hcommConf,
+                sparkConf, jfr);
+    }
+
+    /** {@code key=value} pairs separated by {@code separator}; every key must be a Spark setting. */
+    static Map<String, String> settings(String property, String text, String separator) {
+        Map<String, String> out = new LinkedHashMap<>();
+        for (String kv : text.split(java.util.regex.Pattern.quote(separator))) {
+            int eq = kv.indexOf('=');
+            if (eq <= 0 || !kv.trim().startsWith("spark.")) {
+                throw new IllegalArgumentException(property + ": '" + kv + "' is not spark.key=value");
             }
+            out.put(kv.substring(0, eq).trim(), kv.substring(eq + 1).trim());
         }
-        return new Preset(p.name, workloads, sizes, executors, serializers, configs, reps, warmup, hcommConf);
+        return out;
     }
 
     /** The cells in run order. */

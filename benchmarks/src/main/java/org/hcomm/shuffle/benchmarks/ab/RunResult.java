@@ -10,7 +10,41 @@ record RunResult(Preset.Cell cell, ShuffleConfig config, int rep, int sequence, 
         double jobSec, double reduceSec, double fetchWaitSec, double reduceTaskSec, double reduceCpuSec,
         double totalCpuSec, int reduceStages, long shuffleWriteBytes, long shuffleReadBytes, long remoteBytes,
         long localBytes, int failedTasks, Map<String, Long> hcomm, String executorForceTcp, long checksum,
-        long records, Map<String, Object> detail, List<StageMetricsListener.Stage> stages, String error) {
+        long records, Map<String, Object> detail, List<StageMetricsListener.Stage> stages,
+        List<ExecutorCpu> executorCpu, Map<String, Long> profile, String error) {
+
+    /** This result with the JFR profile of its reduce stages ({@link JfrProfile#summarize}). */
+    RunResult withProfile(Map<String, Long> p) {
+        return new RunResult(cell, config, rep, sequence, startedAt, jobSec, reduceSec, fetchWaitSec, reduceTaskSec,
+                reduceCpuSec, totalCpuSec, reduceStages, shuffleWriteBytes, shuffleReadBytes, remoteBytes, localBytes,
+                failedTasks, hcomm, executorForceTcp, checksum, records, detail, stages, executorCpu, p, error);
+    }
+
+    /**
+     * One executor JVM while the reduce stages ran: its process CPU (every thread, from {@link ProcessCpuPlugin}),
+     * the executor CPU of its task threads in the same intervals (Spark's task metric, any stage), and how many
+     * reduce tasks it ran.
+     */
+    record ExecutorCpu(String executorId, double processSec, double taskSec, int reduceTasks) {
+        /** CPU outside task threads: serving other executors, transport threads, GC, JIT. */
+        double nonTaskSec() {
+            return processSec - taskSec;
+        }
+    }
+
+    /**
+     * Process CPU of the executors that ran no reduce task, summed: for a workload whose reducers all run elsewhere
+     * this is what owning the map outputs cost while others read them. NaN when every executor ran reduce tasks.
+     */
+    double ownerCpuSec() {
+        List<ExecutorCpu> owners = executorCpu.stream().filter(e -> e.reduceTasks() == 0).toList();
+        return owners.isEmpty() ? Double.NaN : owners.stream().mapToDouble(ExecutorCpu::processSec).sum();
+    }
+
+    /** CPU of all executors during the reduce stages beyond their reduce tasks' own threads, summed. */
+    double nonTaskCpuSec() {
+        return executorCpu.stream().mapToDouble(ExecutorCpu::nonTaskSec).sum();
+    }
 
     boolean ok() {
         return error == null;
@@ -32,7 +66,7 @@ record RunResult(Preset.Cell cell, ShuffleConfig config, int rep, int sequence, 
     static RunResult failed(Preset.Cell cell, ShuffleConfig config, int rep, int sequence, String startedAt,
             String error) {
         return new RunResult(cell, config, rep, sequence, startedAt, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, Map.of(),
-                "", 0, 0, Map.of(), List.of(), error);
+                "", 0, 0, Map.of(), List.of(), List.of(), Map.of(), error);
     }
 
     Map<String, Object> toJson() {
@@ -55,6 +89,18 @@ record RunResult(Preset.Cell cell, ShuffleConfig config, int rep, int sequence, 
         m.put("fetchWaitShareOfReduceTaskTime", fetchWaitShare());
         m.put("reduceExecutorCpuSec", reduceCpuSec);
         m.put("totalExecutorCpuSec", totalCpuSec);
+        m.put("ownerCpuSecDuringReduce", Double.isNaN(ownerCpuSec()) ? null : ownerCpuSec());
+        m.put("nonTaskCpuSecDuringReduce", nonTaskCpuSec());
+        List<Object> ex = new ArrayList<>();
+        for (ExecutorCpu e : executorCpu) {
+            Map<String, Object> j = new LinkedHashMap<>();
+            j.put("executorId", e.executorId());
+            j.put("processCpuSecDuringReduce", e.processSec());
+            j.put("taskCpuSecDuringReduce", e.taskSec());
+            j.put("reduceTasks", e.reduceTasks());
+            ex.add(j);
+        }
+        m.put("executorsDuringReduce", ex);
         m.put("shuffleWriteBytes", shuffleWriteBytes);
         m.put("shuffleReadBytes", shuffleReadBytes);
         m.put("shuffleRemoteBytesRead", remoteBytes);
@@ -88,10 +134,54 @@ record RunResult(Preset.Cell cell, ShuffleConfig config, int rep, int sequence, 
             j.put("remoteBytesRead", s.remoteBytes);
             j.put("localBytesRead", s.localBytes);
             j.put("shuffleWriteBytes", s.writeBytes);
+            Map<String, Object> tasksBy = new LinkedHashMap<>();
+            s.byExecutor.forEach((id, v) -> tasksBy.put(id, v[0]));
+            j.put("tasksByExecutor", tasksBy);
             j.put("failure", s.failure);
             st.add(j);
         }
         m.put("stages", st);
+        if (!profile.isEmpty()) {
+            m.put("reduceProfileJfr", profile);
+        }
         return m;
+    }
+
+    /**
+     * A run read back from its JSON file ({@link #toJson()}), for a resumed suite. Per-stage details are not read
+     * back (the summary does not use them); the file on disk keeps them.
+     */
+    @SuppressWarnings("unchecked")
+    static RunResult fromJson(Map<String, Object> m) {
+        Preset.Cell cell = new Preset.Cell((String) m.get("workload"), num(m, "targetShuffleMb").longValue(),
+                num(m, "executors").intValue(), (String) m.get("serializer"));
+        Map<String, Long> hcomm = new LinkedHashMap<>();
+        ((Map<String, Object>) m.getOrDefault("hcommMetrics", Map.of()))
+                .forEach((k, v) -> hcomm.put(k, ((Number) v).longValue()));
+        Map<String, Long> profile = new LinkedHashMap<>();
+        ((Map<String, Object>) m.getOrDefault("reduceProfileJfr", Map.of()))
+                .forEach((k, v) -> profile.put(k, ((Number) v).longValue()));
+        List<ExecutorCpu> cpu = new ArrayList<>();
+        for (Object o : (List<Object>) m.getOrDefault("executorsDuringReduce", List.of())) {
+            Map<String, Object> e = (Map<String, Object>) o;
+            cpu.add(new ExecutorCpu((String) e.get("executorId"), num(e, "processCpuSecDuringReduce").doubleValue(),
+                    num(e, "taskCpuSecDuringReduce").doubleValue(), num(e, "reduceTasks").intValue()));
+        }
+        return new RunResult(cell, ShuffleConfig.of((String) m.get("config")), num(m, "rep").intValue(),
+                num(m, "sequence").intValue(), (String) m.get("startedAt"), num(m, "jobSec").doubleValue(),
+                num(m, "reduceStageSec").doubleValue(), num(m, "fetchWaitSec").doubleValue(),
+                num(m, "reduceTaskSec").doubleValue(), num(m, "reduceExecutorCpuSec").doubleValue(),
+                num(m, "totalExecutorCpuSec").doubleValue(), num(m, "reduceStages").intValue(),
+                num(m, "shuffleWriteBytes").longValue(), num(m, "shuffleReadBytes").longValue(),
+                num(m, "shuffleRemoteBytesRead").longValue(), num(m, "shuffleLocalBytesRead").longValue(),
+                num(m, "failedTasks").intValue(), hcomm, (String) m.getOrDefault("executorEnv_HCOMM_SOFT_FORCE_TCP", ""),
+                Long.parseUnsignedLong((String) m.getOrDefault("checksum", "0"), 16), num(m, "answerRecords").longValue(),
+                (Map<String, Object>) m.getOrDefault("detail", Map.of()), List.of(), cpu, profile,
+                (String) m.get("error"));
+    }
+
+    private static Number num(Map<String, Object> m, String key) {
+        Object v = m.get(key);
+        return v instanceof Number n ? n : Double.NaN;
     }
 }

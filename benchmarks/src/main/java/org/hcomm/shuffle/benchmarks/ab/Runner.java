@@ -17,7 +17,7 @@ final class Runner {
     private Runner() {
     }
 
-    static SparkConf conf(Preset.Cell cell, ShuffleConfig config, Map<String, String> hcommConf) {
+    static SparkConf conf(Preset.Cell cell, ShuffleConfig config, Preset preset, java.nio.file.Path jfrDir) {
         int parts = Workload.partitions(cell.targetMb());
         SparkConf conf = new SparkConf()
                 .setMaster("local-cluster[" + cell.executors() + ",1," + EXECUTOR_MB + "]")
@@ -28,17 +28,45 @@ final class Runner {
                         ? "org.apache.spark.serializer.KryoSerializer" : "org.apache.spark.serializer.JavaSerializer")
                 .set("spark.default.parallelism", String.valueOf(parts))
                 .set("spark.sql.shuffle.partitions", String.valueOf(parts));
+        Workload.of(cell.workload()).sparkConf().forEach(conf::set);
         config.apply(conf);
+        String plugins = conf.get("spark.plugins", "");
+        conf.set("spark.plugins", (plugins.isEmpty() ? "" : plugins + ",") + ProcessCpuPlugin.class.getName());
         if (config.isHcomm()) {
-            hcommConf.forEach(conf::set);
+            preset.hcommConf().forEach(conf::set);
+        }
+        preset.sparkConf().forEach(conf::set);
+        if (jfrDir != null) {
+            String opts = conf.get("spark.executor.extraJavaOptions", "");
+            conf.set("spark.executor.extraJavaOptions", (opts + " " + JfrProfile.option(jfrDir)).trim());
         }
         return conf;
     }
 
-    static RunResult run(Workload workload, Preset.Cell cell, ShuffleConfig config, Map<String, String> hcommConf,
-            int rep, int sequence) throws Exception {
+    /**
+     * Runs and measures; with a {@code jfrDir} the executors record with JFR there and the result carries the
+     * profile of the reduce stages (read after the executors exit, when their recordings are complete).
+     */
+    static RunResult run(Workload workload, Preset.Cell cell, ShuffleConfig config, Preset preset, int rep,
+            int sequence, java.nio.file.Path jfrDir) throws Exception {
+        if (jfrDir != null) {
+            java.nio.file.Files.createDirectories(jfrDir);
+        }
+        RunResult result = measure(workload, cell, config, preset, rep, sequence, jfrDir);
+        if (jfrDir == null) {
+            return result;
+        }
+        JfrProfile.awaitRecordings(jfrDir, cell.executors(), java.time.Duration.ofSeconds(60));
+        List<StageMetricsListener.Stage> reduce = result.stages().stream()
+                .filter(StageMetricsListener.Stage::readsShuffle).toList();
+        return result.withProfile(JfrProfile.summarize(jfrDir, StageMetricsListener.union(reduce)));
+    }
+
+    private static RunResult measure(Workload workload, Preset.Cell cell, ShuffleConfig config, Preset preset,
+            int rep, int sequence, java.nio.file.Path jfrDir) throws Exception {
         String startedAt = java.time.Instant.now().toString();
-        SparkSession spark = SparkSession.builder().config(conf(cell, config, hcommConf)).getOrCreate();
+        ProcessCpuPlugin.reset();
+        SparkSession spark = SparkSession.builder().config(conf(cell, config, preset, jfrDir)).getOrCreate();
         try {
             JavaSparkContext sc = JavaSparkContext.fromSparkContext(spark.sparkContext());
             awaitExecutors(sc, cell.executors());
@@ -55,6 +83,7 @@ final class Runner {
             double jobSec = (System.nanoTime() - t0) / 1e9;
 
             listener.awaitQuiet(10_000);
+            Thread.sleep(4 * ProcessCpuPlugin.PERIOD_MS); // samples past the end of the last stage
             Map<String, Long> hcomm = config.isHcomm() ? HcommMetrics.settled(15_000) : Map.of();
             List<StageMetricsListener.Stage> stages = listener.stages();
             double reduceSec = 0;
@@ -83,14 +112,37 @@ final class Runner {
                 }
             }
             reduceSec = StageMetricsListener.unionSeconds(reduce);
+            workload.checkPlacement(stages);
             return new RunResult(cell, config, rep, sequence, startedAt, jobSec, reduceSec, fetchWait, reduceTask,
                     reduceCpu, totalCpu, reduceStages, write, remote + local, remote, local, failedTasks, hcomm,
-                    forceTcp, answer.checksum(), answer.records(), answer.detail(), stages, null);
+                    forceTcp, answer.checksum(), answer.records(), answer.detail(), stages,
+                    executorCpu(reduce, listener.tasks()), Map.of(), null);
         } finally {
             spark.stop();
             SparkSession.clearActiveSession();
             SparkSession.clearDefaultSession();
         }
+    }
+
+    /**
+     * Every executor's process CPU during the reduce stages, next to the CPU its task threads (of any stage: Spark
+     * SQL runs map stages alongside) spent in the same intervals, and how many reduce tasks it ran.
+     */
+    static List<RunResult.ExecutorCpu> executorCpu(List<StageMetricsListener.Stage> reduce,
+            List<StageMetricsListener.Task> tasks) {
+        List<long[]> intervals = StageMetricsListener.union(reduce);
+        List<RunResult.ExecutorCpu> out = new ArrayList<>();
+        for (String id : ProcessCpuPlugin.executors()) {
+            double process = 0;
+            for (long[] i : intervals) {
+                process += ProcessCpuPlugin.cpuSeconds(id, i[0], i[1]);
+            }
+            double taskCpu = tasks.stream().filter(t -> t.executorId().equals(id))
+                    .mapToDouble(t -> t.cpuSecondsWithin(intervals)).sum();
+            int reduceTasks = reduce.stream().mapToInt(s -> (int) s.byExecutor.getOrDefault(id, new long[2])[0]).sum();
+            out.add(new RunResult.ExecutorCpu(id, process, taskCpu, reduceTasks));
+        }
+        return out;
     }
 
     /** local-cluster executors start after the context; wait until all registered. */

@@ -27,58 +27,76 @@ public final class ShuffleAbSuite {
     static final double SECONDS_PER_RUN = 7;
     /** Per workload: seconds of job time besides the data, and per MB of shuffle (measured on 2 cores, 2 executors). */
     static final Map<String, double[]> JOB_SECONDS = Map.of("terasort", new double[] {2, 0.02},
-            "aggregation", new double[] {1.5, 0.016}, "join", new double[] {2, 0.027}, "tpch", new double[] {14, 0.07});
+            "aggregation", new double[] {1.5, 0.016}, "join", new double[] {2, 0.027}, "tpch", new double[] {14, 0.07},
+            "remote-read", new double[] {2, 0.015});
     static final long WARMUP_MB = 16;
 
     private ShuffleAbSuite() {
     }
 
     public static void main(String[] args) throws Exception {
-        Path out = Path.of(args.length > 0 ? args[0] : "target").resolve("ab");
-        Path runsDir = out.resolve("runs");
         Preset preset = Preset.fromSystemProperties();
+        String outProp = System.getProperty("ab.out", "");
+        Path out = outProp.isBlank() || outProp.startsWith("${")
+                ? Path.of(args.length > 0 ? args[0] : "target").resolve("ab") : Path.of(outProp);
+        Path runsDir = out.resolve("runs");
         Files.createDirectories(runsDir);
-        try (Stream<Path> old = Files.list(runsDir)) {
-            for (Path p : old.filter(p -> p.toString().endsWith(".json")).toList()) {
-                Files.delete(p);
-            }
+        boolean resume = Boolean.parseBoolean(System.getProperty("ab.resume", "false").replace("${ab.resume}", ""));
+        List<RunResult> previous = resume ? resumable(out, runsDir, preset) : List.of();
+        if (!resume) {
+            deleteRuns(runsDir, "");
         }
+        Files.writeString(out.resolve("settings.txt"), settingsLine(preset), StandardCharsets.UTF_8);
         String machine = String.format(Locale.ROOT, "%s, %d cores, Java %s", hostName(),
                 Runtime.getRuntime().availableProcessors(), System.getProperty("java.version"));
         printPlan(preset, machine);
 
         long start = System.nanoTime();
-        if (preset.warmup()) {
+        boolean pending = preset.cells().stream().anyMatch(c -> previous.stream().filter(r -> r.cell().equals(c))
+                .count() != (long) preset.configs().size() * preset.reps());
+        if (preset.warmup() && pending) {
             System.out.println("warm-up (driver JVM only, discarded): each workload at " + WARMUP_MB + " MB, builtin");
             for (String w : preset.workloads()) {
                 Preset.Cell cell = new Preset.Cell(w, WARMUP_MB, preset.executors().get(0),
                         preset.serializers().get(0));
-                Runner.run(Workload.of(w), cell, ShuffleConfig.BUILTIN, Map.of(), -1, -1);
+                Runner.run(Workload.of(w), cell, ShuffleConfig.BUILTIN, preset, -1, -1, null);
             }
         }
 
         List<RunResult> results = new ArrayList<>();
         int total = preset.runs();
-        int sequence = 0;
+        int sequence = previous.stream().mapToInt(RunResult::sequence).max().orElse(0);
+        int done = 0;
         for (Preset.Cell cell : preset.cells()) {
             Workload workload = Workload.of(cell.workload());
+            List<RunResult> earlier = previous.stream().filter(r -> r.cell().equals(cell)).toList();
+            if (earlier.size() == preset.configs().size() * preset.reps()) {
+                System.out.println("== " + cell.label() + ": " + earlier.size() + " runs from an earlier invocation");
+                results.addAll(earlier);
+                done += earlier.size();
+                continue;
+            }
+            deleteRuns(runsDir, "-" + cell.fileStem() + "-r"); // a cell's runs alternate within one invocation
             System.out.println("== " + cell.label() + ": " + workload.describe(cell.targetMb()));
             for (int rep = 0; rep < preset.reps(); rep++) {
                 for (ShuffleConfig config : preset.configs()) {
                     sequence++;
+                    done++;
                     RunResult r;
                     String startedAt = java.time.Instant.now().toString();
+                    String stem = String.format(Locale.ROOT, "%03d-%s-r%d-%s", sequence, cell.fileStem(), rep,
+                            config.label());
                     try {
-                        r = Runner.run(workload, cell, config, preset.hcommConf(), rep, sequence);
+                        r = Runner.run(workload, cell, config, preset, rep, sequence,
+                                preset.jfr() ? runsDir.resolve(stem + "-jfr") : null);
                     } catch (Exception | OutOfMemoryError e) {
                         e.printStackTrace();
                         r = RunResult.failed(cell, config, rep, sequence, startedAt, e.toString());
                     }
                     results.add(r);
-                    Files.writeString(runsDir.resolve(String.format(Locale.ROOT, "%03d-%s-r%d-%s.json", sequence,
-                            cell.fileStem(), rep, config.label())), Json.write(r.toJson()), StandardCharsets.UTF_8);
+                    Files.writeString(runsDir.resolve(stem + ".json"), Json.write(r.toJson()), StandardCharsets.UTF_8);
                     double elapsed = (System.nanoTime() - start) / 1e9;
-                    System.out.println(progressLine(r, sequence, total, elapsed));
+                    System.out.println(progressLine(r, done, total, elapsed));
                 }
             }
         }
@@ -98,6 +116,46 @@ public final class ShuffleAbSuite {
             System.out.println("A/B SUITE FAILED: " + String.join("; ", warnings));
         }
         System.exit(failed ? 1 : 0);
+    }
+
+    /** The settings that must not change between the invocations of a resumed suite. */
+    static String settingsLine(Preset preset) {
+        return "preset=" + preset.name() + " configs=" + preset.configs() + " reps=" + preset.reps() + " hcommConf="
+                + preset.hcommConf() + " sparkConf=" + preset.sparkConf() + " jfr=" + preset.jfr() + "\n";
+    }
+
+    /**
+     * The runs of an earlier invocation into the same output directory ({@code -Dab.resume=true}): cells it
+     * completed are kept, the others run again. Fails when the earlier invocation used other settings.
+     */
+    static List<RunResult> resumable(Path out, Path runsDir, Preset preset) throws IOException {
+        Path settings = out.resolve("settings.txt");
+        if (Files.exists(settings) && !Files.readString(settings).equals(settingsLine(preset))) {
+            throw new IllegalArgumentException("ab.resume: " + out + " holds runs made with other settings ("
+                    + Files.readString(settings).trim() + "; now " + settingsLine(preset).trim()
+                    + "); use another -Dab.out or the same settings");
+        }
+        List<RunResult> runs = new ArrayList<>();
+        try (Stream<Path> files = Files.list(runsDir)) {
+            for (Path p : files.filter(p -> p.toString().endsWith(".json")).sorted().toList()) {
+                @SuppressWarnings("unchecked")
+                Map<String, Object> json = (Map<String, Object>) Json.read(Files.readString(p));
+                runs.add(RunResult.fromJson(json));
+            }
+        }
+        System.out.println("resuming: " + runs.size() + " run files in " + runsDir);
+        return runs;
+    }
+
+    /** Deletes run files and recordings whose name contains {@code marker} (all of them for ""). */
+    static void deleteRuns(Path runsDir, String marker) throws IOException {
+        try (Stream<Path> all = Files.walk(runsDir)) {
+            for (Path p : all.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                if (!p.equals(runsDir) && runsDir.relativize(p).getName(0).toString().contains(marker)) {
+                    Files.delete(p);
+                }
+            }
+        }
     }
 
     /**
@@ -199,9 +257,9 @@ public final class ShuffleAbSuite {
                     r.config().label(), r.rep(), r.error());
         }
         return String.format(Locale.ROOT, "[%d/%d] %-16s rep %d  job %6.2f s  reduce %6.2f s  fetch wait %5.2f s  "
-                + "reduce cpu %5.2f s  shuffle %5.0f MB  one-sided %5.0f MB  fallback %d  channels %d/%d  "
+                + "reduce cpu %5.2f s  non-task cpu %5.2f s  owner cpu %5.2f s  shuffle %5.0f MB  one-sided %5.0f MB  fallback %d  channels %d/%d  "
                 + "checksum %016x  (elapsed %.1f min, ~%.1f min left)", sequence, total, r.config().label(), r.rep(),
-                r.jobSec(), r.reduceSec(), r.fetchWaitSec(), r.reduceCpuSec(), r.shuffleWriteBytes() / 1e6,
+                r.jobSec(), r.reduceSec(), r.fetchWaitSec(), r.reduceCpuSec(), r.nonTaskCpuSec(), r.ownerCpuSec(), r.shuffleWriteBytes() / 1e6,
                 r.oneSidedBytes() / 1e6, r.fallbackBytes(), r.hcomm().getOrDefault("channelsCreated", 0L),
                 r.hcomm().getOrDefault("channelsDestroyed", 0L), r.checksum(), elapsed / 60, eta / 60);
     }

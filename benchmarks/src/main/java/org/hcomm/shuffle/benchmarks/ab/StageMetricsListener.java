@@ -40,6 +40,8 @@ final class StageMetricsListener extends SparkListener {
         long localBytes;
         long writeBytes;
         long recordsRead;
+        /** executor id → {tasks, executor CPU ns} of this stage's tasks there. */
+        final Map<String, long[]> byExecutor = new java.util.TreeMap<>();
 
         Stage(int stageId, int attempt) {
             this.stageId = stageId;
@@ -55,7 +57,24 @@ final class StageMetricsListener extends SparkListener {
         }
     }
 
+    /** One finished task attempt: where and when it ran and its executor CPU (task thread only). */
+    record Task(String executorId, long launchMs, long finishMs, long cpuNs) {
+        /** The task's CPU inside the intervals, assuming it was spread evenly over the task's run. */
+        double cpuSecondsWithin(List<long[]> intervals) {
+            long span = finishMs - launchMs;
+            if (span <= 0) {
+                return 0;
+            }
+            long overlap = 0;
+            for (long[] i : intervals) {
+                overlap += Math.max(0, Math.min(finishMs, i[1]) - Math.max(launchMs, i[0]));
+            }
+            return cpuNs / 1e9 * overlap / span;
+        }
+    }
+
     private final Map<String, Stage> stages = new ConcurrentHashMap<>();
+    private final List<Task> tasks = java.util.Collections.synchronizedList(new ArrayList<>());
     private final AtomicInteger submitted = new AtomicInteger();
     private final AtomicInteger completed = new AtomicInteger();
 
@@ -79,8 +98,15 @@ final class StageMetricsListener extends SparkListener {
     public void onTaskEnd(SparkListenerTaskEnd e) {
         Stage s = stage(e.stageId(), e.stageAttemptId());
         TaskMetrics m = e.taskMetrics();
+        tasks.add(new Task(e.taskInfo().executorId(), e.taskInfo().launchTime(), e.taskInfo().finishTime(),
+                m == null ? 0 : m.executorCpuTime()));
         synchronized (s) {
             s.tasks++;
+            long[] ex = s.byExecutor.computeIfAbsent(e.taskInfo().executorId(), k -> new long[2]);
+            ex[0]++;
+            if (m != null) {
+                ex[1] += m.executorCpuTime();
+            }
             if (!(e.reason() instanceof Success$)) {
                 s.failedTasks++;
             }
@@ -131,6 +157,15 @@ final class StageMetricsListener extends SparkListener {
      * intervals, so stages that overlap (Spark SQL runs independent query stages concurrently) count once.
      */
     static double unionSeconds(List<Stage> stages) {
+        long total = 0;
+        for (long[] i : union(stages)) {
+            total += i[1] - i[0];
+        }
+        return total / 1e3;
+    }
+
+    /** The union of the stages' submitted–completed intervals as disjoint {from, to} ms intervals in time order. */
+    static List<long[]> union(List<Stage> stages) {
         List<long[]> iv = new ArrayList<>();
         for (Stage s : stages) {
             if (s.completedMs > s.submittedMs) {
@@ -138,20 +173,23 @@ final class StageMetricsListener extends SparkListener {
             }
         }
         iv.sort((a, b) -> Long.compare(a[0], b[0]));
-        long total = 0;
-        long from = Long.MIN_VALUE;
-        long to = Long.MIN_VALUE;
+        List<long[]> out = new ArrayList<>();
         for (long[] i : iv) {
-            if (i[0] > to) {
-                total += to - from;
-                from = i[0];
-                to = i[1];
+            long[] last = out.isEmpty() ? null : out.get(out.size() - 1);
+            if (last == null || i[0] > last[1]) {
+                out.add(i.clone());
             } else {
-                to = Math.max(to, i[1]);
+                last[1] = Math.max(last[1], i[1]);
             }
         }
-        total += to - from;
-        return total / 1e3;
+        return out;
+    }
+
+    /** Every finished task attempt so far. */
+    List<Task> tasks() {
+        synchronized (tasks) {
+            return List.copyOf(tasks);
+        }
     }
 
     /** Completed stage attempts in id order. */

@@ -21,16 +21,19 @@ final class SummaryReport {
                 String.join(" → ", preset.configs().stream().map(ShuffleConfig::label).toList()), Runner.EXECUTOR_MB));
         sb.append("The hcomm configurations ran with `spark.shuffle.hcomm.fallback=never`");
         preset.hcommConf().forEach((k, v) -> sb.append(", `").append(k).append('=').append(v).append('`'));
-        sb.append(preset.hcommConf().containsKey("spark.shuffle.hcomm.receiveBufferSize")
-                ? " (a workaround: with the default 64m receive buffer a reduce task that reads three shuffles at once "
-                        + "starves on its own readers' chunks — see `Preset.DEFAULT_HCOMM_CONF`)" : "")
-                .append("; hcomm-tcp also with `spark.executorEnv.HCOMM_SOFT_FORCE_TCP=1` (checked in the executors). "
+        preset.sparkConf().forEach((k, v) -> sb.append(" (every configuration: `").append(k).append('=').append(v)
+                .append("`)"));
+        sb.append("; hcomm-tcp also with `spark.executorEnv.HCOMM_SOFT_FORCE_TCP=1` (checked in the executors). "
                         + "Shuffle data of the SQL workload is serialised by Spark SQL's row serializer whatever "
                         + "`spark.serializer` says.\n\n");
         sb.append("*Reduce-stage time* is the wall time during which a stage that reads shuffle data was running "
                 + "(the union of those stages' intervals when a job has several); *fetch wait share* is Spark's fetch wait time over those stages' task time. *One-sided* "
                 + "and *fallback* are the plugin's `bytesReadOneSided` / `bytesReadFallback` (remote bytes only; "
-                + "executor-local blocks are read from the local file in every configuration).\n\n");
+                + "executor-local blocks are read from the local file in every configuration). *Non-task CPU* is the "
+                + "executors' process CPU (all threads, sampled every " + ProcessCpuPlugin.PERIOD_MS + " ms) during the "
+                + "reduce stages minus the CPU of their task threads in the same intervals: transport threads, serving "
+                + "other executors, GC, JIT. *Owner CPU* is the process CPU, during the reduce stage, of the executors that "
+                + "ran no reduce task (workload remote-read: the executor whose map outputs are being read).\n\n");
 
         sb.append("## Checks\n\n");
         if (warnings.isEmpty()) {
@@ -75,10 +78,12 @@ final class SummaryReport {
             sb.append("\n## ").append(cell.label()).append("\n\n");
             sb.append(Workload.of(cell.workload()).describe(cell.targetMb())).append(". Answers: ")
                     .append(checks.getOrDefault(cell, "?")).append(".\n\n");
+            boolean owners = mine.stream().anyMatch(r -> r.ok() && !Double.isNaN(r.ownerCpuSec()));
             sb.append("| configuration | job s | reduce stage s | fetch wait s | fetch wait share | reduce CPU s | "
+                    + "non-task CPU s | " + (owners ? "owner CPU s | " : "")
                     + "shuffle MB written | one-sided MB | fallback MB | channels created / destroyed | "
                     + "reduce / builtin | reduce / builtin-network |\n");
-            sb.append("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+            sb.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|").append(owners ? "---|\n" : "\n");
             Map<ShuffleConfig, Stats> reduce = reduceStats(preset, mine);
             for (ShuffleConfig c : preset.configs()) {
                 List<RunResult> rc = mine.stream().filter(r -> r.config() == c).toList();
@@ -92,6 +97,8 @@ final class SummaryReport {
                         .append(" | ").append(Stats.of(rc, RunResult::fetchWaitSec).format("%.2f"))
                         .append(" | ").append(Stats.of(rc, r -> 100 * r.fetchWaitShare()).format("%.0f%%"))
                         .append(" | ").append(Stats.of(rc, RunResult::reduceCpuSec).format("%.2f"))
+                        .append(" | ").append(Stats.of(rc, RunResult::nonTaskCpuSec).format("%.2f"))
+                        .append(owners ? " | " + Stats.of(rc, RunResult::ownerCpuSec).format("%.2f") : "")
                         .append(" | ").append(Stats.of(rc, r -> r.shuffleWriteBytes() / 1e6).format("%.0f"))
                         .append(" | ").append(c.isHcomm()
                                 ? Stats.of(rc, r -> r.oneSidedBytes() / 1e6).format("%.0f") : "–")
@@ -113,8 +120,38 @@ final class SummaryReport {
             if (mine.stream().anyMatch(r -> !r.ok())) {
                 sb.append('\n');
             }
+            if (mine.stream().anyMatch(r -> !r.profile().isEmpty())) {
+                profileTable(sb, preset, mine);
+            }
         }
         return sb.toString();
+    }
+
+    /** JFR: where the task threads were during the reduce stages (share of samples, median over repetitions). */
+    static void profileTable(StringBuilder sb, Preset preset, List<RunResult> mine) {
+        sb.append("\nTask threads during the reduce stages (JFR execution samples by innermost known component; "
+                + "GC pauses and JIT compilations of the executors in the same intervals):\n\n| configuration | "
+                + "samples |");
+        for (String c : JfrProfile.CATEGORIES) {
+            sb.append(' ').append(c).append(" |");
+        }
+        sb.append(" GC pause ms | JIT ms |\n|---|---|").append("---|".repeat(JfrProfile.CATEGORIES.size() + 2))
+                .append('\n');
+        for (ShuffleConfig c : preset.configs()) {
+            List<RunResult> rc = mine.stream().filter(r -> r.config() == c && !r.profile().isEmpty()).toList();
+            if (rc.isEmpty()) {
+                continue;
+            }
+            sb.append("| ").append(c.label()).append(" | ")
+                    .append(Stats.of(rc, r -> r.profile().get(JfrProfile.SAMPLES)).format("%.0f")).append(" |");
+            for (String cat : JfrProfile.CATEGORIES) {
+                sb.append(' ').append(Stats.of(rc, r -> 100.0 * r.profile().get(cat)
+                        / Math.max(1, r.profile().get(JfrProfile.SAMPLES))).format("%.0f%%")).append(" |");
+            }
+            sb.append(' ').append(Stats.of(rc, r -> r.profile().get(JfrProfile.GC_PAUSE_MS)).format("%.0f"))
+                    .append(" | ").append(Stats.of(rc, r -> r.profile().get(JfrProfile.JIT_MS)).format("%.0f"))
+                    .append(" |\n");
+        }
     }
 
     static Map<ShuffleConfig, Stats> reduceStats(Preset preset, List<RunResult> cellRuns) {

@@ -19,6 +19,15 @@ public interface Workload {
     /** Runs the workload (the timed part) on a fresh application. */
     Answer run(SparkSession spark, long targetMb) throws Exception;
 
+    /** Spark settings this workload needs in every configuration (applied before the configuration's own). */
+    default Map<String, String> sparkConf() {
+        return Map.of();
+    }
+
+    /** Throws when the tasks did not run where the workload needs them to (for workloads that place tasks). */
+    default void checkPlacement(java.util.List<StageMetricsListener.Stage> stages) {
+    }
+
     /** What a workload returns: the checksum, how many result records it covers, and workload-specific details. */
     record Answer(long checksum, long records, Map<String, Object> detail) {
     }
@@ -34,8 +43,9 @@ public interface Workload {
             case "aggregation" -> new Aggregation();
             case "join" -> new Join();
             case "tpch" -> new TpchSql();
+            case "remote-read" -> new RemoteRead();
             default -> throw new IllegalArgumentException("unknown workload '" + name
-                    + "' (allowed: terasort, aggregation, join, tpch)");
+                    + "' (allowed: terasort, aggregation, join, tpch, remote-read)");
         };
     }
 }

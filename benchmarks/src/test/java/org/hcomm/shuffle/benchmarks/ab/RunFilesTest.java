@@ -1,0 +1,82 @@
+package org.hcomm.shuffle.benchmarks.ab;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The run files a resumed A/B suite reads back: JSON written by {@link Json} and parsed again. */
+class RunFilesTest {
+
+    @Test
+    void jsonReadsWhatItWrites() {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("s", "quote \" backslash \\ newline \n tab \t ctl \u0001 é");
+        m.put("long", -1234567890123L);
+        m.put("double", 2.5);
+        m.put("flag", true);
+        m.put("none", null);
+        m.put("list", List.of(1L, "x", List.of(), Map.of()));
+        assertEquals(m, Json.read(Json.write(m)));
+    }
+
+    @Test
+    void malformedJsonNamesTheOffset() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Json.read("{\"a\": }"));
+        assertTrue(e.getMessage().contains("offset 6"), e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> Json.read("[1, 2] x"));
+        assertThrows(IllegalArgumentException.class, () -> Json.read("\"open"));
+    }
+
+    @Test
+    void aRunResultSurvivesItsFile() {
+        Preset.Cell cell = new Preset.Cell("remote-read", 1024, 4, "java");
+        RunResult r = new RunResult(cell, ShuffleConfig.HCOMM_TCP, 2, 17, "2026-11-30T08:00:00Z", 12.5, 7.25, 0.5,
+                14.0, 6.0, 20.0, 1, 1_000_000_000L, 999_000_000L, 900_000_000L, 99_000_000L, 0,
+                Map.of("bytesReadOneSided", 900_000_000L, "channelsCreated", 12L), "1", 0xfedcba9876543210L, 5000L,
+                Map.of("partitions", 32L), List.of(),
+                List.of(new RunResult.ExecutorCpu("0", 1.5, 0, 0), new RunResult.ExecutorCpu("1", 8.0, 6.0, 32)),
+                Map.of(JfrProfile.SAMPLES, 300L, "hcomm plugin", 12L), null);
+        RunResult back = RunResult.fromJson(castMap(Json.read(Json.write(r.toJson()))));
+        assertEquals(r, back);
+        assertEquals(1.5, back.ownerCpuSec());
+        assertEquals(3.5, back.nonTaskCpuSec());
+    }
+
+    @Test
+    void resumingKeepsCompletedCellsAndRefusesOtherSettings(@TempDir Path out) throws Exception {
+        Preset preset = new Preset("t", List.of("terasort"), List.of(64L), List.of(2), List.of("kryo"),
+                List.of(ShuffleConfig.BUILTIN), 1, false, Map.of(), Map.of(), false);
+        Path runs = out.resolve("runs");
+        Files.createDirectories(runs);
+        Files.writeString(out.resolve("settings.txt"), ShuffleAbSuite.settingsLine(preset));
+        RunResult failed = RunResult.failed(preset.cells().get(0), ShuffleConfig.BUILTIN, 0, 1, "now", "boom");
+        Files.writeString(runs.resolve("001-terasort-64m-2x-kryo-r0-builtin.json"), Json.write(failed.toJson()));
+        Files.createDirectories(runs.resolve("002-join-64m-2x-kryo-r0-builtin-jfr"));
+
+        List<RunResult> back = ShuffleAbSuite.resumable(out, runs, preset);
+        assertEquals(List.of(failed), back);
+
+        ShuffleAbSuite.deleteRuns(runs, "-join-64m-2x-kryo-r");
+        assertEquals(1, Files.list(runs).count());
+
+        Preset other = new Preset("t", preset.workloads(), preset.sizesMb(), preset.executors(),
+                preset.serializers(), preset.configs(), 3, false, Map.of(), Map.of(), false);
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> ShuffleAbSuite.resumable(out, runs, other));
+        assertTrue(e.getMessage().contains("other settings"), e.getMessage());
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> castMap(Object o) {
+        return (Map<String, Object>) o;
+    }
+}
