@@ -126,6 +126,7 @@ static void serve_one(channel *ch, const data_msg *req)
 static void *server_main(void *arg)
 {
     channel *ch = arg;
+    pthread_setname_np(pthread_self(), "hcomm-serve"); /* visible in top -H, /proc and profilers */
     for (;;) {
         pthread_mutex_lock(&ch->srv_mu);
         while (ch->srv_head == NULL && !ch->srv_stop) pthread_cond_wait(&ch->srv_cv, &ch->srv_mu);
@@ -180,6 +181,7 @@ void channel_fail_pending(channel *ch, int32_t code)
 static void *rx_main(void *arg)
 {
     channel *ch = arg;
+    pthread_setname_np(pthread_self(), "hcomm-rx"); /* visible in top -H, /proc and profilers */
     data_msg m;
     while (net_recv_all(ch->fd, &m, sizeof m) == 0) {
         if (m.type == MSG_READ_REQ) {
@@ -344,6 +346,7 @@ void channel_execute(channel *ch, op *o)
 static void *worker_main(void *arg)
 {
     soft_thread *t = arg;
+    pthread_setname_np(pthread_self(), "hcomm-stream"); /* visible in top -H, /proc and profilers */
     for (;;) {
         int64_t spin_until = soft_now_us() + SOFT_SPIN_US;
         while (__atomic_load_n(&t->head, __ATOMIC_ACQUIRE) == NULL && !__atomic_load_n(&t->stopping, __ATOMIC_ACQUIRE) &&

@@ -165,6 +165,7 @@ static void reap_parked(endpoint *ep, int64_t now)
 static void *nic_main(void *arg)
 {
     endpoint *ep = arg;
+    pthread_setname_np(pthread_self(), "hcomm-nic"); /* visible in top -H, /proc and profilers */
     enum { MAXP = 256 };
     struct pollfd pfd[MAXP];
     parked_conn *who[MAXP];

@@ -40,4 +40,15 @@ final class HcommMetrics {
             Thread.sleep(100);
         }
     }
+
+    /** The counters' growth from {@code before} to {@code after}; levels (channelsLive) and markers as in after. */
+    static Map<String, Long> since(Map<String, Long> before, Map<String, Long> after) {
+        Map<String, Long> out = new TreeMap<>(after);
+        before.forEach((k, v) -> {
+            if (!k.equals("channelsLive") && !k.equals("notSettledAfterMs") && out.containsKey(k)) {
+                out.put(k, out.get(k) - v);
+            }
+        });
+        return out;
+    }
 }

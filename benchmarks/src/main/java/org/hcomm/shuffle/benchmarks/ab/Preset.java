@@ -14,12 +14,23 @@ import java.util.function.Function;
  * any dimension can be overridden with {@code -Dab.workloads=}, {@code -Dab.sizes=} (e.g. {@code 512m,1g}),
  * {@code -Dab.executors=}, {@code -Dab.serializers=}, {@code -Dab.configs=}, {@code -Dab.reps=},
  * {@code -Dab.warmup=}, {@code -Dab.hcommConf=} (hcomm configurations only, comma-separated) and
- * {@code -Dab.sparkConf=} (every configuration, {@code ;}-separated), and {@code -Dab.jfr=true} (executors record
+ * {@code -Dab.sparkConf=} (every configuration, {@code ;}-separated), and {@code -Dab.warmExecutors=true|false} (an unmeasured run at an eighth of the size in the same application
+ * first, see {@link #warmMb}), and {@code -Dab.jfr=true} (executors record
  * with Java Flight Recorder; each run reports where its reduce stages spent the task threads, see {@link JfrProfile}).
  */
 record Preset(String name, List<String> workloads, List<Long> sizesMb, List<Integer> executors,
         List<String> serializers, List<ShuffleConfig> configs, int reps, boolean warmup,
-        Map<String, String> hcommConf, Map<String, String> sparkConf, boolean jfr) {
+        Map<String, String> hcommConf, Map<String, String> sparkConf, boolean jfr, boolean warmExecutors) {
+
+    /**
+     * Size of the in-application warm-up with {@code warmExecutors}: the same workload at an eighth of the size
+     * (at least 16 MB) in the same executors, unmeasured, so the measured run sees JIT-compiled executors as a
+     * long-running cluster would instead of paying each fresh JVM's compilation of the read path.
+     */
+    static long warmMb(long targetMb) {
+        return Math.max(16, targetMb / 8);
+    }
+
 
     /**
      * Extra settings of the hcomm configurations: none, the plugin's defaults ({@code -Dab.hcommConf=key=value,...}
@@ -35,11 +46,11 @@ record Preset(String name, List<String> workloads, List<Long> sizesMb, List<Inte
     static Preset named(String name) {
         return switch (name) {
             case "smoke" -> new Preset("smoke", ALL_WORKLOADS, List.of(24L), List.of(2), List.of("kryo"),
-                    ALL_CONFIGS, 1, false, DEFAULT_HCOMM_CONF, Map.of(), false);
+                    ALL_CONFIGS, 1, false, DEFAULT_HCOMM_CONF, Map.of(), false, false);
             case "quick" -> new Preset("quick", ALL_WORKLOADS, List.of(512L), List.of(2), List.of("kryo"),
-                    ALL_CONFIGS, 3, true, DEFAULT_HCOMM_CONF, Map.of(), false);
+                    ALL_CONFIGS, 3, true, DEFAULT_HCOMM_CONF, Map.of(), false, true);
             case "full" -> new Preset("full", ALL_WORKLOADS, List.of(1024L, 4096L), List.of(2, 4),
-                    List.of("java", "kryo"), ALL_CONFIGS, 3, true, DEFAULT_HCOMM_CONF, Map.of(), false);
+                    List.of("java", "kryo"), ALL_CONFIGS, 3, true, DEFAULT_HCOMM_CONF, Map.of(), false, true);
             default -> throw new IllegalArgumentException("unknown preset '" + name + "' (smoke, quick, full)");
         };
     }
@@ -68,8 +79,9 @@ record Preset(String name, List<String> workloads, List<Long> sizesMb, List<Inte
         String spark = prop("ab.sparkConf", "");
         Map<String, String> sparkConf = spark.isEmpty() ? p.sparkConf : settings("ab.sparkConf", spark, ";");
         boolean jfr = Boolean.parseBoolean(prop("ab.jfr", String.valueOf(p.jfr)));
+        boolean warmExecutors = Boolean.parseBoolean(prop("ab.warmExecutors", String.valueOf(p.warmExecutors)));
         return new Preset(p.name, workloads, sizes, executors, serializers, configs, reps, warmup, hcommConf,
-                sparkConf, jfr);
+                sparkConf, jfr, warmExecutors);
     }
 
     /** {@code key=value} pairs separated by {@code separator}; every key must be a Spark setting. */
@@ -85,13 +97,16 @@ record Preset(String name, List<String> workloads, List<Long> sizesMb, List<Inte
         return out;
     }
 
-    /** The cells in run order. */
+    /**
+     * The cells in run order: smaller sizes first, and every workload at one size, executor count and serializer
+     * before the next, so a partial (resumable) run of a large preset covers whole slices of the matrix.
+     */
     List<Cell> cells() {
         List<Cell> out = new ArrayList<>();
-        for (String w : workloads) {
-            for (long mb : sizesMb) {
-                for (int n : executors) {
-                    for (String s : serializers) {
+        for (long mb : sizesMb) {
+            for (int n : executors) {
+                for (String s : serializers) {
+                    for (String w : workloads) {
                         out.add(new Cell(w, mb, n, s));
                     }
                 }

@@ -27,6 +27,10 @@ import org.apache.spark.api.plugin.SparkPlugin;
  */
 public final class ProcessCpuPlugin implements SparkPlugin {
     static final long PERIOD_MS = 25;
+    /** With this set to true the executors also report CPU per thread group (reads /proc/self/task each sample). */
+    static final String THREAD_GROUPS_CONF = "spark.hcommBench.threadCpu";
+    /** Thread groups by name, in report order; see {@link #group(String)}. */
+    static final List<String> GROUPS = List.of("task", "jit", "gc", "hcomm native", "netty", "other");
 
     /** executor id → samples {wall ms, process CPU ns}, in arrival order (each executor sends in time order). */
     private static final Map<String, List<long[]>> SAMPLES = new ConcurrentHashMap<>();
@@ -45,10 +49,51 @@ public final class ProcessCpuPlugin implements SparkPlugin {
             return Double.NaN;
         }
         synchronized (s) {
-            double a = cpuAt(s, fromMs);
-            double b = cpuAt(s, toMs);
+            double a = cpuAt(s, fromMs, 1);
+            double b = cpuAt(s, toMs, 1);
             return (b - a) / 1e9;
         }
+    }
+
+    /**
+     * CPU seconds of each thread group of the executor between two instants (same interpolation), or an empty map
+     * when the executor did not report thread groups.
+     */
+    static Map<String, Double> groupSeconds(String executorId, long fromMs, long toMs) {
+        List<long[]> s = SAMPLES.get(executorId);
+        Map<String, Double> out = new java.util.LinkedHashMap<>();
+        if (s == null) {
+            return out;
+        }
+        synchronized (s) {
+            if (s.isEmpty() || s.get(0).length < 2 + GROUPS.size()) {
+                return out;
+            }
+            for (int g = 0; g < GROUPS.size(); g++) {
+                out.put(GROUPS.get(g), (cpuAt(s, toMs, 2 + g) - cpuAt(s, fromMs, 2 + g)) / 1e9);
+            }
+        }
+        return out;
+    }
+
+    /** The group a thread belongs to, by the name Linux knows it by (15 characters at most). */
+    static String group(String comm) {
+        if (comm.startsWith("Executor task")) {
+            return "task";
+        }
+        if (comm.startsWith("C1 Compiler") || comm.startsWith("C2 Compiler") || comm.startsWith("Sweeper")) {
+            return "jit";
+        }
+        if (comm.startsWith("GC Thread") || comm.startsWith("G1 ") || comm.startsWith("VM Thread")) {
+            return "gc";
+        }
+        if (comm.startsWith("hcomm-")) {
+            return "hcomm native";
+        }
+        if (comm.startsWith("shuffle-") || comm.startsWith("rpc-") || comm.startsWith("netty")) {
+            return "netty";
+        }
+        return "other";
     }
 
     /** Executors that sent samples. */
@@ -58,7 +103,8 @@ public final class ProcessCpuPlugin implements SparkPlugin {
         return ids;
     }
 
-    private static double cpuAt(List<long[]> s, long t) {
+    /** Value {@code column} of the samples (0 is the time) at time t, linearly interpolated. */
+    private static double cpuAt(List<long[]> s, long t, int column) {
         if (s.isEmpty() || t < s.get(0)[0] || t > s.get(s.size() - 1)[0]) {
             return Double.NaN;
         }
@@ -75,9 +121,9 @@ public final class ProcessCpuPlugin implements SparkPlugin {
         long[] a = s.get(lo);
         long[] b = s.get(hi);
         if (b[0] == a[0]) {
-            return a[1];
+            return a[column];
         }
-        return a[1] + (double) (b[1] - a[1]) * (t - a[0]) / (b[0] - a[0]);
+        return a[column] + (double) (b[column] - a[column]) * (t - a[0]) / (b[0] - a[0]);
     }
 
     @Override
@@ -91,9 +137,13 @@ public final class ProcessCpuPlugin implements SparkPlugin {
             @Override
             public Object receive(Object message) {
                 String[] f = ((String) message).split(" ");
+                long[] sample = new long[f.length - 1];
+                for (int i = 1; i < f.length; i++) {
+                    sample[i - 1] = Long.parseLong(f[i]);
+                }
                 List<long[]> s = SAMPLES.computeIfAbsent(f[0], k -> new ArrayList<>());
                 synchronized (s) {
-                    s.add(new long[] {Long.parseLong(f[1]), Long.parseLong(f[2])});
+                    s.add(sample);
                 }
                 return null;
             }
@@ -105,10 +155,14 @@ public final class ProcessCpuPlugin implements SparkPlugin {
         return new ExecutorPlugin() {
             private ScheduledExecutorService timer;
             private PluginContext ctx;
+            private ThreadGroupCpu groups;
 
             @Override
             public void init(PluginContext ctx, Map<String, String> extraConf) {
                 this.ctx = ctx;
+                if (ctx.conf().getBoolean(THREAD_GROUPS_CONF, false)) {
+                    groups = new ThreadGroupCpu();
+                }
                 timer = Executors.newSingleThreadScheduledExecutor(r -> {
                     Thread t = new Thread(r, "process-cpu-sampler");
                     t.setDaemon(true);
@@ -120,8 +174,15 @@ public final class ProcessCpuPlugin implements SparkPlugin {
             private void sample() {
                 long cpu = ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
                         .getProcessCpuTime();
+                StringBuilder msg = new StringBuilder().append(ctx.executorID()).append(' ')
+                        .append(System.currentTimeMillis()).append(' ').append(cpu);
+                if (groups != null) {
+                    for (long g : groups.sample()) {
+                        msg.append(' ').append(g);
+                    }
+                }
                 try {
-                    ctx.send(ctx.executorID() + " " + System.currentTimeMillis() + " " + cpu);
+                    ctx.send(msg.toString());
                 } catch (Exception e) {
                     // The driver is going away: nothing left to measure.
                 }
@@ -132,5 +193,45 @@ public final class ProcessCpuPlugin implements SparkPlugin {
                 timer.shutdownNow();
             }
         };
+    }
+
+    /**
+     * Cumulative CPU per thread group of this process from /proc/self/task/N/stat (user + system, in clock ticks of
+     * 10 ms, reported in ns). A thread that exits keeps its last value in its group, so the sums never go back.
+     */
+    static final class ThreadGroupCpu {
+        private static final long NS_PER_TICK = 10_000_000L;
+        private final Map<String, long[]> byThread = new java.util.HashMap<>(); // tid -> {group, ticks}
+        private final long[] retired = new long[GROUPS.size()]; // ticks of threads whose id was reused
+
+        long[] sample() {
+            java.io.File[] tasks = new java.io.File("/proc/self/task").listFiles();
+            if (tasks != null) {
+                for (java.io.File t : tasks) {
+                    try {
+                        String stat = java.nio.file.Files.readString(t.toPath().resolve("stat"));
+                        int open = stat.indexOf('(');
+                        int close = stat.lastIndexOf(')');
+                        String[] f = stat.substring(close + 2).split(" ");
+                        long ticks = Long.parseLong(f[11]) + Long.parseLong(f[12]);
+                        long g = GROUPS.indexOf(group(stat.substring(open + 1, close)));
+                        long[] old = byThread.put(t.getName(), new long[] {g, ticks});
+                        if (old != null && (old[0] != g || old[1] > ticks)) {
+                            retired[(int) old[0]] += old[1];
+                        }
+                    } catch (java.io.IOException | RuntimeException e) {
+                        // The thread exited between the listing and the read: its last value stays.
+                    }
+                }
+            }
+            long[] out = new long[GROUPS.size()];
+            for (int g = 0; g < out.length; g++) {
+                out[g] = retired[g] * NS_PER_TICK;
+            }
+            for (long[] v : byThread.values()) {
+                out[(int) v[0]] += v[1] * NS_PER_TICK;
+            }
+            return out;
+        }
     }
 }

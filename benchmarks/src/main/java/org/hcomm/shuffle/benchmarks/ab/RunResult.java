@@ -25,7 +25,8 @@ record RunResult(Preset.Cell cell, ShuffleConfig config, int rep, int sequence, 
      * the executor CPU of its task threads in the same intervals (Spark's task metric, any stage), and how many
      * reduce tasks it ran.
      */
-    record ExecutorCpu(String executorId, double processSec, double taskSec, int reduceTasks) {
+    record ExecutorCpu(String executorId, double processSec, double taskSec, int reduceTasks,
+            Map<String, Double> threadGroupSec) {
         /** CPU outside task threads: serving other executors, transport threads, GC, JIT. */
         double nonTaskSec() {
             return processSec - taskSec;
@@ -39,6 +40,11 @@ record RunResult(Preset.Cell cell, ShuffleConfig config, int rep, int sequence, 
     double ownerCpuSec() {
         List<ExecutorCpu> owners = executorCpu.stream().filter(e -> e.reduceTasks() == 0).toList();
         return owners.isEmpty() ? Double.NaN : owners.stream().mapToDouble(ExecutorCpu::processSec).sum();
+    }
+
+    /** CPU of one thread group ({@link ProcessCpuPlugin#GROUPS}) of all executors during the reduce stages. */
+    double threadGroupSec(String group) {
+        return executorCpu.stream().mapToDouble(e -> e.threadGroupSec().getOrDefault(group, Double.NaN)).sum();
     }
 
     /** CPU of all executors during the reduce stages beyond their reduce tasks' own threads, summed. */
@@ -98,6 +104,7 @@ record RunResult(Preset.Cell cell, ShuffleConfig config, int rep, int sequence, 
             j.put("processCpuSecDuringReduce", e.processSec());
             j.put("taskCpuSecDuringReduce", e.taskSec());
             j.put("reduceTasks", e.reduceTasks());
+            j.put("threadGroupCpuSecDuringReduce", e.threadGroupSec());
             ex.add(j);
         }
         m.put("executorsDuringReduce", ex);
@@ -164,8 +171,11 @@ record RunResult(Preset.Cell cell, ShuffleConfig config, int rep, int sequence, 
         List<ExecutorCpu> cpu = new ArrayList<>();
         for (Object o : (List<Object>) m.getOrDefault("executorsDuringReduce", List.of())) {
             Map<String, Object> e = (Map<String, Object>) o;
+            Map<String, Double> groups = new LinkedHashMap<>();
+            ((Map<String, Object>) e.getOrDefault("threadGroupCpuSecDuringReduce", Map.of()))
+                    .forEach((k, v) -> groups.put(k, ((Number) v).doubleValue()));
             cpu.add(new ExecutorCpu((String) e.get("executorId"), num(e, "processCpuSecDuringReduce").doubleValue(),
-                    num(e, "taskCpuSecDuringReduce").doubleValue(), num(e, "reduceTasks").intValue()));
+                    num(e, "taskCpuSecDuringReduce").doubleValue(), num(e, "reduceTasks").intValue(), groups));
         }
         return new RunResult(cell, ShuffleConfig.of((String) m.get("config")), num(m, "rep").intValue(),
                 num(m, "sequence").intValue(), (String) m.get("startedAt"), num(m, "jobSec").doubleValue(),

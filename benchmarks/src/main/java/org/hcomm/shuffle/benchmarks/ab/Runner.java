@@ -37,6 +37,7 @@ final class Runner {
         }
         preset.sparkConf().forEach(conf::set);
         if (jfrDir != null) {
+            conf.set(ProcessCpuPlugin.THREAD_GROUPS_CONF, "true");
             String opts = conf.get("spark.executor.extraJavaOptions", "");
             conf.set("spark.executor.extraJavaOptions", (opts + " " + JfrProfile.option(jfrDir)).trim());
         }
@@ -75,6 +76,13 @@ final class Runner {
                 throw new IllegalStateException("executors see HCOMM_SOFT_FORCE_TCP=" + forceTcp + ", expected "
                         + config.expectedForceTcp());
             }
+            Map<String, Long> hcommBefore = Map.of();
+            if (preset.warmExecutors()) {
+                workload.run(spark, Preset.warmMb(cell.targetMb()));
+                if (config.isHcomm()) {
+                    hcommBefore = HcommMetrics.settled(15_000);
+                }
+            }
             StageMetricsListener listener = new StageMetricsListener();
             sc.sc().addSparkListener(listener);
 
@@ -84,7 +92,8 @@ final class Runner {
 
             listener.awaitQuiet(10_000);
             Thread.sleep(4 * ProcessCpuPlugin.PERIOD_MS); // samples past the end of the last stage
-            Map<String, Long> hcomm = config.isHcomm() ? HcommMetrics.settled(15_000) : Map.of();
+            Map<String, Long> hcomm = config.isHcomm()
+                    ? HcommMetrics.since(hcommBefore, HcommMetrics.settled(15_000)) : Map.of();
             List<StageMetricsListener.Stage> stages = listener.stages();
             double reduceSec = 0;
             double fetchWait = 0;
@@ -134,13 +143,15 @@ final class Runner {
         List<RunResult.ExecutorCpu> out = new ArrayList<>();
         for (String id : ProcessCpuPlugin.executors()) {
             double process = 0;
+            Map<String, Double> groups = new java.util.LinkedHashMap<>();
             for (long[] i : intervals) {
                 process += ProcessCpuPlugin.cpuSeconds(id, i[0], i[1]);
+                ProcessCpuPlugin.groupSeconds(id, i[0], i[1]).forEach((g, v) -> groups.merge(g, v, Double::sum));
             }
             double taskCpu = tasks.stream().filter(t -> t.executorId().equals(id))
                     .mapToDouble(t -> t.cpuSecondsWithin(intervals)).sum();
             int reduceTasks = reduce.stream().mapToInt(s -> (int) s.byExecutor.getOrDefault(id, new long[2])[0]).sum();
-            out.add(new RunResult.ExecutorCpu(id, process, taskCpu, reduceTasks));
+            out.add(new RunResult.ExecutorCpu(id, process, taskCpu, reduceTasks, groups));
         }
         return out;
     }

@@ -37,8 +37,10 @@ public final class ShuffleAbSuite {
     public static void main(String[] args) throws Exception {
         Preset preset = Preset.fromSystemProperties();
         String outProp = System.getProperty("ab.out", "");
+        // A relative -Dab.out is relative to where Maven was started (ab.base), not to the module directory.
         Path out = outProp.isBlank() || outProp.startsWith("${")
-                ? Path.of(args.length > 0 ? args[0] : "target").resolve("ab") : Path.of(outProp);
+                ? Path.of(args.length > 0 ? args[0] : "target").resolve("ab")
+                : Path.of(System.getProperty("ab.base", ".")).resolve(outProp);
         Path runsDir = out.resolve("runs");
         Files.createDirectories(runsDir);
         boolean resume = Boolean.parseBoolean(System.getProperty("ab.resume", "false").replace("${ab.resume}", ""));
@@ -121,7 +123,8 @@ public final class ShuffleAbSuite {
     /** The settings that must not change between the invocations of a resumed suite. */
     static String settingsLine(Preset preset) {
         return "preset=" + preset.name() + " configs=" + preset.configs() + " reps=" + preset.reps() + " hcommConf="
-                + preset.hcommConf() + " sparkConf=" + preset.sparkConf() + " jfr=" + preset.jfr() + "\n";
+                + preset.hcommConf() + " sparkConf=" + preset.sparkConf() + " jfr=" + preset.jfr() + " warmExecutors=" + preset.warmExecutors()
+                + "\n";
     }
 
     /**

@@ -19,6 +19,11 @@ final class SummaryReport {
                 + "1 core each) per run. Values are the median over the repetitions with (min–max).%n%n",
                 machine, results.size(), wallSec / 60, preset.reps(),
                 String.join(" → ", preset.configs().stream().map(ShuffleConfig::label).toList()), Runner.EXECUTOR_MB));
+        if (preset.warmExecutors()) {
+            sb.append("Each application first ran the same workload unmeasured at an eighth of the size (at least 16 "
+                    + "MB), so the measured run meets executors whose read path is already JIT-compiled, as in a "
+                    + "long-running cluster; the plugin's counters below are the measured run's alone.\n\n");
+        }
         sb.append("The hcomm configurations ran with `spark.shuffle.hcomm.fallback=never`");
         preset.hcommConf().forEach((k, v) -> sb.append(", `").append(k).append('=').append(v).append('`'));
         preset.sparkConf().forEach((k, v) -> sb.append(" (every configuration: `").append(k).append('=').append(v)
@@ -130,12 +135,17 @@ final class SummaryReport {
     /** JFR: where the task threads were during the reduce stages (share of samples, median over repetitions). */
     static void profileTable(StringBuilder sb, Preset preset, List<RunResult> mine) {
         sb.append("\nTask threads during the reduce stages (JFR execution samples by innermost known component; "
-                + "GC pauses and JIT compilations of the executors in the same intervals):\n\n| configuration | "
-                + "samples |");
+                + "GC pauses and JIT compilations longer than JFR's 100 ms threshold in the same intervals; then the "
+                + "executors' CPU in those intervals by thread group, from /proc, all threads including native "
+                + "ones):\n\n| configuration | samples |");
         for (String c : JfrProfile.CATEGORIES) {
             sb.append(' ').append(c).append(" |");
         }
-        sb.append(" GC pause ms | JIT ms |\n|---|---|").append("---|".repeat(JfrProfile.CATEGORIES.size() + 2))
+        sb.append(" GC pause ms | JIT ms |");
+        for (String g : ProcessCpuPlugin.GROUPS) {
+            sb.append(" CPU s: ").append(g).append(" |");
+        }
+        sb.append("\n|---|---|").append("---|".repeat(JfrProfile.CATEGORIES.size() + 2 + ProcessCpuPlugin.GROUPS.size()))
                 .append('\n');
         for (ShuffleConfig c : preset.configs()) {
             List<RunResult> rc = mine.stream().filter(r -> r.config() == c && !r.profile().isEmpty()).toList();
@@ -150,7 +160,11 @@ final class SummaryReport {
             }
             sb.append(' ').append(Stats.of(rc, r -> r.profile().get(JfrProfile.GC_PAUSE_MS)).format("%.0f"))
                     .append(" | ").append(Stats.of(rc, r -> r.profile().get(JfrProfile.JIT_MS)).format("%.0f"))
-                    .append(" |\n");
+                    .append(" |");
+            for (String g : ProcessCpuPlugin.GROUPS) {
+                sb.append(' ').append(Stats.of(rc, r -> r.threadGroupSec(g)).format("%.2f")).append(" |");
+            }
+            sb.append('\n');
         }
     }
 

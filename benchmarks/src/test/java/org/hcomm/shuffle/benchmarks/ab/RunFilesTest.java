@@ -43,18 +43,20 @@ class RunFilesTest {
                 14.0, 6.0, 20.0, 1, 1_000_000_000L, 999_000_000L, 900_000_000L, 99_000_000L, 0,
                 Map.of("bytesReadOneSided", 900_000_000L, "channelsCreated", 12L), "1", 0xfedcba9876543210L, 5000L,
                 Map.of("partitions", 32L), List.of(),
-                List.of(new RunResult.ExecutorCpu("0", 1.5, 0, 0), new RunResult.ExecutorCpu("1", 8.0, 6.0, 32)),
+                List.of(new RunResult.ExecutorCpu("0", 1.5, 0, 0, Map.of()),
+                        new RunResult.ExecutorCpu("1", 8.0, 6.0, 32, Map.of("jit", 1.25, "hcomm native", 0.5))),
                 Map.of(JfrProfile.SAMPLES, 300L, "hcomm plugin", 12L), null);
         RunResult back = RunResult.fromJson(castMap(Json.read(Json.write(r.toJson()))));
         assertEquals(r, back);
         assertEquals(1.5, back.ownerCpuSec());
         assertEquals(3.5, back.nonTaskCpuSec());
+        assertEquals(0.5, back.executorCpu().get(1).threadGroupSec().get("hcomm native"));
     }
 
     @Test
     void resumingKeepsCompletedCellsAndRefusesOtherSettings(@TempDir Path out) throws Exception {
         Preset preset = new Preset("t", List.of("terasort"), List.of(64L), List.of(2), List.of("kryo"),
-                List.of(ShuffleConfig.BUILTIN), 1, false, Map.of(), Map.of(), false);
+                List.of(ShuffleConfig.BUILTIN), 1, false, Map.of(), Map.of(), false, true);
         Path runs = out.resolve("runs");
         Files.createDirectories(runs);
         Files.writeString(out.resolve("settings.txt"), ShuffleAbSuite.settingsLine(preset));
@@ -69,10 +71,19 @@ class RunFilesTest {
         assertEquals(1, Files.list(runs).count());
 
         Preset other = new Preset("t", preset.workloads(), preset.sizesMb(), preset.executors(),
-                preset.serializers(), preset.configs(), 3, false, Map.of(), Map.of(), false);
+                preset.serializers(), preset.configs(), 3, false, Map.of(), Map.of(), false, true);
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> ShuffleAbSuite.resumable(out, runs, other));
         assertTrue(e.getMessage().contains("other settings"), e.getMessage());
+    }
+
+    @Test
+    void theMeasuredRunsCountersExcludeTheWarmUp() {
+        Map<String, Long> warm = Map.of("bytesReadOneSided", 100L, "channelsCreated", 2L, "channelsLive", 0L);
+        Map<String, Long> end = Map.of("bytesReadOneSided", 1100L, "channelsCreated", 6L, "channelsLive", 0L,
+                "destroyCalls", 4L);
+        assertEquals(Map.of("bytesReadOneSided", 1000L, "channelsCreated", 4L, "channelsLive", 0L,
+                "destroyCalls", 4L), HcommMetrics.since(warm, end));
     }
 
     @SuppressWarnings("unchecked")
