@@ -27,17 +27,16 @@ import org.hcomm.bridge.raw.HcommSoftLibrary;
  * {@link #awaitReady(Duration)} and {@link #close()} must not overlap with each other or with reads on the set.
  * Reads on different channels of a READY set may run on different threads.
  */
-public final class ChannelSet implements AutoCloseable {
+public final class ChannelSet extends NativeOwner {
     private static final long MAX_POLL_SLEEP_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
 
     private final Endpoint endpoint;
     private final Engine engine;
     private final long[] handles;
     private final Channel[] channels;
-    private final LeakWatch leakWatch;
-    private volatile boolean closed;
 
     private ChannelSet(Endpoint endpoint, Engine engine, long[] handles, List<ChannelSpec> specs) {
+        super("ChannelSet of " + handles.length + " channels starting with " + specs.get(0).name());
         this.endpoint = endpoint;
         this.engine = engine;
         this.handles = handles;
@@ -45,8 +44,6 @@ public final class ChannelSet implements AutoCloseable {
         for (int i = 0; i < handles.length; i++) {
             channels[i] = new Channel(i, specs.get(i).name());
         }
-        this.leakWatch = LeakWatch.watch(this, "ChannelSet of " + handles.length + " channels starting with "
-                + specs.get(0).name());
     }
 
     /** Called by {@link Endpoint#createChannels} under the endpoint's lock. */
@@ -165,33 +162,18 @@ public final class ChannelSet implements AutoCloseable {
         return status;
     }
 
-    public boolean isClosed() {
-        return closed;
-    }
-
-    /** Destroys every channel of the set with one {@code HcommChannelDestroy} call. Idempotent. */
+    /** Destroys every channel of the set with one {@code HcommChannelDestroy} call ({@link #close()}). */
     @Override
-    public void close() {
-        synchronized (this) {
-            if (closed) {
-                return;
-            }
-            closed = true;
-        }
-        try {
-            int rc = HcommLibrary.HcommChannelDestroy(handles, handles.length);
-            HcommException.check(rc, "HcommChannelDestroy", endpoint.context() + " channels=" + handles.length
-                    + " first=" + channels[0].name());
-        } finally {
-            leakWatch.closed();
-            endpoint.forget(this);
-        }
+    void release() {
+        int rc = HcommLibrary.HcommChannelDestroy(handles, handles.length);
+        HcommException.check(rc, "HcommChannelDestroy", endpoint.context() + " channels=" + handles.length
+                + " first=" + channels[0].name());
     }
 
-    private void checkOpen() {
-        if (closed) {
-            throw new IllegalStateException("ChannelSet starting with " + channels[0].name() + " is closed");
-        }
+    @Override
+    void released() {
+        super.released();
+        endpoint.forget(this);
     }
 
     /**
@@ -203,12 +185,9 @@ public final class ChannelSet implements AutoCloseable {
         List<ChannelSet> live = new ArrayList<>();
         int n = 0;
         for (ChannelSet s : sets) {
-            synchronized (s) {
-                if (!s.closed) {
-                    s.closed = true;
-                    live.add(s);
-                    n += s.handles.length;
-                }
+            if (s.claimClose()) {
+                live.add(s);
+                n += s.handles.length;
             }
         }
         if (live.isEmpty()) {
@@ -226,8 +205,7 @@ public final class ChannelSet implements AutoCloseable {
                     + " sets=" + live.size() + " first=" + live.get(0).channels[0].name());
         } finally {
             for (ChannelSet s : live) {
-                s.leakWatch.closed();
-                s.endpoint.forget(s);
+                s.released();
             }
         }
     }
@@ -270,7 +248,7 @@ public final class ChannelSet implements AutoCloseable {
 
         /** The native handle; throws when the set is closed. */
         long handle() {
-            if (closed) {
+            if (isClosed()) {
                 throw new IllegalStateException("channel " + name + " belongs to a closed ChannelSet");
             }
             return handles[index];

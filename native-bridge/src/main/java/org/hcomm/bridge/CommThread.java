@@ -15,17 +15,15 @@ import org.hcomm.bridge.raw.HcommLibrary;
  * <p>Threading: the handle may be used from any OS thread, but batch mode is per OS thread, so one
  * {@link ReadStrategy} per OS thread; {@link #close()} must not overlap with reads on the thread.
  */
-public final class CommThread implements AutoCloseable {
+public final class CommThread extends NativeOwner {
     private final Engine engine;
     private final long handle;
-    private final LeakWatch leakWatch;
     private Pointer stream;
-    private volatile boolean closed;
 
     private CommThread(Engine engine, long handle) {
+        super("CommThread 0x" + Long.toHexString(handle));
         this.engine = engine;
         this.handle = handle;
-        this.leakWatch = LeakWatch.watch(this, "CommThread 0x" + Long.toHexString(handle));
     }
 
     /** Allocates one thread on {@code engine} with {@code notifyNum} notifies (0..64). */
@@ -83,30 +81,10 @@ public final class CommThread implements AutoCloseable {
         return "thread=0x" + Long.toHexString(handle) + " engine=" + engine;
     }
 
-    public boolean isClosed() {
-        return closed;
-    }
-
-    /** {@code HcommThreadFree}. Idempotent. */
+    /** {@code HcommThreadFree} ({@link #close()}). */
     @Override
-    public void close() {
-        synchronized (this) {
-            if (closed) {
-                return;
-            }
-            closed = true;
-        }
-        try {
-            int rc = HcommLibrary.HcommThreadFree(new long[] {handle}, 1);
-            HcommException.check(rc, "HcommThreadFree", context());
-        } finally {
-            leakWatch.closed();
-        }
-    }
-
-    private void checkOpen() {
-        if (closed) {
-            throw new IllegalStateException("CommThread 0x" + Long.toHexString(handle) + " is closed");
-        }
+    void release() {
+        int rc = HcommLibrary.HcommThreadFree(new long[] {handle}, 1);
+        HcommException.check(rc, "HcommThreadFree", context());
     }
 }

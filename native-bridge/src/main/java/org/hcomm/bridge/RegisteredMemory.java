@@ -17,24 +17,22 @@ import org.hcomm.bridge.raw.HcommLibrary;
  *
  * <p>Threading: thread-safe; the memory contents are the caller's to synchronise.
  */
-public final class RegisteredMemory implements AutoCloseable {
+public final class RegisteredMemory extends NativeOwner {
     private final Endpoint endpoint;
     private final String tag;
     private final Pointer block;
     private final long size;
     private final Pointer memHandle;
     private final boolean allocated;
-    private final LeakWatch leakWatch;
-    private volatile boolean closed;
 
     RegisteredMemory(Endpoint endpoint, String tag, Pointer block, long size, Pointer memHandle, boolean allocated) {
+        super("RegisteredMemory " + tag + " (" + size + " bytes)");
         this.endpoint = endpoint;
         this.tag = tag;
         this.block = block;
         this.size = size;
         this.memHandle = memHandle;
         this.allocated = allocated;
-        this.leakWatch = LeakWatch.watch(this, "RegisteredMemory " + tag + " (" + size + " bytes)");
     }
 
     public String tag() {
@@ -88,49 +86,34 @@ public final class RegisteredMemory implements AutoCloseable {
         return endpoint;
     }
 
-    public boolean isClosed() {
-        return closed;
-    }
-
-    /** Unregisters the region and frees an allocated block. Idempotent. */
+    /** Unregisters the region and frees an allocated block ({@link #close()}). */
     @Override
-    public void close() {
-        synchronized (this) {
-            if (closed) {
-                return;
-            }
-            closed = true;
-        }
-        try {
-            int rc = HcommLibrary.HcommMemUnreg(endpoint.handleForChild(), memHandle);
-            HcommException failure = rc == 0 ? null : new HcommException("HcommMemUnreg", rc, context());
-            if (allocated) {
-                int frc = HcommLibrary.HcommMemFree(block);
-                if (frc != 0) {
-                    HcommException e = new HcommException("HcommMemFree", frc, context());
-                    if (failure == null) {
-                        failure = e;
-                    } else {
-                        failure.addSuppressed(e);
-                    }
+    void release() {
+        int rc = HcommLibrary.HcommMemUnreg(endpoint.handleForChild(), memHandle);
+        HcommException failure = rc == 0 ? null : new HcommException("HcommMemUnreg", rc, context());
+        if (allocated) {
+            int frc = HcommLibrary.HcommMemFree(block);
+            if (frc != 0) {
+                HcommException e = new HcommException("HcommMemFree", frc, context());
+                if (failure == null) {
+                    failure = e;
+                } else {
+                    failure.addSuppressed(e);
                 }
             }
-            if (failure != null) {
-                throw failure;
-            }
-        } finally {
-            leakWatch.closed();
-            endpoint.forget(this);
         }
+        if (failure != null) {
+            throw failure;
+        }
+    }
+
+    @Override
+    void released() {
+        super.released();
+        endpoint.forget(this);
     }
 
     private String context() {
         return endpoint.context() + " tag=" + tag + " size=" + size;
-    }
-
-    private void checkOpen() {
-        if (closed) {
-            throw new IllegalStateException("RegisteredMemory " + tag + " is closed");
-        }
     }
 }
