@@ -55,7 +55,11 @@ public final class NettyBlockOwner {
     private NettyBlockOwner() {}
 
     public static void main(String[] args) throws Exception {
-        PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
+        // stdout carries the line protocol; anything a library prints (Spark's log4j warns on stdout, e.g. that the
+        // host name resolves to a loopback address) goes to stderr, so it cannot come before READY.
+        PrintStream out = new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), true,
+                StandardCharsets.UTF_8);
+        System.setOut(System.err);
         int size = Integer.parseInt(args[0]);
         ByteBuffer region = ByteBuffer.allocateDirect(size);
         long crc = ReadSourceOwner.fillRandom(region, System.nanoTime());

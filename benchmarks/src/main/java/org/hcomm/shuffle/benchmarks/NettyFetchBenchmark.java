@@ -76,6 +76,7 @@ public class NettyFetchBenchmark {
         public void setUp(ReadThroughputBenchmark.Shape shape) throws Exception {
             try {
                 ProcessBuilder pb = new ProcessBuilder(NettyBlockOwner.command(ReadThroughputBenchmark.REGION));
+                pb.environment().put("SPARK_LOCAL_IP", "127.0.0.1"); // the service binds there anyway
                 pb.redirectError(ProcessBuilder.Redirect.INHERIT);
                 owner = pb.start();
                 BufferedReader r = new BufferedReader(new InputStreamReader(owner.getInputStream(),

@@ -231,7 +231,8 @@ public final class ShuffleAbSuite {
         double seconds = 0;
         for (Preset.Cell cell : preset.cells()) {
             seconds += preset.configs().size() * preset.reps()
-                    * (SECONDS_PER_RUN + jobSeconds(cell.workload(), cell.targetMb()));
+                    * (SECONDS_PER_RUN + jobSeconds(cell.workload(), cell.targetMb())
+                            + (preset.warmExecutors() ? jobSeconds(cell.workload(), Preset.warmMb(cell.targetMb())) : 0));
         }
         if (preset.warmup()) {
             for (String w : preset.workloads()) {

@@ -24,23 +24,32 @@ class ProcessCpuPluginTest {
         ProcessCpuPlugin.ThreadGroupCpu cpu = new ProcessCpuPlugin.ThreadGroupCpu();
         int hcomm = ProcessCpuPlugin.GROUPS.indexOf("hcomm native");
         long before = cpu.sample()[hcomm];
+        java.util.concurrent.CountDownLatch burnt = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch exit = new java.util.concurrent.CountDownLatch(1);
         Thread burner = new Thread(() -> {
-            long until = System.nanoTime() + 400_000_000L;
+            // 300 ms of this thread's own CPU, however long the two shared cores take to give it
+            java.lang.management.ThreadMXBean mx = java.lang.management.ManagementFactory.getThreadMXBean();
             long x = 0;
-            while (System.nanoTime() < until) {
+            while (mx.getCurrentThreadCpuTime() < 300_000_000L) {
                 x += x * 31 + 7;
             }
             if (x == 42) {
                 System.out.println(x);
             }
+            burnt.countDown();
+            try {
+                exit.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
         }, "hcomm-burner");
         burner.start();
-        Thread.sleep(200);
-        long during = cpu.sample()[hcomm];
+        burnt.await();
+        long during = cpu.sample()[hcomm]; // sampled while the thread is alive and done burning
+        exit.countDown();
         burner.join();
         long after = cpu.sample()[hcomm];
-        assertTrue(during > before, "busy hcomm-named thread not seen: " + before + " -> " + during);
-        assertTrue(after - before >= 200_000_000L, "expected >= 0.2 s CPU in the group, got " + (after - before));
-        assertTrue(cpu.sample()[hcomm] >= after, "group CPU went back after the thread exited");
+        assertTrue(during - before >= 250_000_000L, "expected >= 0.25 s CPU in the group, got " + (during - before));
+        assertTrue(after >= during, "group CPU went back after the thread exited: " + during + " -> " + after);
     }
 }

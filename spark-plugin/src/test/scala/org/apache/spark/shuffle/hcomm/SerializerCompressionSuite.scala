@@ -109,6 +109,24 @@ class SerializerCompressionSuite extends LocalClusterSuite {
     assertNoChunksOnLoan()
   }
 
+  test("a task that stops reading early still reports what it read to Spark's task metrics") {
+    sc.listenerBus.waitUntilEmpty()
+    eventually("earlier reports")(metric("bytesReadOneSided") == RemoteBytes.total.get)
+    val before = metric("bytesReadOneSided")
+    RemoteBytes.reset()
+
+    // each reduce task takes 10 records of several MB and stops, as a sort-merge join or a limit does
+    val taken = sc.parallelize(1 to 200000, 8).map(i => (i, Array.fill(16)(i)))
+      .partitionBy(new HashPartitioner(4)).mapPartitions(it => Iterator(it.take(10).size)).collect()
+    assert(taken.toSeq == Seq.fill(4)(10))
+
+    sc.listenerBus.waitUntilEmpty()
+    val remote = RemoteBytes.sinceReset.get
+    assert(remote > 0, "Spark's task metrics show no remote bytes for tasks that did read one-sidedly")
+    eventually(s"one-sided delta == Spark's remoteBytesRead ($remote)")(metric("bytesReadOneSided") - before == remote)
+    assertNoChunksOnLoan()
+  }
+
   test("the HcommShuffle metrics source with every gauge, on the driver and on executors") {
     val sources = SparkEnv.get.metricsSystem.getSourcesByName("HcommShuffle")
     assert(sources.size == 1, s"driver sources named HcommShuffle: $sources")

@@ -132,6 +132,11 @@ public final class HcommShuffleReader<K, C> implements ShuffleReader<K, C> {
             OneSidedBlockFetcher f = fetcher;
             boolean l = leased;
             context.addTaskCompletionListener(ctx -> {
+                // A task that stops reading early (a sort-merge join whose other side ended, a limit) never
+                // exhausts the records iterator, which merges the read metrics at its end; merge here too, so
+                // Spark's task metrics count every byte that was read. (Spark's own reader leaves such bytes to
+                // the next executor heartbeat, i.e. loses them when the task ends first.)
+                ctx.taskMetrics().mergeShuffleReadMetrics();
                 if (f != null) {
                     f.close();
                 }
