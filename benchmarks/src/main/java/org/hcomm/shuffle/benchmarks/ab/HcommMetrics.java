@@ -17,8 +17,16 @@ final class HcommMetrics {
      * The gauges once the executors' last reports arrived: executors report asynchronously after each stage's
      * channels are destroyed, so this waits (bounded) until channels were created and none is live.
      */
-    @SuppressWarnings("rawtypes")
     static Map<String, Long> settled(long timeoutMs) throws InterruptedException {
+        return settled(timeoutMs, -1);
+    }
+
+    /**
+     * As {@link #settled(long)}, and also waits until the one-sided bytes reached {@code oneSidedBytes} (Spark's
+     * remote bytes of the jobs so far; -1: do not wait for a byte count).
+     */
+    @SuppressWarnings("rawtypes")
+    static Map<String, Long> settled(long timeoutMs, long oneSidedBytes) throws InterruptedException {
         Map<String, Long> out = new TreeMap<>();
         long deadline = System.currentTimeMillis() + timeoutMs;
         while (true) {
@@ -29,7 +37,8 @@ final class HcommMetrics {
                     out.put(g.getKey(), ((Number) g.getValue().getValue()).longValue());
                 }
             }
-            boolean settled = out.getOrDefault("channelsCreated", 0L) > 0 && out.getOrDefault("channelsLive", 1L) == 0;
+            boolean settled = out.getOrDefault("channelsCreated", 0L) > 0 && out.getOrDefault("channelsLive", 1L) == 0
+                    && (oneSidedBytes < 0 || out.getOrDefault("bytesReadOneSided", 0L) >= oneSidedBytes);
             if (settled) {
                 return out;
             }

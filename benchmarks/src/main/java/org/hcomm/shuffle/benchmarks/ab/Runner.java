@@ -78,9 +78,16 @@ final class Runner {
             }
             Map<String, Long> hcommBefore = Map.of();
             if (preset.warmExecutors()) {
+                StageMetricsListener warm = new StageMetricsListener();
+                sc.sc().addSparkListener(warm);
                 workload.run(spark, Preset.warmMb(cell.targetMb()));
+                warm.awaitQuiet(10_000);
+                sc.sc().removeSparkListener(warm);
                 if (config.isHcomm()) {
-                    hcommBefore = HcommMetrics.settled(15_000);
+                    // Settled channels are not enough: every executor's last report must be in, or the measured
+                    // run's counters would include some of the warm-up's bytes.
+                    long remote = warm.stages().stream().mapToLong(st -> st.remoteBytes).sum();
+                    hcommBefore = HcommMetrics.settled(15_000, remote);
                 }
             }
             StageMetricsListener listener = new StageMetricsListener();
