@@ -34,7 +34,12 @@ public final class ShuffleAbSuite {
     private ShuffleAbSuite() {
     }
 
+    /** Set when the JVM begins to shut down (e.g. SIGTERM): runs after that fail for that reason alone. */
+    private static final java.util.concurrent.atomic.AtomicBoolean STOPPING =
+            new java.util.concurrent.atomic.AtomicBoolean();
+
     public static void main(String[] args) throws Exception {
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> STOPPING.set(true), "ab-stopping"));
         Preset preset = Preset.fromSystemProperties();
         String outProp = System.getProperty("ab.out", "");
         // A relative -Dab.out is relative to where Maven was started (ab.base), not to the module directory.
@@ -72,7 +77,7 @@ public final class ShuffleAbSuite {
         for (Preset.Cell cell : preset.cells()) {
             Workload workload = Workload.of(cell.workload());
             List<RunResult> earlier = previous.stream().filter(r -> r.cell().equals(cell)).toList();
-            if (earlier.size() == preset.configs().size() * preset.reps()) {
+            if (earlier.size() == preset.configs().size() * preset.reps() && earlier.stream().allMatch(RunResult::ok)) {
                 System.out.println("== " + cell.label() + ": " + earlier.size() + " runs from an earlier invocation");
                 results.addAll(earlier);
                 done += earlier.size();
@@ -82,6 +87,11 @@ public final class ShuffleAbSuite {
             System.out.println("== " + cell.label() + ": " + workload.describe(cell.targetMb()));
             for (int rep = 0; rep < preset.reps(); rep++) {
                 for (ShuffleConfig config : preset.configs()) {
+                    if (STOPPING.get()) {
+                        System.out.println("stopping: the JVM is shutting down; " + cell.label()
+                                + " is incomplete and runs again on resume");
+                        return;
+                    }
                     sequence++;
                     done++;
                     RunResult r;
@@ -92,6 +102,9 @@ public final class ShuffleAbSuite {
                         r = Runner.run(workload, cell, config, preset, rep, sequence,
                                 preset.jfr() ? runsDir.resolve(stem + "-jfr") : null);
                     } catch (Exception | OutOfMemoryError e) {
+                        if (STOPPING.get()) {
+                            return; // interrupted by the shutdown, not a result: write nothing
+                        }
                         e.printStackTrace();
                         r = RunResult.failed(cell, config, rep, sequence, startedAt, e.toString());
                     }
@@ -129,7 +142,7 @@ public final class ShuffleAbSuite {
 
     /**
      * The runs of an earlier invocation into the same output directory ({@code -Dab.resume=true}): cells it
-     * completed are kept, the others run again. Fails when the earlier invocation used other settings.
+     * completed without a failed run are kept, the others run again. Fails when the earlier invocation used other settings.
      */
     static List<RunResult> resumable(Path out, Path runsDir, Preset preset) throws IOException {
         Path settings = out.resolve("settings.txt");
