@@ -162,18 +162,12 @@ record RunResult(Preset.Cell cell, ShuffleConfig config, int rep, int sequence, 
     static RunResult fromJson(Map<String, Object> m) {
         Preset.Cell cell = new Preset.Cell((String) m.get("workload"), num(m, "targetShuffleMb").longValue(),
                 num(m, "executors").intValue(), (String) m.get("serializer"));
-        Map<String, Long> hcomm = new LinkedHashMap<>();
-        ((Map<String, Object>) m.getOrDefault("hcommMetrics", Map.of()))
-                .forEach((k, v) -> hcomm.put(k, ((Number) v).longValue()));
-        Map<String, Long> profile = new LinkedHashMap<>();
-        ((Map<String, Object>) m.getOrDefault("reduceProfileJfr", Map.of()))
-                .forEach((k, v) -> profile.put(k, ((Number) v).longValue()));
+        Map<String, Long> hcomm = numbers(m, "hcommMetrics", Number::longValue);
+        Map<String, Long> profile = numbers(m, "reduceProfileJfr", Number::longValue);
         List<ExecutorCpu> cpu = new ArrayList<>();
         for (Object o : (List<Object>) m.getOrDefault("executorsDuringReduce", List.of())) {
             Map<String, Object> e = (Map<String, Object>) o;
-            Map<String, Double> groups = new LinkedHashMap<>();
-            ((Map<String, Object>) e.getOrDefault("threadGroupCpuSecDuringReduce", Map.of()))
-                    .forEach((k, v) -> groups.put(k, ((Number) v).doubleValue()));
+            Map<String, Double> groups = numbers(e, "threadGroupCpuSecDuringReduce", Number::doubleValue);
             cpu.add(new ExecutorCpu((String) e.get("executorId"), num(e, "processCpuSecDuringReduce").doubleValue(),
                     num(e, "taskCpuSecDuringReduce").doubleValue(), num(e, "reduceTasks").intValue(), groups));
         }
@@ -188,6 +182,15 @@ record RunResult(Preset.Cell cell, ShuffleConfig config, int rep, int sequence, 
                 Long.parseUnsignedLong((String) m.getOrDefault("checksum", "0"), 16), num(m, "answerRecords").longValue(),
                 (Map<String, Object>) m.getOrDefault("detail", Map.of()), List.of(), cpu, profile,
                 (String) m.get("error"));
+    }
+
+    /** The JSON object under {@code key} (absent: empty) with its numbers converted. */
+    @SuppressWarnings("unchecked")
+    private static <T> Map<String, T> numbers(Map<String, Object> m, String key,
+            java.util.function.Function<Number, T> convert) {
+        Map<String, T> out = new LinkedHashMap<>();
+        ((Map<String, Object>) m.getOrDefault(key, Map.of())).forEach((k, v) -> out.put(k, convert.apply((Number) v)));
+        return out;
     }
 
     private static Number num(Map<String, Object> m, String key) {

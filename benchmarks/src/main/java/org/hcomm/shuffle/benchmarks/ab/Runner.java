@@ -99,8 +99,13 @@ final class Runner {
 
             listener.awaitQuiet(10_000);
             Thread.sleep(4 * ProcessCpuPlugin.PERIOD_MS); // samples past the end of the last stage
-            Map<String, Long> hcomm = config.isHcomm()
-                    ? HcommMetrics.since(hcommBefore, HcommMetrics.settled(15_000)) : Map.of();
+            Map<String, Long> hcomm = Map.of();
+            if (config.isHcomm()) {
+                // as after the warm-up: wait for every executor's last report, i.e. for Spark's remote bytes
+                long remoteSoFar = hcommBefore.getOrDefault("bytesReadOneSided", 0L)
+                        + listener.stages().stream().mapToLong(st -> st.remoteBytes).sum();
+                hcomm = HcommMetrics.since(hcommBefore, HcommMetrics.settled(15_000, remoteSoFar));
+            }
             List<StageMetricsListener.Stage> stages = listener.stages();
             double reduceSec = 0;
             double fetchWait = 0;
