@@ -22,7 +22,8 @@
  */
 HCOMM_API int32_t HcommSoftConfigure(const char *key, const char *value);
 
-/* Live objects of this process, for leak checks. Versioned by size: the caller sets size = sizeof. */
+/* Live objects of this process, for leak checks. Versioned by size: the caller sets size = sizeof; a caller built
+ * against an older, shorter struct (at least up to bytesRead) gets the fields it has. */
 typedef struct {
     uint32_t size;
     uint32_t reserved;
@@ -34,6 +35,7 @@ typedef struct {
     uint64_t threads;
     uint64_t bytesServed;  /* bytes this process's soft NIC sent to TCP readers */
     uint64_t bytesRead;    /* bytes this process read (all paths) */
+    uint64_t opsRunByWaiter; /* reads a completion wait ran itself because the thread's worker had not started them */
 } HcommSoftCounters;
 
 HCOMM_API int32_t HcommSoftGetCounters(HcommSoftCounters *out);

@@ -1,4 +1,5 @@
 /* Process-wide state of soft HComm: configuration, identity, the handle table and the counters. */
+#include <stddef.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -237,7 +238,7 @@ HCOMM_API int32_t HcommSoftConfigure(const char *key, const char *value)
 HCOMM_API int32_t HcommSoftGetCounters(HcommSoftCounters *out)
 {
     if (out == NULL) return HCCL_E_PTR;
-    if (out->size < sizeof(HcommSoftCounters)) return HCCL_E_PARA;
+    if (out->size < offsetof(HcommSoftCounters, opsRunByWaiter)) return HCCL_E_PARA;
     out->endpoints = g_count.endpoints;
     out->regions = g_count.regions;
     out->allocations = g_count.allocations;
@@ -246,6 +247,7 @@ HCOMM_API int32_t HcommSoftGetCounters(HcommSoftCounters *out)
     out->threads = g_count.threads;
     out->bytesServed = g_count.bytes_served;
     out->bytesRead = g_count.bytes_read;
+    if (out->size >= sizeof(HcommSoftCounters)) out->opsRunByWaiter = g_count.ops_run_by_waiter;
     return HCCL_SUCCESS;
 }
 

@@ -41,7 +41,8 @@ void soft_random_bytes(void *buf, size_t n);
 
 extern pthread_mutex_t g_lock;
 typedef struct {
-    atomic_uint_fast64_t endpoints, regions, allocations, imports, channels, threads, bytes_served, bytes_read;
+    atomic_uint_fast64_t endpoints, regions, allocations, imports, channels, threads, bytes_served, bytes_read,
+        ops_run_by_waiter;
 } soft_counters;
 extern soft_counters g_count;
 
@@ -223,6 +224,7 @@ typedef struct soft_thread {
     pthread_cond_t cv;
     pthread_cond_t done_cv;
     op *head, *tail;
+    int running;               /* an op taken from the FIFO is being run (by the worker or a waiter) */
     uint64_t submitted, completed;
     int32_t err;
     int stopping;

@@ -3,6 +3,7 @@
  * channel end; this process reads it one-sidedly. Runs every scenario on the shared-memory path and on the
  * forced TCP path. Built and run under AddressSanitizer and UBSan by `make test`.
  */
+#include <stddef.h>
 #include <arpa/inet.h>
 #include <errno.h>
 #include <signal.h>
@@ -292,6 +293,47 @@ static void test_reads(reader *r, ChannelHandle ch, uint64_t remote, uint32_t se
     CHECK(verify(r->buf, 7, 4096, seed) && verify(r->buf + 4096, 9000, 4096, seed), "bytes of ReadNbi");
 }
 
+/* Reads on one thread start in submission order even when a completion wait runs some of them itself, and a wait
+ * that finds the worker asleep runs the read instead of waiting for the worker to be scheduled. */
+static void test_order_and_waiters(reader *r, ChannelHandle ch, uint64_t remote, uint32_t seed)
+{
+    int ordered = 1;
+    for (int i = 0; i < 200 && ordered; i++) {
+        uint64_t first = (uint64_t)(i % 7) * 4096 + 100, last = (uint64_t)(i % 5) * 8192 + 3;
+        CHECK_RC(HcommBatchModeStart("order"), 0);
+        CHECK_RC(HcommReadOnThread(r->th, ch, r->buf, (void *)(uintptr_t)(remote + first), 256), 0);
+        CHECK_RC(HcommReadOnThread(r->th, ch, r->buf, (void *)(uintptr_t)(remote + last), 256), 0);
+        CHECK_RC(HcommBatchModeEnd("order"), 0);
+        CHECK_RC(HcommChannelDrainOnThread(r->th, ch), 0);
+        ordered = verify(r->buf, last, 256, seed);
+    }
+    CHECK(ordered, "two reads into one destination: the later one must land last");
+
+    HcommSoftCounters before = {.size = sizeof before}, after = {.size = sizeof after};
+    CHECK_RC(HcommSoftGetCounters(&before), 0);
+    for (int i = 0; i < 100; i++) {
+        usleep(2000); /* the worker has gone to sleep on its condition variable */
+        CHECK_RC(HcommReadOnThread(r->th, ch, r->buf, (void *)(uintptr_t)(remote + 4096), 64), 0);
+        CHECK_RC(HcommChannelDrainOnThread(r->th, ch), 0);
+    }
+    CHECK(verify(r->buf, 4096, 64, seed), "bytes of a read run by its waiter");
+    CHECK_RC(HcommSoftGetCounters(&after), 0);
+    uint64_t by_waiter = after.opsRunByWaiter - before.opsRunByWaiter;
+    CHECK(by_waiter >= 1 && by_waiter <= 100, "reads run by the waiter: %llu of 100 submitted to a sleeping worker",
+          (unsigned long long)by_waiter);
+    printf("   %llu of 100 reads submitted to a sleeping worker were run by their waiter\n",
+           (unsigned long long)by_waiter);
+
+    /* a caller built against the shorter struct (before opsRunByWaiter) still gets its fields */
+    HcommSoftCounters old;
+    memset(&old, 0x5A, sizeof old);
+    old.size = (uint32_t)offsetof(HcommSoftCounters, opsRunByWaiter);
+    CHECK_RC(HcommSoftGetCounters(&old), 0);
+    CHECK(old.opsRunByWaiter == 0x5A5A5A5A5A5A5A5Aull, "a short struct's caller must not be written past its size");
+    old.size = 8;
+    CHECK_RC(HcommSoftGetCounters(&old), HCCL_E_PARA);
+}
+
 static void test_bad_input(reader *r, ChannelHandle ch, uint64_t remote)
 {
     /* out of range: error 6 and the destination untouched */
@@ -352,6 +394,7 @@ static void run_suite(const char *path)
         CHECK_RC(HcommSoftChannelPath(ch, &p), 0);
         CHECK(strcmp(p, path) == 0, "path %s, want %s", p, path);
         test_reads(&r, ch, remote, 7);
+        test_order_and_waiters(&r, ch, remote, 7);
         test_bad_input(&r, ch, remote); /* destroys ch at its end */
     }
     CHECK_RC(finish_owner(&o), 0);

@@ -36,7 +36,7 @@ public final class SoftHcomm {
         int rc = lib().HcommSoftGetCounters(c);
         HcommException.check(rc, "HcommSoftGetCounters", "");
         return new SoftCounters(c.endpoints, c.regions, c.allocations, c.imports, c.channels, c.threads,
-                c.bytesServed, c.bytesRead);
+                c.bytesServed, c.bytesRead, c.opsRunByWaiter);
     }
 
     /** {@code HcommSoftVersion()}, e.g. {@code "soft-hcomm 0.1.0 abi-v4"}. */

@@ -3,13 +3,13 @@ package org.hcomm.bridge.raw;
 import com.sun.jna.Structure.FieldOrder;
 
 /**
- * {@code HcommSoftCounters} (soft HComm only, {@code hcomm_soft.h}): 72 bytes. Versioned by size: set
+ * {@code HcommSoftCounters} (soft HComm only, {@code hcomm_soft.h}): 80 bytes. Versioned by size: set
  * {@link #size} to {@link #SIZE} before calling {@code HcommSoftGetCounters}.
  */
 @FieldOrder({"size", "reserved", "endpoints", "regions", "allocations", "imports", "channels", "threads",
-        "bytesServed", "bytesRead"})
+        "bytesServed", "bytesRead", "opsRunByWaiter"})
 public class HcommSoftCounters extends AbiStruct {
-    public static final int SIZE = 72;
+    public static final int SIZE = 80;
 
     public int size;
     public int reserved;
@@ -21,4 +21,5 @@ public class HcommSoftCounters extends AbiStruct {
     public long threads;
     public long bytesServed;
     public long bytesRead;
+    public long opsRunByWaiter;
 }
