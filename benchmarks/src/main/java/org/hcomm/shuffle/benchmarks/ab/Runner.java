@@ -107,41 +107,34 @@ final class Runner {
                 hcomm = HcommMetrics.since(hcommBefore, HcommMetrics.settled(15_000, remoteSoFar));
             }
             List<StageMetricsListener.Stage> stages = listener.stages();
-            double reduceSec = 0;
-            double fetchWait = 0;
-            double reduceTask = 0;
-            double reduceCpu = 0;
-            double totalCpu = 0;
-            int reduceStages = 0;
-            long write = 0;
-            long remote = 0;
-            long local = 0;
-            int failedTasks = 0;
-            List<StageMetricsListener.Stage> reduce = new ArrayList<>();
-            for (StageMetricsListener.Stage s : stages) {
-                totalCpu += s.cpuNs / 1e9;
-                write += s.writeBytes;
-                remote += s.remoteBytes;
-                local += s.localBytes;
-                failedTasks += s.failedTasks;
-                if (s.readsShuffle()) {
-                    reduceStages++;
-                    reduce.add(s);
-                    fetchWait += s.fetchWaitMs / 1e3;
-                    reduceTask += s.runMs / 1e3;
-                    reduceCpu += s.cpuNs / 1e9;
-                }
-            }
-            reduceSec = StageMetricsListener.unionSeconds(reduce);
+            List<StageMetricsListener.Stage> reduce = stages.stream().filter(StageMetricsListener.Stage::readsShuffle)
+                    .toList();
+            Totals all = Totals.of(stages);
+            Totals red = Totals.of(reduce);
             workload.checkPlacement(stages);
-            return new RunResult(cell, config, rep, sequence, startedAt, jobSec, reduceSec, fetchWait, reduceTask,
-                    reduceCpu, totalCpu, reduceStages, write, remote + local, remote, local, failedTasks, hcomm,
-                    forceTcp, answer.checksum(), answer.records(), answer.detail(), stages,
-                    executorCpu(reduce, listener.tasks()), Map.of(), null);
+            return new RunResult(cell, config, rep, sequence, startedAt, jobSec,
+                    StageMetricsListener.unionSeconds(reduce), red.fetchWaitSec(), red.taskSec(), red.cpuSec(),
+                    all.cpuSec(), reduce.size(), all.writeBytes(), all.remoteBytes() + all.localBytes(),
+                    all.remoteBytes(), all.localBytes(), all.failedTasks(), hcomm, forceTcp, answer.checksum(),
+                    answer.records(), answer.detail(), stages, executorCpu(reduce, listener.tasks()), Map.of(), null);
         } finally {
             spark.stop();
             SparkSession.clearActiveSession();
             SparkSession.clearDefaultSession();
+        }
+    }
+
+    /** Sums over a set of stages. */
+    private record Totals(double fetchWaitSec, double taskSec, double cpuSec, long writeBytes, long remoteBytes,
+            long localBytes, int failedTasks) {
+        static Totals of(List<StageMetricsListener.Stage> stages) {
+            return new Totals(stages.stream().mapToDouble(s -> s.fetchWaitMs / 1e3).sum(),
+                    stages.stream().mapToDouble(s -> s.runMs / 1e3).sum(),
+                    stages.stream().mapToDouble(s -> s.cpuNs / 1e9).sum(),
+                    stages.stream().mapToLong(s -> s.writeBytes).sum(),
+                    stages.stream().mapToLong(s -> s.remoteBytes).sum(),
+                    stages.stream().mapToLong(s -> s.localBytes).sum(),
+                    stages.stream().mapToInt(s -> s.failedTasks).sum());
         }
     }
 
