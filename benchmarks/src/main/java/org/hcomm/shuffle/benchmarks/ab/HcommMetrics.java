@@ -15,15 +15,8 @@ final class HcommMetrics {
 
     /**
      * The gauges once the executors' last reports arrived: executors report asynchronously after each stage's
-     * channels are destroyed, so this waits (bounded) until channels were created and none is live.
-     */
-    static Map<String, Long> settled(long timeoutMs) throws InterruptedException {
-        return settled(timeoutMs, -1);
-    }
-
-    /**
-     * As {@link #settled(long)}, and also waits until the one-sided bytes reached {@code oneSidedBytes} (Spark's
-     * remote bytes of the jobs so far; -1: do not wait for a byte count).
+     * channels are destroyed, so this waits (bounded) until channels were created, none is live, and the one-sided
+     * bytes reached {@code oneSidedBytes} (Spark's remote bytes of the jobs so far).
      */
     @SuppressWarnings("rawtypes")
     static Map<String, Long> settled(long timeoutMs, long oneSidedBytes) throws InterruptedException {
@@ -38,7 +31,7 @@ final class HcommMetrics {
                 }
             }
             boolean settled = out.getOrDefault("channelsCreated", 0L) > 0 && out.getOrDefault("channelsLive", 1L) == 0
-                    && (oneSidedBytes < 0 || out.getOrDefault("bytesReadOneSided", 0L) >= oneSidedBytes);
+                    && out.getOrDefault("bytesReadOneSided", 0L) >= oneSidedBytes;
             if (settled) {
                 return out;
             }
