@@ -59,7 +59,7 @@ static op *take_head(soft_thread *t)
 {
     op *o = t->head;
     if (o == NULL || t->running) return NULL;
-    t->head = o->next;
+    __atomic_store_n(&t->head, o->next, __ATOMIC_RELEASE); /* the idle worker's spin reads head unlocked */
     if (t->head == NULL) t->tail = NULL;
     t->running = 1;
     return o;
@@ -431,7 +431,7 @@ soft_thread *thread_create(int engine, int internal)
 void thread_stop(soft_thread *t)
 {
     pthread_mutex_lock(&t->mu);
-    t->stopping = 1;
+    __atomic_store_n(&t->stopping, 1, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&t->cv);
     pthread_mutex_unlock(&t->mu);
     pthread_join(t->worker, NULL);
@@ -461,7 +461,7 @@ void thread_submit(soft_thread *t, op *o)
         return;
     }
     if (t->tail) t->tail->next = o;
-    else t->head = o;
+    else __atomic_store_n(&t->head, o, __ATOMIC_RELEASE); /* the idle worker's spin reads head unlocked */
     t->tail = o;
     pthread_cond_signal(&t->cv);
     pthread_mutex_unlock(&t->mu);

@@ -39,14 +39,20 @@ class FailureSuite extends LocalClusterSuite {
     }
   }
 
-  /** Spark's remote bytes and failed tasks, as its listener bus reports them. */
+  /** Spark's remote bytes and failed tasks (by stage id), as its listener bus reports them. */
   private class TaskRecorder extends SparkListener {
     val remoteBytes = new AtomicLong()
-    val failedTasks = new ConcurrentLinkedQueue[String]()
+    val failedTasks = new ConcurrentLinkedQueue[(Int, String)]()
 
     override def onTaskEnd(e: SparkListenerTaskEnd): Unit = {
       if (e.taskMetrics != null) remoteBytes.addAndGet(e.taskMetrics.shuffleReadMetrics.remoteBytesRead)
-      if (e.reason != Success) failedTasks.add(s"stage ${e.stageId}.${e.stageAttemptId}: ${e.reason}")
+      if (e.reason != Success) failedTasks.add(e.stageId -> s"stage ${e.stageId}.${e.stageAttemptId}: ${e.reason}")
+    }
+
+    /** The failures of tasks in the stages of `jobs` (not of zombie tasks that a stage left running). */
+    def failuresIn(c: SparkContext, jobs: Seq[Int]): Seq[String] = {
+      val stages = jobs.flatMap(j => c.statusTracker.getJobInfo(j).map(_.stageIds().toSeq).getOrElse(Nil)).toSet
+      failedTasks.asScala.collect { case (s, why) if stages(s) => why }.toSeq
     }
   }
 
@@ -165,15 +171,21 @@ class FailureSuite extends LocalClusterSuite {
       assert(removed.asScala.toSeq.contains(victim), s"executor $victim was not removed: $removed")
       assert(!tasks.failedTasks.isEmpty, "no task failed: the kill did not hit the job")
       assert(metric("bytesReadFallback") == 0)
-      // the reads that failed with the dead executor gave their receive buffer back: later shuffles on the
-      // surviving and relaunched executors run one-sidedly without a single failed task
+      // once the relaunched executor is back with its HComm endpoint (so the next shuffle has a remote side): the
+      // reads that failed with the dead executor gave their receive buffer back, and a later shuffle on the
+      // surviving and relaunched executors runs one-sidedly without a single failed task
+      eventually("the killed executor replaced", 60) {
+        c.statusTracker.getExecutorInfos.length == executors + 1 && driverState.registeredExecutors() == executors
+      }
       assertNoChunksOnLoan(c)
-      tasks.failedTasks.clear()
       val before = metric("bytesReadOneSided")
+      c.setJobGroup("after-kill", "the shuffle after the kill")
       assert(c.parallelize(1 to 10000, 4).map(i => (i % 7, 1)).reduceByKey(_ + _, 3).collect().toMap ==
         (1 to 10000).groupBy(_ % 7).map { case (k, v) => k -> v.size })
+      c.clearJobGroup()
       c.listenerBus.waitUntilEmpty()
-      assert(tasks.failedTasks.isEmpty, tasks.failedTasks.asScala.mkString("\n"))
+      val failures = tasks.failuresIn(c, c.statusTracker.getJobIdsForGroup("after-kill").toSeq)
+      assert(failures.isEmpty, failures.mkString("\n"))
       assertReadOneSided(before)
     }
   }
