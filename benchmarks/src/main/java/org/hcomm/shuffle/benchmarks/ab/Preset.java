@@ -147,6 +147,29 @@ record Preset(String name, List<String> workloads, List<Long> sizesMb, List<Inte
         return Arrays.stream(v.split(",")).map(String::trim).filter(s -> !s.isEmpty()).map(parse).toList();
     }
 
+    /**
+     * "" when this covers its named preset's whole matrix, else "-" and the slice it was narrowed to, in the run
+     * files' spelling (e.g. "-1024m-4x-java"): the summary and chart of a slice then do not overwrite those of the
+     * whole matrix or of another slice in the same output directory.
+     */
+    String sliceSuffix() {
+        Preset whole = named(name);
+        StringBuilder b = new StringBuilder();
+        if (!sizesMb.equals(whole.sizesMb)) {
+            sizesMb.forEach(mb -> b.append('-').append(mb).append('m'));
+        }
+        if (!executors.equals(whole.executors)) {
+            executors.forEach(n -> b.append('-').append(n).append('x'));
+        }
+        if (!serializers.equals(whole.serializers)) {
+            serializers.forEach(x -> b.append('-').append(x));
+        }
+        if (!workloads.equals(whole.workloads)) {
+            workloads.forEach(w -> b.append('-').append(w));
+        }
+        return b.toString();
+    }
+
     /** One cell of the matrix: the configurations alternate within it. */
     record Cell(String workload, long targetMb, int executors, String serializer) {
         String label() {

@@ -17,7 +17,8 @@ import java.util.stream.Stream;
  * alternating them (builtin, builtin-network, hcomm, hcomm-tcp, builtin, …) within each cell of the matrix
  * workloads x sizes x executor counts x serializers, several repetitions each. Writes one JSON file per run
  * ({@code <out>/ab/runs/}), {@code <out>/ab/summary.md} (medians with min–max, ratios to builtin and
- * builtin-network) and {@code <out>/ab/ratio.png}; fails (exit code 1) when a run failed or answers differ.
+ * builtin-network) and {@code <out>/ab/ratio.png} (named after the slice when {@code -Dab.*} narrowed the preset,
+ * see {@link Preset#sliceSuffix}); fails (exit code 1) when a run failed or answers differ.
  *
  * <p>Arguments: {@code outputDir} (benchmarks/target); the matrix comes from {@code -Dab.preset} and the
  * overrides described in {@link Preset}.
@@ -121,12 +122,14 @@ public final class ShuffleAbSuite {
         List<String> warnings = new ArrayList<>();
         boolean failed = check(preset, results, checks, warnings);
         String md = SummaryReport.markdown(preset, results, checks, warnings, wall, machine);
-        Files.writeString(out.resolve("summary.md"), md, StandardCharsets.UTF_8);
-        RatioChart.write(preset, results, out.resolve("ratio.png"));
+        Path summary = out.resolve("summary" + preset.sliceSuffix() + ".md");
+        Path chart = out.resolve("ratio" + preset.sliceSuffix() + ".png");
+        Files.writeString(summary, md, StandardCharsets.UTF_8);
+        RatioChart.write(preset, results, chart);
         System.out.println();
         System.out.println(md);
         System.out.printf(Locale.ROOT, "wall time %.1f min; wrote %s, %s and %d run files in %s%n", wall / 60,
-                out.resolve("summary.md"), out.resolve("ratio.png"), results.size(), runsDir);
+                summary, chart, results.size(), runsDir);
         if (failed) {
             System.out.println("A/B SUITE FAILED: " + String.join("; ", warnings));
         }

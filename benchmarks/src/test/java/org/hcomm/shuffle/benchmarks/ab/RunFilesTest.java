@@ -17,6 +17,18 @@ import org.junit.jupiter.api.io.TempDir;
 class RunFilesTest {
 
     @Test
+    void aSliceOfAPresetNamesItsSummaryAfterTheSlice() {
+        Preset full = Preset.named("full");
+        assertEquals("", full.sliceSuffix());
+        Preset slice = new Preset("full", full.workloads(), List.of(1024L), List.of(4), List.of("java"),
+                full.configs(), full.reps(), full.warmup(), full.hcommConf(), full.sparkConf(), false, true);
+        assertEquals("-1024m-4x-java", slice.sliceSuffix());
+        Preset cell = new Preset("full", List.of("tpch"), full.sizesMb(), full.executors(), full.serializers(),
+                full.configs(), full.reps(), full.warmup(), full.hcommConf(), full.sparkConf(), false, true);
+        assertEquals("-tpch", cell.sliceSuffix());
+    }
+
+    @Test
     void jsonReadsWhatItWrites() {
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("s", "quote \" backslash \\ newline \n tab \t ctl \u0001 é");

@@ -8,6 +8,7 @@ import scala.concurrent.duration._
 import scala.jdk.CollectionConverters._
 
 import org.apache.spark.{SparkConf, SparkContext, SparkEnv, Success}
+import org.apache.spark.deploy.LocalSparkCluster
 import org.apache.spark.scheduler._
 
 /** Records why executors were removed; named in `spark.extraListeners`, so it sees even the first executor. */
@@ -32,11 +33,13 @@ class FailureSuite extends LocalClusterSuite {
 
   private def withContext[T](conf: SparkConf, hcommRegistered: Boolean = true)(body: SparkContext => T): T = {
     sc = startContext(conf, hcommRegistered = hcommRegistered)
-    try body(sc)
+    val result = try body(sc)
     finally {
       sc.stop()
       sc = null
     }
+    assertNoLocalCluster()
+    result
   }
 
   /** Spark's remote bytes and failed tasks (by stage id), as its listener bus reports them. */
@@ -125,6 +128,10 @@ class FailureSuite extends LocalClusterSuite {
       c.stop()
       // the scheduler backend stops a dead application in another thread: wait until it is done
       eventually("the SparkContext fully stopped", 30)(SparkContext.getActive.isEmpty)
+      // Spark's stop of an application its Master removed fails ("Could not find AppClient") before it stops the
+      // local cluster, whose Master and Workers would then live until the JVM exits: stop it here
+      LocalSparkCluster.get.foreach(_.stop())
+      assertNoLocalCluster()
     }
   }
 

@@ -3,6 +3,7 @@ package org.apache.spark.shuffle.hcomm
 import java.util.concurrent.TimeUnit
 
 import org.apache.spark.{SparkConf, SparkContext, SparkEnv}
+import org.apache.spark.deploy.LocalSparkCluster
 import org.apache.spark.shuffle.hcomm.internal.{DriverState, Runtimes}
 import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
@@ -62,12 +63,19 @@ abstract class LocalClusterSuite extends AnyFunSuite with BeforeAndAfterAll {
 
   override def afterAll(): Unit = {
     try {
-      if (sc != null) sc.stop()
+      if (sc != null) {
+        sc.stop()
+        assertNoLocalCluster()
+      }
     } finally {
       sc = null
       super.afterAll()
     }
   }
+
+  /** After a context stopped: its local cluster (Master, Workers, executor JVMs) went with it. */
+  protected def assertNoLocalCluster(): Unit =
+    assert(LocalSparkCluster.get.isEmpty, "a local cluster outlived its SparkContext")
 
   private def registered: Int = Option(Runtimes.driver()).map(_.registeredExecutors()).getOrElse(0)
 
