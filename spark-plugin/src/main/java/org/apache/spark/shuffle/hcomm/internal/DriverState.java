@@ -40,7 +40,7 @@ public final class DriverState {
     private final Map<Integer, Map<Long, Location>> shuffles = new HashMap<>();
     private final Map<StageChannels.StageKey, StagePlan> stages = new HashMap<>();
     private final Map<StageChannels.StageKey, Boolean> ended = boundedMap();
-    private final Map<StageChannels.StageKey, Integer> destroyCalls = boundedMap();
+    private final Map<StageChannels.StageKey, StageChannels.Ended> reportedEnds = boundedMap();
     private long registrations; // executors registered so far; a plan needs extending only when it moved
 
     DriverState() {
@@ -201,12 +201,25 @@ public final class DriverState {
 
     private synchronized void report(Messages.StageReport s) {
         metrics.report(s.executorId(), s.totals());
-        destroyCalls.merge(new StageChannels.StageKey(s.stageId(), s.attempt()), s.destroyCalls(), Integer::sum);
+        reportedEnds.merge(new StageChannels.StageKey(s.stageId(), s.attempt()),
+                new StageChannels.Ended(s.destroyCalls(), s.channelsDestroyed()),
+                (a, b) -> new StageChannels.Ended(a.destroyCalls() + b.destroyCalls(),
+                        a.channelsDestroyed() + b.channelsDestroyed()));
     }
 
     /** For tests and the example job: destroy calls the executors reported for a stage attempt. */
     public synchronized int destroyCallsOf(int stageId, int attempt) {
-        return destroyCalls.getOrDefault(new StageChannels.StageKey(stageId, attempt), 0);
+        StageChannels.Ended e = reportedEnds.get(new StageChannels.StageKey(stageId, attempt));
+        return e == null ? 0 : e.destroyCalls();
+    }
+
+    /**
+     * For tests: channel ends the executors reported destroyed for a stage attempt (per stage, unlike the
+     * cumulative metrics, so no baseline read before the stage can be stale).
+     */
+    public synchronized int channelsDestroyedOf(int stageId, int attempt) {
+        StageChannels.Ended e = reportedEnds.get(new StageChannels.StageKey(stageId, attempt));
+        return e == null ? 0 : e.channelsDestroyed();
     }
 
     /** For tests and the example job: the cluster total of a metric of the HcommShuffle source. */
