@@ -60,7 +60,7 @@ static op *take_head(soft_thread *t)
     op *o = t->head;
     if (o == NULL || t->running) return NULL;
     __atomic_store_n(&t->head, o->next, __ATOMIC_RELEASE); /* the idle worker's spin reads head unlocked */
-    if (t->head == NULL) t->tail = NULL;
+    if (o->next == NULL) t->tail = NULL;
     t->running = 1;
     return o;
 }

@@ -202,15 +202,16 @@ public final class DriverState {
     private synchronized void report(Messages.StageReport s) {
         metrics.report(s.executorId(), s.totals());
         reportedEnds.merge(new StageChannels.StageKey(s.stageId(), s.attempt()),
-                new StageChannels.Ended(s.destroyCalls(), s.channelsDestroyed()),
-                (a, b) -> new StageChannels.Ended(a.destroyCalls() + b.destroyCalls(),
-                        a.channelsDestroyed() + b.channelsDestroyed()));
+                new StageChannels.Ended(s.destroyCalls(), s.channelsDestroyed()), StageChannels.Ended::plus);
+    }
+
+    private StageChannels.Ended reportedEnd(int stageId, int attempt) {
+        return reportedEnds.getOrDefault(new StageChannels.StageKey(stageId, attempt), StageChannels.Ended.NOTHING);
     }
 
     /** For tests and the example job: destroy calls the executors reported for a stage attempt. */
     public synchronized int destroyCallsOf(int stageId, int attempt) {
-        StageChannels.Ended e = reportedEnds.get(new StageChannels.StageKey(stageId, attempt));
-        return e == null ? 0 : e.destroyCalls();
+        return reportedEnd(stageId, attempt).destroyCalls();
     }
 
     /**
@@ -218,8 +219,7 @@ public final class DriverState {
      * cumulative metrics, so no baseline read before the stage can be stale).
      */
     public synchronized int channelsDestroyedOf(int stageId, int attempt) {
-        StageChannels.Ended e = reportedEnds.get(new StageChannels.StageKey(stageId, attempt));
-        return e == null ? 0 : e.channelsDestroyed();
+        return reportedEnd(stageId, attempt).channelsDestroyed();
     }
 
     /** For tests and the example job: the cluster total of a metric of the HcommShuffle source. */

@@ -35,6 +35,12 @@ final class StageChannels implements AutoCloseable {
 
     /** What an end did, for the driver's report. */
     record Ended(int destroyCalls, int channelsDestroyed) {
+        static final Ended NOTHING = new Ended(0, 0);
+
+        /** What two ends did together (the driver sums the executors' reports of one stage attempt). */
+        Ended plus(Ended other) {
+            return new Ended(destroyCalls + other.destroyCalls, channelsDestroyed + other.channelsDestroyed);
+        }
     }
 
     private static final class Group {
@@ -215,7 +221,7 @@ final class StageChannels implements AutoCloseable {
             n += b.size();
         }
         if (n == 0) {
-            return new Ended(0, 0);
+            return Ended.NOTHING;
         }
         transport.destroyTogether(List.copyOf(g.batches));
         metrics.destroyCalls.inc();
