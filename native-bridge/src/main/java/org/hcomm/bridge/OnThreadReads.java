@@ -4,13 +4,13 @@ import java.util.Objects;
 import org.hcomm.bridge.raw.HcommLibrary;
 
 /** {@link ReadStrategy.Kind#ON_THREAD}: batch mode + HcommReadOnThread, completed by drain or stream sync. */
-final class OnThreadReads implements ReadStrategy {
+final class OnThreadReads extends ChannelReads {
     private final CommThread thread;
     private final Completion completion;
-    /** Channels read since the last completion (flushed or not). */
-    private final TouchedChannels touched = new TouchedChannels();
     /** The OS thread whose batch mode is open, or null when no batch is open. */
     private Thread batchOwner;
+    /** The thread's handle, read by {@link #open} before each post. */
+    private long th;
 
     OnThreadReads(CommThread thread, Completion completion) {
         this.thread = Objects.requireNonNull(thread, "thread");
@@ -23,12 +23,8 @@ final class OnThreadReads implements ReadStrategy {
     }
 
     @Override
-    public void submit(ChannelSet.Channel channel, long dstAddress, long srcAddress, long length) {
-        if (length < 0) {
-            throw new IllegalArgumentException("length must be >= 0, got " + length);
-        }
-        long ch = channel.handle();
-        long th = thread.handle();
+    void open() {
+        th = thread.handle();
         if (batchOwner == null) {
             int rc = HcommLibrary.HcommBatchModeStart(null);
             HcommException.check(rc, "HcommBatchModeStart", thread.context());
@@ -36,19 +32,21 @@ final class OnThreadReads implements ReadStrategy {
         } else {
             checkOwner("submit");
         }
-        touched.add(channel);
-        int rc = HcommLibrary.HcommReadOnThread(th, ch, dstAddress, srcAddress, length);
-        if (rc != 0) {
-            HcommException e = new HcommException("HcommReadOnThread", rc, channel.context() + " "
-                    + thread.context() + " dst=0x" + Long.toHexString(dstAddress) + " src=0x"
-                    + Long.toHexString(srcAddress) + " len=" + length);
-            try {
-                complete();
-            } catch (RuntimeException cleanup) {
-                e.addSuppressed(cleanup);
-            }
-            throw e;
-        }
+    }
+
+    @Override
+    int post(long ch, long dstAddress, long srcAddress, long length) {
+        return HcommLibrary.HcommReadOnThread(th, ch, dstAddress, srcAddress, length);
+    }
+
+    @Override
+    String postCall() {
+        return "HcommReadOnThread";
+    }
+
+    @Override
+    String context() {
+        return " " + thread.context();
     }
 
     @Override
@@ -78,31 +76,17 @@ final class OnThreadReads implements ReadStrategy {
 
     /** Waits for every read since the last completion, then forgets them. */
     private void awaitTouched() {
-        if (touched.isEmpty()) {
+        if (nothingTouched()) {
             return;
         }
-        RuntimeException failure = null;
-        try {
-            if (completion == Completion.STREAM_SYNC) {
+        if (completion == Completion.STREAM_SYNC) {
+            try {
                 thread.synchronizeStream();
-            } else {
-                long th = thread.handle();
-                for (ChannelSet.Channel c : touched.list()) {
-                    try {
-                        int rc = HcommLibrary.HcommChannelDrainOnThread(th, c.handle());
-                        HcommException.check(rc, "HcommChannelDrainOnThread", c.context() + " " + thread.context());
-                    } catch (RuntimeException e) {
-                        failure = first(failure, e);
-                    }
-                }
+            } finally {
+                forgetTouched();
             }
-        } catch (RuntimeException e) {
-            failure = first(failure, e);
-        } finally {
-            touched.clear();
-        }
-        if (failure != null) {
-            throw failure;
+        } else {
+            awaitEach("HcommChannelDrainOnThread", ch -> HcommLibrary.HcommChannelDrainOnThread(thread.handle(), ch));
         }
     }
 
@@ -111,13 +95,5 @@ final class OnThreadReads implements ReadStrategy {
             throw new IllegalStateException("batch opened on " + batchOwner.getName() + ", " + what + " from "
                     + Thread.currentThread().getName());
         }
-    }
-
-    static RuntimeException first(RuntimeException first, RuntimeException next) {
-        if (first == null) {
-            return next;
-        }
-        first.addSuppressed(next);
-        return first;
     }
 }

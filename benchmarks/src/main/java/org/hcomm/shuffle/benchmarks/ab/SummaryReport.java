@@ -7,6 +7,11 @@ import java.util.Map;
 
 /** The Markdown summary: an overview of reduce-stage ratios, then one table per cell with medians and min–max. */
 final class SummaryReport {
+    /** The plugin's split of the one-sided fetch wait (metric names, then labels). */
+    private static final List<String> WAIT_SPLIT = List.of("fetchWaitIndexMicros", "fetchWaitFirstWaveMicros",
+            "fetchWaitLaterWavesMicros");
+    private static final List<String> WAIT_SPLIT_LABELS = List.of("index", "first wave", "later waves");
+
     private SummaryReport() {
     }
 
@@ -116,6 +121,7 @@ final class SummaryReport {
                         .append(" | ").append(ratio(reduce, c, ShuffleConfig.BUILTIN))
                         .append(" | ").append(ratio(reduce, c, ShuffleConfig.BUILTIN_NETWORK)).append(" |\n");
             }
+            waitSplit(sb, preset, mine);
             for (RunResult r : mine) {
                 if (!r.ok()) {
                     sb.append("\n- ").append(r.config().label()).append(" rep ").append(r.rep()).append(" failed: `")
@@ -130,6 +136,27 @@ final class SummaryReport {
             }
         }
         return sb.toString();
+    }
+
+    /** The hcomm configurations' one-sided fetch wait by what the tasks waited for (runs that recorded it). */
+    static void waitSplit(StringBuilder sb, Preset preset, List<RunResult> mine) {
+        StringBuilder lines = new StringBuilder();
+        for (ShuffleConfig c : preset.configs()) {
+            List<RunResult> rc = mine.stream().filter(r -> r.config() == c && r.ok()
+                    && r.hcomm().containsKey(WAIT_SPLIT.get(0))).toList();
+            if (!c.isHcomm() || rc.isEmpty()) {
+                continue;
+            }
+            lines.append(lines.isEmpty() ? "" : "; ").append(c.label()).append(':');
+            for (int i = 0; i < WAIT_SPLIT.size(); i++) {
+                String key = WAIT_SPLIT.get(i);
+                lines.append(' ').append(WAIT_SPLIT_LABELS.get(i)).append(' ')
+                        .append(Stats.of(rc, r -> r.hcomm().get(key) / 1e6).format("%.3f"));
+            }
+        }
+        if (!lines.isEmpty()) {
+            sb.append("\nOne-sided fetch wait by what the reduce tasks waited for (s): ").append(lines).append(".\n");
+        }
     }
 
     /** JFR: where the task threads were during the reduce stages (share of samples, median over repetitions). */

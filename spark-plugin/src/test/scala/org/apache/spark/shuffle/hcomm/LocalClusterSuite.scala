@@ -81,8 +81,8 @@ abstract class LocalClusterSuite extends AnyFunSuite with BeforeAndAfterAll {
 
   protected def driverState: DriverState = Runtimes.driver()
 
-  /** Waits until `cond` holds (executor reports arrive asynchronously), failing after `seconds`. */
-  protected def eventually(what: String, seconds: Int = 20)(cond: => Boolean): Unit = {
+  /** Waits until `cond` holds (executor reports arrive asynchronously), failing after `seconds` with `what`. */
+  protected def eventually(what: => String, seconds: Int = 20)(cond: => Boolean): Unit = {
     val deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds)
     while (!cond) {
       assert(System.nanoTime() < deadline, s"timed out waiting for: $what")

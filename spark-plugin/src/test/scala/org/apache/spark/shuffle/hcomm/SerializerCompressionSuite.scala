@@ -24,22 +24,31 @@ class SerializerCompressionSuite extends LocalClusterSuite {
     val total = new AtomicLong()
     val sinceReset = new AtomicLong()
     val remoteBlocks = new AtomicLong()
+    val fetchWaitMs = new AtomicLong()
+    val readingTasks = new AtomicLong()
 
     override def onTaskEnd(e: SparkListenerTaskEnd): Unit = if (e.taskMetrics != null) {
       val r = e.taskMetrics.shuffleReadMetrics
       total.addAndGet(r.remoteBytesRead)
       sinceReset.addAndGet(r.remoteBytesRead)
       remoteBlocks.addAndGet(r.remoteBlocksFetched)
+      fetchWaitMs.addAndGet(r.fetchWaitTime)
+      if (r.remoteBlocksFetched > 0) readingTasks.incrementAndGet()
     }
 
     def reset(): Unit = {
       sinceReset.set(0)
       remoteBlocks.set(0)
+      fetchWaitMs.set(0)
+      readingTasks.set(0)
     }
   }
 
   private val gauges = Set("channelsCreated", "channelsDestroyed", "channelsLive", "destroyCalls",
-    "bytesReadOneSided", "bytesReadFallback", "readsIssued", "channelSetupTime", "readLatency")
+    "bytesReadOneSided", "bytesReadFallback", "readsIssued", "channelSetupTime", "readLatency",
+    "fetchWaitIndexMicros", "fetchWaitFirstWaveMicros", "fetchWaitLaterWavesMicros", "outputsCopied",
+    "outputsMapped", "indexesMapped")
+  private val fetchWaitSplit = Seq("fetchWaitIndexMicros", "fetchWaitFirstWaveMicros", "fetchWaitLaterWavesMicros")
 
   override def beforeAll(): Unit = {
     super.beforeAll()
@@ -107,6 +116,33 @@ class SerializerCompressionSuite extends LocalClusterSuite {
     assert(metric("bytesReadFallback") == fallbackBefore)
     assert(fallbackBefore == 0)
     assertNoChunksOnLoan()
+  }
+
+  test("the fetch wait split covers the one-sided wait Spark's task metrics show, phase by phase") {
+    sc.listenerBus.waitUntilEmpty()
+    eventually("earlier reports")(metric("bytesReadOneSided") == RemoteBytes.total.get)
+    val before = fetchWaitSplit.map(metric)
+    RemoteBytes.reset()
+
+    val got = sc.parallelize(1 to 200000, 8).map(i => (i % 1009, i.toLong)).reduceByKey(_ + _, 6).collect().toMap
+    assert(got == (1 to 200000).groupBy(_ % 1009).map { case (k, v) => k -> v.map(_.toLong).sum })
+
+    sc.listenerBus.waitUntilEmpty()
+    val remote = RemoteBytes.sinceReset.get
+    assert(remote > 0, "the job read nothing remote: nothing to prove")
+    eventually("the job's reports")(metric("bytesReadOneSided") == RemoteBytes.total.get)
+    val Seq(index, firstWave, laterWaves) = fetchWaitSplit.map(metric).zip(before).map { case (a, b) => a - b }
+    // every reading task waited for its owners' index and for its first wave, however briefly
+    assert(index > 0 && firstWave > 0, s"index $index us, first wave $firstWave us")
+    assert(laterWaves >= 0)
+    // Spark's fetch wait is each task's one-sided wait in whole milliseconds (so up to a millisecond per task under
+    // the split), plus its wait for its own executor's blocks, which Spark's iterator reads (about nothing: they are
+    // queued before the task asks; a millisecond per task of slack for a GC pause there)
+    val splitMs = (index + firstWave + laterWaves) / 1000.0
+    val sparkMs = RemoteBytes.fetchWaitMs.get
+    val tasks = RemoteBytes.readingTasks.get
+    assert(splitMs < sparkMs + tasks + 1 && sparkMs <= splitMs + tasks,
+      s"split $splitMs ms vs Spark's fetch wait $sparkMs ms over $tasks reading tasks")
   }
 
   test("a task that stops reading early still reports what it read to Spark's task metrics") {

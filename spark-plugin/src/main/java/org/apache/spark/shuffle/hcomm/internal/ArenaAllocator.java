@@ -68,6 +68,11 @@ final class ArenaAllocator {
         free.put(start, end - start);
     }
 
+    /** Bytes not allocated (possibly in several runs). */
+    long free() {
+        return capacity - used;
+    }
+
     long used() {
         return used;
     }

@@ -54,13 +54,6 @@ public final class ExecutorRuntime implements AutoCloseable {
     private final Set<StageChannels.StageKey> ensured = ConcurrentHashMap.newKeySet();
     private final Object reportLock = new Object();
     private ShuffleMetrics.Snapshot lastTaskReport; // guarded by reportLock
-    /** Stage ends wait for the stage's readers, so they run here rather than in the agent's message loop. */
-    private final java.util.concurrent.ExecutorService stageEnds = java.util.concurrent.Executors
-            .newSingleThreadExecutor(r -> {
-                Thread t = new Thread(r, "hcomm-stage-end");
-                t.setDaemon(true);
-                return t;
-            });
     private RpcEndpointRef agent;
     private volatile boolean closed;
 
@@ -81,7 +74,7 @@ public final class ExecutorRuntime implements AutoCloseable {
             MapOutputPublisher p = null;
             try {
                 r = transport.allocate("hcomm-receive-buffer", HcommConf.RECEIVE_BUFFER_SIZE.get(conf));
-                p = new MapOutputPublisher(transport, HcommConf.SEND_ARENA_SIZE.get(conf));
+                p = new MapOutputPublisher(transport, HcommConf.SEND_ARENA_SIZE.get(conf), metrics);
             } catch (RuntimeException e) {
                 transport.close();
                 throw e;
@@ -177,15 +170,12 @@ public final class ExecutorRuntime implements AutoCloseable {
 
     // ---- map side ----
 
-    /** Publishes a committed map output and tells the driver where it is. */
-    void publish(int shuffleId, long mapId, long[] partitionLengths, File dataFile) throws Exception {
+    /** Publishes a committed map output (Spark's data and index files) and tells the driver where it is. */
+    void publish(int shuffleId, long mapId, long[] partitionLengths, File dataFile, File indexFile) throws Exception {
         if (publisher == null) {
             return;
         }
-        Messages.Published p = publisher.publish(shuffleId, mapId, partitionLengths, dataFile, executorId);
-        if (p != null) {
-            plugin.ask(Wire.pack(p));
-        }
+        plugin.ask(Wire.pack(publisher.publish(shuffleId, mapId, partitionLengths, dataFile, indexFile, executorId)));
     }
 
     public void unregisterShuffle(int shuffleId) {
@@ -305,14 +295,15 @@ public final class ExecutorRuntime implements AutoCloseable {
         }
         StageChannels.StageKey key = new StageChannels.StageKey(e.stageId(), e.attempt());
         ensured.remove(key);
-        stageEnds.execute(() -> channels.end(key, ended -> {
+        // reported by whichever thread destroys the channels: this one, the stage's last reader, or the poller
+        channels.end(key, ended -> {
             try {
                 plugin.send(Wire.pack(new Messages.StageReport(executorId, e.stageId(), e.attempt(),
                         ended.destroyCalls(), ended.channelsDestroyed(), metrics.snapshot())));
             } catch (IOException ex) {
                 LOG.warn("Executor {} could not report the end of {}", executorId, key, ex);
             }
-        }));
+        });
     }
 
     /**
@@ -350,14 +341,6 @@ public final class ExecutorRuntime implements AutoCloseable {
         if (agent != null) {
             steps.add(() -> SparkEnv.get().rpcEnv().stop(agent));
         }
-        steps.add(() -> {
-            stageEnds.shutdown();
-            try {
-                stageEnds.awaitTermination(35, java.util.concurrent.TimeUnit.SECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        });
         if (channels != null) {
             steps.add(channels::close);
         }

@@ -33,8 +33,9 @@ public final class HcommConf {
             "1m", "a size from 64k to 64m", ConfigEntry.bytes(64 << 10, 64 * MIB));
 
     public static final ConfigEntry<Long> SEND_ARENA_SIZE = ConfigEntry.of(PREFIX + "sendArenaSize",
-            "Registered memory per executor that committed map outputs are copied into; an output that does not fit "
-                    + "is published by registering its mapped data file instead.",
+            "Registered memory per executor that committed map outputs are copied into (each output's index, and "
+                    + "its bytes while an eighth of the arena stays free); what does not fit is published by "
+                    + "registering Spark's mapped data and index files instead (0: always).",
             "256m", "a size from 0 to 1g", ConfigEntry.bytes(0, 1L << 30));
 
     public static final ConfigEntry<String> READ_STRATEGY = ConfigEntry.of(PREFIX + "readStrategy",

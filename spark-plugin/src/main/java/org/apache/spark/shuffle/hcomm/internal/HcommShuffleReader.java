@@ -196,8 +196,8 @@ public final class HcommShuffleReader<K, C> implements ShuffleReader<K, C> {
                         where.indexAddress(), where.dataAddress(), channel, new ArrayList<>(m.getValue().values())));
             }
             if (!unpublished.isEmpty()) {
-                fallBack(owner, unpublished, sparkBlocks, "map outputs not published in executor "
-                        + owner.executorId() + "'s registered memory (" + HcommConf.SEND_ARENA_SIZE.key() + ")");
+                fallBack(owner, unpublished, sparkBlocks, "map outputs not published for one-sided reads by executor "
+                        + owner.executorId() + " (its log says why)");
             }
         }
     }

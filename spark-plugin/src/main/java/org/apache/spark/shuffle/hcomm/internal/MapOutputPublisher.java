@@ -17,10 +17,13 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Makes committed map outputs readable one-sidedly. Each output gets an index of {@code numPartitions + 1} offsets
- * in the registered send arena; its bytes are copied into the arena when they fit, otherwise the committed data
- * file is mapped and registered. Thread-safe; owns the arena and every mapped region until
- * {@link #release(int)} or {@link #close()}.
+ * Makes committed map outputs readable one-sidedly. Each output's index is {@code numPartitions + 1} big-endian
+ * offsets, the layout of Spark's own index file: written into the registered send arena when it has room, else
+ * Spark's committed index file is mapped and registered. Its bytes are copied into the arena when they fit and the
+ * arena keeps an eighth of itself free for indexes afterwards, else the committed data file is mapped and
+ * registered. So a full arena costs registrations, never an output: the arena lives as long as the application's
+ * shuffles, and an application with many of them fills it. Thread-safe; owns the arena and every mapped region
+ * until {@link #release(int)} or {@link #close()}.
  */
 final class MapOutputPublisher implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(MapOutputPublisher.class);
@@ -28,64 +31,89 @@ final class MapOutputPublisher implements AutoCloseable {
     private final Transport transport;
     private final Region arena;
     private final ArenaAllocator allocator;
+    /** Arena bytes a data copy must leave free, so indexes (tiny, one per output) keep fitting. */
+    private final long indexReserve;
+    private final ShuffleMetrics metrics;
     private final Map<Integer, List<Publication>> byShuffle = new HashMap<>();
+    private boolean arenaFullLogged;
 
-    /** Where one output lives: arena offsets (or -1) and the mapped file region when not in the arena. */
-    private record Publication(long mapId, long indexOffset, long indexBytes, long dataOffset, long dataBytes,
-            Region mapped) {
+    /**
+     * Where one output lives: arena offsets (or -1) and the mapped file regions (or null) of its index and data.
+     */
+    private record Publication(long mapId, long indexOffset, long indexBytes, Region mappedIndex, long dataOffset,
+            long dataBytes, Region mappedData) {
     }
 
-    MapOutputPublisher(Transport transport, long arenaSize) {
+    MapOutputPublisher(Transport transport, long arenaSize, ShuffleMetrics metrics) {
         this.transport = transport;
         this.arena = arenaSize > 0 ? transport.allocate("hcomm-send-arena", arenaSize) : null;
         this.allocator = new ArenaAllocator(arenaSize);
+        this.indexReserve = arenaSize / 8;
+        this.metrics = metrics;
     }
 
     /**
-     * Publishes the output of map task {@code mapId}; returns what the driver records, or {@code null} when the
-     * arena has no room even for the index (the output is then read by Spark's own fetch).
+     * Publishes the committed output of map task {@code mapId} (Spark's {@code dataFile} and {@code indexFile});
+     * returns what the driver records.
      */
-    synchronized Messages.Published publish(int shuffleId, long mapId, long[] lengths, File dataFile,
+    synchronized Messages.Published publish(int shuffleId, long mapId, long[] lengths, File dataFile, File indexFile,
             String executorId) throws IOException {
         int n = lengths.length;
         long indexBytes = 8L * (n + 1);
-        long indexOffset = allocator.allocate(indexBytes);
-        if (indexOffset < 0) {
-            LOG.warn("Send arena full ({} of {} bytes used): shuffle {} map {} is not published; reducers fetch it "
-                    + "with Spark's transfer (raise spark.shuffle.hcomm.sendArenaSize)", allocator.used(),
-                    allocator.capacity(), shuffleId, mapId);
-            return null;
-        }
-        ByteBuffer index = view(indexOffset, indexBytes).order(ByteOrder.LITTLE_ENDIAN);
         long total = 0;
-        index.putLong(0);
         for (long len : lengths) {
             total += len;
-            index.putLong(total);
         }
+        long indexOffset = -1;
         long dataOffset = -1;
-        Region mapped = null;
-        long dataAddress;
+        Region mappedIndex = null;
+        Region mappedData = null;
         try {
+            long indexAddress;
+            if ((indexOffset = allocator.allocate(indexBytes)) >= 0) {
+                ByteBuffer index = view(indexOffset, indexBytes).order(ByteOrder.BIG_ENDIAN);
+                long at = 0;
+                index.putLong(0);
+                for (long len : lengths) {
+                    at += len;
+                    index.putLong(at);
+                }
+                indexAddress = arena.address() + indexOffset;
+            } else {
+                arenaFull(shuffleId, mapId);
+                mappedIndex = transport.mapFile("hcomm-index-" + shuffleId + "-" + mapId, indexFile.toPath(),
+                        indexBytes);
+                indexAddress = mappedIndex.address();
+                metrics.indexesMapped.inc();
+            }
+            long dataAddress;
             if (total == 0) {
-                dataAddress = arena.address() + indexOffset;
-            } else if ((dataOffset = allocator.allocate(total)) >= 0) {
+                dataAddress = indexAddress; // nothing is read from it
+            } else if (allocator.free() - total >= indexReserve && (dataOffset = allocator.allocate(total)) >= 0) {
                 copy(dataFile, view(dataOffset, total));
                 dataAddress = arena.address() + dataOffset;
+                metrics.outputsCopied.inc();
             } else {
-                mapped = transport.mapFile("hcomm-map-" + shuffleId + "-" + mapId, dataFile.toPath(), total);
-                dataAddress = mapped.address();
+                mappedData = transport.mapFile("hcomm-map-" + shuffleId + "-" + mapId, dataFile.toPath(), total);
+                dataAddress = mappedData.address();
+                metrics.outputsMapped.inc();
             }
+            byShuffle.computeIfAbsent(shuffleId, k -> new ArrayList<>()).add(new Publication(mapId, indexOffset,
+                    indexBytes, mappedIndex, dataOffset, total, mappedData));
+            return new Messages.Published(shuffleId, mapId, executorId, indexAddress, dataAddress, n);
         } catch (IOException | RuntimeException e) {
-            allocator.release(indexOffset, indexBytes);
-            if (dataOffset >= 0) {
-                allocator.release(dataOffset, total);
-            }
+            free(new Publication(mapId, indexOffset, indexBytes, mappedIndex, dataOffset, total, mappedData));
             throw e;
         }
-        byShuffle.computeIfAbsent(shuffleId, k -> new ArrayList<>())
-                .add(new Publication(mapId, indexOffset, indexBytes, dataOffset, total, mapped));
-        return new Messages.Published(shuffleId, mapId, executorId, arena.address() + indexOffset, dataAddress, n);
+    }
+
+    private void arenaFull(int shuffleId, long mapId) {
+        if (!arenaFullLogged) {
+            arenaFullLogged = true;
+            LOG.info("Send arena full ({} of {} bytes used) at shuffle {} map {}: map outputs are published by "
+                    + "registering Spark's index and data files from now on (spark.shuffle.hcomm.sendArenaSize)",
+                    allocator.used(), allocator.capacity(), shuffleId, mapId);
+        }
     }
 
     private ByteBuffer view(long offset, long bytes) {
@@ -108,17 +136,23 @@ final class MapOutputPublisher implements AutoCloseable {
     /** Frees what the shuffle's outputs used; reads of them fail from now on. */
     synchronized void release(int shuffleId) {
         List<Publication> pubs = byShuffle.remove(shuffleId);
-        if (pubs == null) {
-            return;
+        if (pubs != null) {
+            pubs.forEach(this::free);
         }
-        for (Publication p : pubs) {
+    }
+
+    private void free(Publication p) {
+        if (p.indexOffset() >= 0) {
             allocator.release(p.indexOffset(), p.indexBytes());
-            if (p.dataOffset() >= 0) {
-                allocator.release(p.dataOffset(), p.dataBytes());
-            }
-            if (p.mapped() != null) {
-                p.mapped().close();
-            }
+        }
+        if (p.dataOffset() >= 0) {
+            allocator.release(p.dataOffset(), p.dataBytes());
+        }
+        if (p.mappedIndex() != null) {
+            p.mappedIndex().close();
+        }
+        if (p.mappedData() != null) {
+            p.mappedData().close();
         }
     }
 

@@ -143,14 +143,14 @@ final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId, InputS
                     at += bytes;
                     i++;
                 }
-                awaitTimed(batch);
+                awaitTimed(batch, ShuffleMetrics.FetchWait.INDEX);
             } catch (TransportException e) {
                 throw fetchFailed(reads.get(roundStart), reads.get(roundStart).firstReduce(),
                         "one-sided read of the map output index failed", e);
             }
             for (int k = roundStart; k < i; k++) {
                 int[] p = places.get(k - roundStart);
-                ByteBuffer v = chunks.get(p[0]).view.duplicate().order(ByteOrder.LITTLE_ENDIAN);
+                ByteBuffer v = chunks.get(p[0]).view.duplicate().order(ByteOrder.BIG_ENDIAN); // Spark's layout
                 long[] off = new long[p[2] / 8];
                 for (int j = 0; j < off.length; j++) {
                     off[j] = v.getLong(p[1] + 8 * j);
@@ -252,7 +252,8 @@ final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId, InputS
         }
         w.landed = true;
         try {
-            awaitTimed(batches[index % 2]);
+            awaitTimed(batches[index % 2],
+                    index == 0 ? ShuffleMetrics.FetchWait.FIRST_WAVE : ShuffleMetrics.FetchWait.LATER_WAVES);
         } catch (TransportException e) {
             throw fetchFailed(pieces.get(w.first).read, firstReduceOf(w), "one-sided read failed", e);
         }
@@ -265,13 +266,18 @@ final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId, InputS
         readMetrics.incRemoteBytesRead(bytes);
     }
 
-    /** Waits for a batch, counting the wait as fetch wait time (summed in ns, reported in whole ms). */
-    private void awaitTimed(ReadBatch batch) throws TransportException {
+    /**
+     * Waits for a batch, counting the wait as fetch wait time (summed in ns, reported to Spark in whole ms) and in
+     * the plugin's split of it by {@code what}.
+     */
+    private void awaitTimed(ReadBatch batch, ShuffleMetrics.FetchWait what) throws TransportException {
         long t0 = System.nanoTime();
         try {
             batch.await();
         } finally {
-            waitNanos += System.nanoTime() - t0;
+            long waited = System.nanoTime() - t0;
+            runtime.metrics().fetchWaited(what, waited);
+            waitNanos += waited;
             long ms = TimeUnit.NANOSECONDS.toMillis(waitNanos);
             readMetrics.incFetchWaitTime(ms - waitReportedMs);
             waitReportedMs = ms;

@@ -45,8 +45,9 @@ public final class PublishingShuffleWriter<K, V> extends ShuffleWriter<K, V> {
         Option<MapStatus> status = delegate.stop(success);
         if (success && status.isDefined()) {
             File data = resolver.getDataFile(shuffleId, mapId);
+            File index = resolver.getIndexFile(shuffleId, mapId, Option.empty());
             try {
-                runtime.publish(shuffleId, mapId, delegate.getPartitionLengths(), data);
+                runtime.publish(shuffleId, mapId, delegate.getPartitionLengths(), data, index);
             } catch (Exception e) {
                 if (runtime.fallbackNever()) {
                     throw new IllegalStateException("could not publish shuffle " + shuffleId + " map " + mapId

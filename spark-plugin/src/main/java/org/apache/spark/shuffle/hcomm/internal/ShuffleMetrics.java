@@ -22,8 +22,9 @@ public final class ShuffleMetrics implements Source {
 
     /** One executor's cumulative counters. */
     public record Snapshot(long channelsCreated, long channelsDestroyed, long destroyCalls, long bytesReadOneSided,
-            long bytesReadFallback, long readsIssued, long channelSetupMillis, long readLatencyMicros)
-            implements Serializable {
+            long bytesReadFallback, long readsIssued, long channelSetupMillis, long readLatencyMicros,
+            long fetchWaitIndexMicros, long fetchWaitFirstWaveMicros, long fetchWaitLaterWavesMicros,
+            long outputsCopied, long outputsMapped, long indexesMapped) implements Serializable {
         public long channelsLive() {
             return channelsCreated - channelsDestroyed;
         }
@@ -36,17 +37,33 @@ public final class ShuffleMetrics implements Source {
     final Counter bytesReadOneSided;
     final Counter bytesReadFallback;
     final Counter readsIssued;
+    /** Map outputs published by copying into the send arena / by registering the data file; indexes registered. */
+    final Counter outputsCopied;
+    final Counter outputsMapped;
+    final Counter indexesMapped;
     final Timer channelSetupTime;
     final Timer readLatency;
     private final LongAdder setupNanos = new LongAdder();
     private final LongAdder readNanos = new LongAdder();
+    /** Where reduce tasks waited for one-sided reads (Spark's fetch wait time, split by what was awaited). */
+    private final Map<FetchWait, LongAdder> waitNanos = new java.util.EnumMap<>(FetchWait.class);
+
+    /** What a reduce task waited for. */
+    enum FetchWait {
+        /** The owners' index rounds (the offsets of the task's partitions), before any data. */
+        INDEX,
+        /** The task's first wave of data: nothing to deserialise yet. */
+        FIRST_WAVE,
+        /** Later waves: the reads fell behind deserialisation. */
+        LATER_WAVES
+    }
     private final Map<String, Snapshot> reported; // driver only
 
     private ShuffleMetrics(boolean driver) {
         reported = driver ? new ConcurrentHashMap<>() : null;
         if (driver) {
             channelsCreated = channelsDestroyed = destroyCalls = bytesReadOneSided = bytesReadFallback = readsIssued =
-                    null;
+                    outputsCopied = outputsMapped = indexesMapped = null;
             channelSetupTime = readLatency = null;
             clusterGauge("channelsCreated", Snapshot::channelsCreated);
             clusterGauge("channelsDestroyed", Snapshot::channelsDestroyed);
@@ -57,6 +74,12 @@ public final class ShuffleMetrics implements Source {
             clusterGauge("readsIssued", Snapshot::readsIssued);
             clusterGauge("channelSetupTime", Snapshot::channelSetupMillis);
             clusterGauge("readLatency", Snapshot::readLatencyMicros);
+            clusterGauge("fetchWaitIndexMicros", Snapshot::fetchWaitIndexMicros);
+            clusterGauge("fetchWaitFirstWaveMicros", Snapshot::fetchWaitFirstWaveMicros);
+            clusterGauge("fetchWaitLaterWavesMicros", Snapshot::fetchWaitLaterWavesMicros);
+            clusterGauge("outputsCopied", Snapshot::outputsCopied);
+            clusterGauge("outputsMapped", Snapshot::outputsMapped);
+            clusterGauge("indexesMapped", Snapshot::indexesMapped);
         } else {
             channelsCreated = registry.counter("channelsCreated");
             channelsDestroyed = registry.counter("channelsDestroyed");
@@ -64,10 +87,19 @@ public final class ShuffleMetrics implements Source {
             bytesReadOneSided = registry.counter("bytesReadOneSided");
             bytesReadFallback = registry.counter("bytesReadFallback");
             readsIssued = registry.counter("readsIssued");
+            outputsCopied = registry.counter("outputsCopied");
+            outputsMapped = registry.counter("outputsMapped");
+            indexesMapped = registry.counter("indexesMapped");
             channelSetupTime = registry.timer("channelSetupTime");
             readLatency = registry.timer("readLatency");
             registry.register("channelsLive", (Gauge<Long>) () -> channelsCreated.getCount()
                     - channelsDestroyed.getCount());
+            for (FetchWait w : FetchWait.values()) {
+                waitNanos.put(w, new LongAdder());
+            }
+            registry.register("fetchWaitIndexMicros", (Gauge<Long>) () -> waitMicros(FetchWait.INDEX));
+            registry.register("fetchWaitFirstWaveMicros", (Gauge<Long>) () -> waitMicros(FetchWait.FIRST_WAVE));
+            registry.register("fetchWaitLaterWavesMicros", (Gauge<Long>) () -> waitMicros(FetchWait.LATER_WAVES));
         }
     }
 
@@ -105,11 +137,22 @@ public final class ShuffleMetrics implements Source {
         readNanos.add(nanos);
     }
 
+    /** Executor: a reduce task waited this long for {@code what}. */
+    void fetchWaited(FetchWait what, long nanos) {
+        waitNanos.get(what).add(nanos);
+    }
+
+    private long waitMicros(FetchWait what) {
+        return TimeUnit.NANOSECONDS.toMicros(waitNanos.get(what).sum());
+    }
+
     /** Executor: the counters as they are now (times as exact totals). */
     Snapshot snapshot() {
         return new Snapshot(channelsCreated.getCount(), channelsDestroyed.getCount(), destroyCalls.getCount(),
                 bytesReadOneSided.getCount(), bytesReadFallback.getCount(), readsIssued.getCount(),
-                TimeUnit.NANOSECONDS.toMillis(setupNanos.sum()), TimeUnit.NANOSECONDS.toMicros(readNanos.sum()));
+                TimeUnit.NANOSECONDS.toMillis(setupNanos.sum()), TimeUnit.NANOSECONDS.toMicros(readNanos.sum()),
+                waitMicros(FetchWait.INDEX), waitMicros(FetchWait.FIRST_WAVE), waitMicros(FetchWait.LATER_WAVES),
+                outputsCopied.getCount(), outputsMapped.getCount(), indexesMapped.getCount());
     }
 
     /** Driver: the latest counters of one executor. */

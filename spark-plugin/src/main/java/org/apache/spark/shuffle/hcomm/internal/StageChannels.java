@@ -18,11 +18,14 @@ import org.slf4j.LoggerFactory;
 /**
  * An executor's channels, grouped by stage attempt: created when the driver provisions a stage (one
  * HcommChannelCreate per provisioning), driven to READY by one background poller, borrowed by that stage's reduce
- * tasks, and destroyed in one HcommChannelDestroy when the driver announces the stage attempt's end. Thread-safe;
- * owns every channel it created.
+ * tasks, and destroyed in one HcommChannelDestroy when the driver announces the stage attempt's end — at once when
+ * no reader holds them, else by the last reader to let go, or by the poller when the readers overstay the end wait.
+ * No call waits for readers, so one stage's slow reader never delays another stage's end. Thread-safe; owns every
+ * channel it created.
  */
 final class StageChannels implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(StageChannels.class);
+    /** How long an ended stage attempt's channels wait for readers still holding them. */
     private static final long END_WAIT_MS = 30_000;
 
     /** A stage attempt. */
@@ -49,19 +52,28 @@ final class StageChannels implements AutoCloseable {
         final Map<PeerChannels, Long> pendingSince = new LinkedHashMap<>();
         int leases;
         boolean ended;
+        /** Set while an ended attempt waits for its readers: whom to tell, and until when to wait. */
+        Consumer<Ended> report;
+        long endDeadline;
     }
 
     private final Transport transport;
     private final ShuffleMetrics metrics;
     private final String executorId;
+    private final long endWaitNanos;
     private final Map<StageKey, Group> groups = new HashMap<>();
     private final Thread poller;
     private boolean closed;
 
     StageChannels(Transport transport, ShuffleMetrics metrics, String executorId) {
+        this(transport, metrics, executorId, END_WAIT_MS);
+    }
+
+    StageChannels(Transport transport, ShuffleMetrics metrics, String executorId, long endWaitMs) {
         this.transport = transport;
         this.metrics = metrics;
         this.executorId = executorId;
+        this.endWaitNanos = TimeUnit.MILLISECONDS.toNanos(endWaitMs);
         this.poller = new Thread(this::pollLoop, "hcomm-channel-poller");
         this.poller.setDaemon(true);
         this.poller.start();
@@ -103,12 +115,16 @@ final class StageChannels implements AutoCloseable {
 
     private void pollLoop() {
         while (true) {
+            List<Runnable> overdue = null; // reports of ends whose readers overstayed, run outside the lock
             synchronized (this) {
                 if (closed) {
                     return;
                 }
                 boolean pending = false;
-                for (Group g : groups.values()) {
+                long now = System.nanoTime();
+                long nextDeadline = Long.MAX_VALUE;
+                for (var entry : groups.entrySet()) {
+                    Group g = entry.getValue();
                     for (var it = g.pendingSince.entrySet().iterator(); it.hasNext();) {
                         var e = it.next();
                         if (e.getKey().poll()) {
@@ -119,16 +135,36 @@ final class StageChannels implements AutoCloseable {
                             pending = true;
                         }
                     }
-                }
-                try {
-                    if (pending) {
-                        wait(1);
-                    } else {
-                        wait();
+                    if (g.report != null) {
+                        if (now - g.endDeadline >= 0) {
+                            LOG.warn("Executor {}: {} still has {} readers {} ms after its end; destroying its "
+                                    + "channels anyway", executorId, entry.getKey(), g.leases,
+                                    TimeUnit.NANOSECONDS.toMillis(endWaitNanos));
+                            if (overdue == null) {
+                                overdue = new ArrayList<>();
+                            }
+                            overdue.add(finishing(entry.getKey(), g));
+                        } else {
+                            nextDeadline = Math.min(nextDeadline, g.endDeadline - now);
+                        }
                     }
-                } catch (InterruptedException e) {
-                    return;
                 }
+                if (overdue == null) {
+                    try {
+                        if (pending) {
+                            wait(1);
+                        } else if (nextDeadline != Long.MAX_VALUE) {
+                            TimeUnit.NANOSECONDS.timedWait(this, Math.max(1, nextDeadline));
+                        } else {
+                            wait();
+                        }
+                    } catch (InterruptedException e) {
+                        return;
+                    }
+                }
+            }
+            if (overdue != null) {
+                overdue.forEach(Runnable::run);
             }
         }
     }
@@ -143,11 +179,21 @@ final class StageChannels implements AutoCloseable {
         return true;
     }
 
-    synchronized void release(StageKey key) {
-        Group g = groups.get(key);
-        if (g != null) {
+    /** Ends a reader's hold on the stage attempt; the last reader of an ended attempt destroys its channels. */
+    void release(StageKey key) {
+        Runnable finish = null;
+        synchronized (this) {
+            Group g = groups.get(key);
+            if (g == null) {
+                return;
+            }
             g.leases--;
-            notifyAll();
+            if (g.leases == 0 && g.report != null) {
+                finish = finishing(key, g);
+            }
+        }
+        if (finish != null) {
+            finish.run();
         }
     }
 
@@ -177,42 +223,49 @@ final class StageChannels implements AutoCloseable {
     }
 
     /**
-     * Ends the stage attempt: waits (bounded) for its readers, then destroys all its channels in one call.
-     * Calls {@code report} with what it did when it destroyed anything.
+     * Ends the stage attempt: no reader can take its channels any more, and they are destroyed in one call as soon
+     * as the readers holding them let go (at once when none does; after the end wait at the latest). Calls
+     * {@code report} with what the destroy did, when it destroyed anything, on the thread that destroyed. Never
+     * waits.
      */
     void end(StageKey key, Consumer<Ended> report) {
-        Ended ended;
+        Runnable finish;
         synchronized (this) {
             Group g = groups.computeIfAbsent(key, k -> new Group());
-            if (g.ended) {
+            if (g.ended || closed) {
                 return;
             }
             g.ended = true;
-            notifyAll();
-            long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(END_WAIT_MS);
-            while (g.leases > 0 && System.nanoTime() < deadline) {
-                try {
-                    TimeUnit.NANOSECONDS.timedWait(this, Math.max(1, deadline - System.nanoTime()));
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    break;
-                }
-            }
+            g.report = report;
+            notifyAll(); // readers waiting in await give up; the poller learns the deadline
             if (g.leases > 0) {
-                LOG.warn("Executor {}: {} still has {} readers after {} ms; destroying its channels anyway",
-                        executorId, key, g.leases, END_WAIT_MS);
+                g.endDeadline = System.nanoTime() + endWaitNanos;
+                return;
             }
-            ended = destroy(g);
-            g.batches.clear();
-            g.byPeer.clear();
-            g.pendingSince.clear();
-            // keep the ended marker so late provisioning or readers of this attempt do not recreate channels
+            finish = finishing(key, g);
         }
-        if (ended.channelsDestroyed() > 0) {
+        finish.run();
+    }
+
+    /**
+     * Destroys the ended group's channels (under the lock) and returns what remains to do outside it: telling the
+     * end's report. The group stays, empty and ended, so late provisioning or readers do not recreate channels.
+     */
+    private Runnable finishing(StageKey key, Group g) {
+        Consumer<Ended> report = g.report;
+        g.report = null;
+        Ended ended = destroy(g);
+        g.batches.clear();
+        g.byPeer.clear();
+        g.pendingSince.clear();
+        if (ended.channelsDestroyed() == 0) {
+            return () -> { };
+        }
+        return () -> {
             LOG.debug("Executor {} destroyed {} channels of {} in {} call(s)", executorId, ended.channelsDestroyed(),
                     key, ended.destroyCalls());
             report.accept(ended);
-        }
+        };
     }
 
     private Ended destroy(Group g) {

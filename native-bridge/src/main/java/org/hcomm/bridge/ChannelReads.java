@@ -1,0 +1,92 @@
+package org.hcomm.bridge;
+
+/**
+ * What both read strategies share: the channels read since the last completion, how a read HComm rejects leaves the
+ * strategy (completed, so it is reusable, and the error names the read), and waiting on each channel read.
+ * Subclasses say how a read is posted and how a batch is opened.
+ */
+abstract class ChannelReads implements ReadStrategy {
+    /** One HComm wait on one channel, by handle: its status code. */
+    @FunctionalInterface
+    interface ChannelWait {
+        int await(long channel);
+    }
+
+    /** Channels read since the last completion (flushed or not). */
+    private final TouchedChannels touched = new TouchedChannels();
+
+    @Override
+    public final void submit(ChannelSet.Channel channel, long dstAddress, long srcAddress, long length) {
+        if (length < 0) {
+            throw new IllegalArgumentException("length must be >= 0, got " + length);
+        }
+        long ch = channel.handle();
+        open();
+        touched.add(channel);
+        int rc = post(ch, dstAddress, srcAddress, length);
+        if (rc != 0) {
+            HcommException e = new HcommException(postCall(), rc, channel.context() + context() + " dst=0x"
+                    + Long.toHexString(dstAddress) + " src=0x" + Long.toHexString(srcAddress) + " len=" + length);
+            try {
+                complete();
+            } catch (RuntimeException cleanup) {
+                e.addSuppressed(cleanup);
+            }
+            throw e;
+        }
+    }
+
+    /** Prepares to post a read (opens the batch when it has one); throws when the strategy cannot read. */
+    abstract void open();
+
+    /** Posts one read on channel handle {@code ch}; the HComm status code. */
+    abstract int post(long ch, long dstAddress, long srcAddress, long length);
+
+    /** The HComm call {@link #post} makes, for errors. */
+    abstract String postCall();
+
+    /** What else an error names besides the channel (with a leading space), or "". */
+    abstract String context();
+
+    final boolean nothingTouched() {
+        return touched.isEmpty();
+    }
+
+    /** Forgets the channels read so far (their reads have been waited for). */
+    final void forgetTouched() {
+        touched.clear();
+    }
+
+    /**
+     * Calls {@code wait} on every channel read since the last completion, then forgets them; throws the first
+     * failure with the later ones suppressed.
+     */
+    final void awaitEach(String call, ChannelWait wait) {
+        RuntimeException failure = null;
+        try {
+            for (ChannelSet.Channel c : touched.list()) {
+                try {
+                    int rc = wait.await(c.handle());
+                    if (rc != 0) {
+                        failure = first(failure, new HcommException(call, rc, c.context() + context()));
+                    }
+                } catch (RuntimeException e) {
+                    failure = first(failure, e);
+                }
+            }
+        } finally {
+            touched.clear();
+        }
+        if (failure != null) {
+            throw failure;
+        }
+    }
+
+    static RuntimeException first(RuntimeException first, RuntimeException next) {
+        if (first == null) {
+            return next;
+        }
+        first.addSuppressed(next);
+        return first;
+    }
+}

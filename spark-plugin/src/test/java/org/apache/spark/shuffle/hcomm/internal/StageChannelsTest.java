@@ -1,0 +1,153 @@
+package org.apache.spark.shuffle.hcomm.internal;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.net.InetAddress;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+
+import org.hcomm.bridge.transport.HcommTransport;
+import org.hcomm.bridge.transport.TransportOptions;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * When a stage attempt's channels are destroyed, against the real soft HComm library: two endpoints in this process,
+ * the stage's channel from one to the other (it need not become READY to be created and destroyed).
+ */
+@Timeout(60)
+class StageChannelsTest {
+    private static final long END_WAIT_MS = 300;
+
+    private HcommTransport local;
+    private HcommTransport peer;
+    private ShuffleMetrics metrics;
+    private StageChannels channels;
+
+    /** The reports an end made, with the thread that made each. */
+    private record Report(StageChannels.Ended ended, Thread thread) {
+    }
+
+    private final BlockingQueue<Report> reports = new ArrayBlockingQueue<>(16);
+    private final Consumer<StageChannels.Ended> report = e -> reports.add(new Report(e, Thread.currentThread()));
+
+    @BeforeEach
+    void open() throws Exception {
+        TransportOptions options = new TransportOptions(InetAddress.getByName("127.0.0.1"), false, null,
+                Duration.ofSeconds(10), Duration.ofSeconds(10));
+        local = HcommTransport.open(options);
+        peer = HcommTransport.open(options);
+        metrics = ShuffleMetrics.forExecutor();
+        channels = new StageChannels(local, metrics, "1", END_WAIT_MS);
+    }
+
+    @AfterEach
+    void close() {
+        channels.close();
+        local.close();
+        peer.close();
+        assertTrue(local.liveObjects().isEmpty(), () -> "native objects left: " + local.liveObjects());
+    }
+
+    private static StageChannels.StageKey stage(int id) {
+        return new StageChannels.StageKey(id, 0);
+    }
+
+    private void provision(StageChannels.StageKey key) {
+        channels.provision(key, List.of(new Messages.PeerInfo("2", peer.endpointDescriptor(), local.listenPort(),
+                true, "test-" + ProcessHandle.current().pid() + "-" + key.stageId())));
+        assertTrue(channels.isKnown(key, "2"), "the stage's channel was created");
+    }
+
+    @Test
+    void endWithoutReadersDestroysAtOnceOnTheEndingThread() {
+        provision(stage(1));
+        channels.end(stage(1), report);
+        Report r = reports.poll();
+        assertNotNull(r, "reported before end returned");
+        assertEquals(new StageChannels.Ended(1, 1), r.ended());
+        assertSame(Thread.currentThread(), r.thread());
+        assertEquals(0, local.liveObjects().channels());
+        assertFalse(channels.isKnown(stage(1), "2"));
+    }
+
+    @Test
+    void theLastReaderToLetGoDestroysAndNoReaderJoinsAfterTheEnd() {
+        provision(stage(1));
+        assertTrue(channels.acquire(stage(1)));
+        assertTrue(channels.acquire(stage(1)));
+        channels.end(stage(1), report);
+        assertFalse(channels.acquire(stage(1)), "an ended stage attempt takes no new reader");
+        assertNull(reports.poll(), "not destroyed while readers hold the channels");
+        assertEquals(1, local.liveObjects().channels());
+
+        channels.release(stage(1));
+        assertNull(reports.poll(), "one reader still holds the channels");
+        channels.release(stage(1));
+        Report r = reports.poll();
+        assertNotNull(r, "the last release destroyed and reported");
+        assertEquals(new StageChannels.Ended(1, 1), r.ended());
+        assertSame(Thread.currentThread(), r.thread());
+        assertEquals(0, local.liveObjects().channels());
+    }
+
+    @Test
+    void readersThatOverstayTheEndWaitLoseTheChannelsOnce() throws Exception {
+        provision(stage(1));
+        assertTrue(channels.acquire(stage(1)));
+        long start = System.nanoTime();
+        channels.end(stage(1), report);
+        Report r = reports.poll(10, TimeUnit.SECONDS);
+        long waitedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+        assertNotNull(r, "destroyed after the end wait although a reader holds the channels");
+        assertTrue(waitedMs >= END_WAIT_MS, "destroyed after " + waitedMs + " ms, before the end wait");
+        assertEquals("hcomm-channel-poller", r.thread().getName());
+        assertEquals(new StageChannels.Ended(1, 1), r.ended());
+        assertEquals(0, local.liveObjects().channels());
+
+        channels.release(stage(1));
+        assertNull(reports.poll(), "the overstaying reader's release destroys nothing more");
+        assertEquals(1, metrics.destroyCalls.getCount());
+    }
+
+    @Test
+    void aHeldStageDoesNotDelayAnotherStagesEnd() {
+        provision(stage(1));
+        provision(stage(2));
+        assertTrue(channels.acquire(stage(1)));
+        channels.end(stage(1), report);
+
+        channels.end(stage(2), report);
+        Report r = reports.poll();
+        assertNotNull(r, "stage 2 ended at once while stage 1 waits for its reader");
+        assertEquals(new StageChannels.Ended(1, 1), r.ended());
+        assertEquals(1, local.liveObjects().channels(), "stage 1's channel is still there for its reader");
+
+        channels.release(stage(1));
+        assertNotNull(reports.poll(), "stage 1 destroyed on its reader's release");
+        assertEquals(2, metrics.destroyCalls.getCount());
+        assertEquals(2, metrics.channelsDestroyed.getCount());
+    }
+
+    @Test
+    void closeDestroysAStageStillWaitingForReaders() {
+        provision(stage(1));
+        assertTrue(channels.acquire(stage(1)));
+        channels.end(stage(1), report);
+        channels.close();
+        assertEquals(0, local.liveObjects().channels());
+        channels.release(stage(1));
+        assertNull(reports.poll(), "nothing reported after close");
+    }
+}
