@@ -94,13 +94,14 @@ public final class HcommTransport implements Transport {
     @Override
     public Region mapFile(String tag, java.nio.file.Path file, long bytes) throws TransportException {
         long address = MappedFiles.map(file, bytes);
+        MemoryRegion region;
         try {
-            return track(new MemoryRegion(endpoint.register(tag, address, bytes), () -> MappedFiles.unmap(address,
-                    bytes)));
+            region = new MemoryRegion(endpoint.register(tag, address, bytes), () -> MappedFiles.unmap(address, bytes));
         } catch (RuntimeException e) {
-            MappedFiles.unmap(address, bytes);
+            MappedFiles.unmap(address, bytes); // not registered: no region owns the mapping yet
             throw e;
         }
+        return track(region); // from here the region owns the mapping (track closes it when the transport is closed)
     }
 
     @Override

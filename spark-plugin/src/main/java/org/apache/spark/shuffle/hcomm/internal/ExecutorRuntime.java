@@ -52,6 +52,7 @@ public final class ExecutorRuntime implements AutoCloseable {
     private final ConcurrentLinkedQueue<ReadBatch> idleBatches = new ConcurrentLinkedQueue<>();
     private final Map<Integer, ShuffleDirectory> directories = new ConcurrentHashMap<>();
     private final Set<StageChannels.StageKey> ensured = ConcurrentHashMap.newKeySet();
+    /** Orders every metrics report this executor sends (stage reports come from several threads). */
     private final Object reportLock = new Object();
     private ShuffleMetrics.Snapshot lastTaskReport; // guarded by reportLock
     private RpcEndpointRef agent;
@@ -295,13 +296,16 @@ public final class ExecutorRuntime implements AutoCloseable {
         }
         StageChannels.StageKey key = new StageChannels.StageKey(e.stageId(), e.attempt());
         ensured.remove(key);
-        // reported by whichever thread destroys the channels: this one, the stage's last reader, or the poller
+        // reported by whichever thread destroys the channels: this one, the stage's last reader, or the poller;
+        // snapshot and send under one lock, so the driver (which keeps the latest) never gets an older one last
         channels.end(key, ended -> {
-            try {
-                plugin.send(Wire.pack(new Messages.StageReport(executorId, e.stageId(), e.attempt(),
-                        ended.destroyCalls(), ended.channelsDestroyed(), metrics.snapshot())));
-            } catch (IOException ex) {
-                LOG.warn("Executor {} could not report the end of {}", executorId, key, ex);
+            synchronized (reportLock) {
+                try {
+                    plugin.send(Wire.pack(new Messages.StageReport(executorId, e.stageId(), e.attempt(),
+                            ended.destroyCalls(), ended.channelsDestroyed(), metrics.snapshot())));
+                } catch (IOException ex) {
+                    LOG.warn("Executor {} could not report the end of {}", executorId, key, ex);
+                }
             }
         });
     }

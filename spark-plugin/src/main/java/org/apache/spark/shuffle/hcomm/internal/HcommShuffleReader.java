@@ -100,7 +100,7 @@ public final class HcommShuffleReader<K, C> implements ShuffleReader<K, C> {
         OneSidedBlockFetcher fetcher = null;
         try {
             // inside the try: a failure while planning (fallback `never`) must still release the stage lease,
-            // else the stage's end waits for this reader before destroying its channels
+            // else the stage's channels outlive its end by the end wait (30 s)
             if (!remote.isEmpty()) {
                 leased = runtime.beginStageRead(stage);
                 if (leased) {

@@ -107,11 +107,13 @@ final class MapOutputPublisher implements AutoCloseable {
         }
     }
 
+    /** Logs (once per executor) that indexes no longer fit the arena. */
     private void arenaFull(int shuffleId, long mapId) {
-        if (!arenaFullLogged) {
+        if (!arenaFullLogged && allocator.capacity() > 0) {
             arenaFullLogged = true;
             LOG.info("Send arena full ({} of {} bytes used) at shuffle {} map {}: map outputs are published by "
-                    + "registering Spark's index and data files from now on (spark.shuffle.hcomm.sendArenaSize)",
+                    + "registering Spark's index and data files until it has room again "
+                    + "(spark.shuffle.hcomm.sendArenaSize; counters outputsMapped, indexesMapped)",
                     allocator.used(), allocator.capacity(), shuffleId, mapId);
         }
     }

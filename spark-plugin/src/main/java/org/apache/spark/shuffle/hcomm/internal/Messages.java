@@ -22,7 +22,8 @@ final class Messages {
 
     /**
      * Executor → driver when a map task commits: the map output is readable one-sidedly. {@code indexAddress} holds
-     * {@code numPartitions + 1} little-endian longs, the offsets of each reduce partition from {@code dataAddress}.
+     * {@code numPartitions + 1} big-endian longs (Spark's index-file layout), the offsets of each reduce partition
+     * from {@code dataAddress}.
      * Reply: {@link Ack}.
      */
     record Published(int shuffleId, long mapId, String executorId, long indexAddress, long dataAddress,

@@ -164,7 +164,7 @@ final class StageChannels implements AutoCloseable {
                 }
             }
             if (overdue != null) {
-                overdue.forEach(Runnable::run);
+                overdue.forEach(Runnable::run); // each guards itself: the poller must outlive any failure
             }
         }
     }
@@ -254,18 +254,36 @@ final class StageChannels implements AutoCloseable {
     private Runnable finishing(StageKey key, Group g) {
         Consumer<Ended> report = g.report;
         g.report = null;
-        Ended ended = destroy(g);
-        g.batches.clear();
-        g.byPeer.clear();
-        g.pendingSince.clear();
-        if (ended.channelsDestroyed() == 0) {
+        Ended done = destroyEmptying(key, g);
+        if (done.channelsDestroyed() == 0) {
             return () -> { };
         }
         return () -> {
-            LOG.debug("Executor {} destroyed {} channels of {} in {} call(s)", executorId, ended.channelsDestroyed(),
-                    key, ended.destroyCalls());
-            report.accept(ended);
+            LOG.debug("Executor {} destroyed {} channels of {} in {} call(s)", executorId, done.channelsDestroyed(),
+                    key, done.destroyCalls());
+            try {
+                report.accept(done);
+            } catch (RuntimeException e) {
+                LOG.warn("Executor {} could not report the end of {}", executorId, key, e);
+            }
         };
+    }
+
+    /**
+     * Destroys the group's channels and forgets them; a failure is logged, not thrown: the callers (the agent, a
+     * reduce task finishing, the poller, shutdown) must not fail for it.
+     */
+    private Ended destroyEmptying(StageKey key, Group g) {
+        try {
+            return destroy(g);
+        } catch (RuntimeException e) {
+            LOG.warn("Executor {} could not destroy the channels of {}", executorId, key, e);
+            return Ended.NOTHING;
+        } finally {
+            g.batches.clear();
+            g.byPeer.clear();
+            g.pendingSince.clear();
+        }
     }
 
     private Ended destroy(Group g) {
@@ -290,12 +308,7 @@ final class StageChannels implements AutoCloseable {
                 return;
             }
             closed = true;
-            for (Group g : groups.values()) {
-                if (!g.batches.isEmpty()) {
-                    destroy(g);
-                    g.batches.clear();
-                }
-            }
+            groups.forEach(this::destroyEmptying);
             groups.clear();
             notifyAll();
         }

@@ -16,6 +16,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 import org.hcomm.bridge.transport.HcommTransport;
+import org.hcomm.bridge.transport.PeerChannels;
+import org.hcomm.bridge.transport.PeerSpec;
 import org.hcomm.bridge.transport.TransportOptions;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -28,7 +30,9 @@ import org.junit.jupiter.api.Timeout;
  */
 @Timeout(60)
 class StageChannelsTest {
-    private static final long END_WAIT_MS = 300;
+    /** Long enough that no test but the overstay one ever reaches it, however loaded the machine. */
+    private static final long LONG_END_WAIT_MS = 120_000;
+    private static final long SHORT_END_WAIT_MS = 300;
 
     private HcommTransport local;
     private HcommTransport peer;
@@ -49,7 +53,7 @@ class StageChannelsTest {
         local = HcommTransport.open(options);
         peer = HcommTransport.open(options);
         metrics = ShuffleMetrics.forExecutor();
-        channels = new StageChannels(local, metrics, "1", END_WAIT_MS);
+        channels = new StageChannels(local, metrics, "1", LONG_END_WAIT_MS);
     }
 
     @AfterEach
@@ -64,10 +68,19 @@ class StageChannelsTest {
         return new StageChannels.StageKey(id, 0);
     }
 
+    private static String channelName(StageChannels.StageKey key) {
+        return "test-" + ProcessHandle.current().pid() + "-" + key.stageId();
+    }
+
+    /** Creates this executor's end of the stage's channel; the peer's end is not created, so it stays CONNECTING. */
     private void provision(StageChannels.StageKey key) {
-        channels.provision(key, List.of(new Messages.PeerInfo("2", peer.endpointDescriptor(), local.listenPort(),
-                true, "test-" + ProcessHandle.current().pid() + "-" + key.stageId())));
-        assertTrue(channels.isKnown(key, "2"), "the stage's channel was created");
+        provision(channels, key);
+    }
+
+    private void provision(StageChannels target, StageChannels.StageKey key) {
+        target.provision(key, List.of(new Messages.PeerInfo("2", peer.endpointDescriptor(), local.listenPort(),
+                true, channelName(key))));
+        assertTrue(target.isKnown(key, "2"), "the stage's channel was created");
     }
 
     @Test
@@ -104,21 +117,38 @@ class StageChannelsTest {
 
     @Test
     void readersThatOverstayTheEndWaitLoseTheChannelsOnce() throws Exception {
-        provision(stage(1));
-        assertTrue(channels.acquire(stage(1)));
-        long start = System.nanoTime();
-        channels.end(stage(1), report);
-        Report r = reports.poll(10, TimeUnit.SECONDS);
-        long waitedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
-        assertNotNull(r, "destroyed after the end wait although a reader holds the channels");
-        assertTrue(waitedMs >= END_WAIT_MS, "destroyed after " + waitedMs + " ms, before the end wait");
-        assertEquals("hcomm-channel-poller", r.thread().getName());
-        assertEquals(new StageChannels.Ended(1, 1), r.ended());
-        assertEquals(0, local.liveObjects().channels());
+        StageChannels shortWait = new StageChannels(local, metrics, "1", SHORT_END_WAIT_MS);
+        PeerChannels peerEnd = null;
+        try {
+            // a READY channel, so the poller has nothing to poll and sleeps until the end's deadline
+            provision(shortWait, stage(1));
+            peerEnd = peer.connect(List.of(new PeerSpec("1", local.endpointDescriptor(), local.listenPort(), false,
+                    channelName(stage(1)))));
+            while (!peerEnd.poll()) {
+                Thread.sleep(1);
+            }
+            assertNotNull(shortWait.await(stage(1), "2", 10_000), "the stage's channel became READY");
 
-        channels.release(stage(1));
-        assertNull(reports.poll(), "the overstaying reader's release destroys nothing more");
-        assertEquals(1, metrics.destroyCalls.getCount());
+            assertTrue(shortWait.acquire(stage(1)));
+            long start = System.nanoTime();
+            shortWait.end(stage(1), report);
+            Report r = reports.poll(10, TimeUnit.SECONDS);
+            long waitedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+            assertNotNull(r, "destroyed after the end wait although a reader holds the channels");
+            assertTrue(waitedMs >= SHORT_END_WAIT_MS, "destroyed after " + waitedMs + " ms, before the end wait");
+            assertEquals("hcomm-channel-poller", r.thread().getName());
+            assertEquals(new StageChannels.Ended(1, 1), r.ended());
+
+            shortWait.release(stage(1));
+            assertNull(reports.poll(), "the overstaying reader's release destroys nothing more");
+            assertEquals(1, metrics.destroyCalls.getCount());
+        } finally {
+            if (peerEnd != null) {
+                peerEnd.close();
+            }
+            shortWait.close();
+        }
+        assertEquals(0, local.liveObjects().channels());
     }
 
     @Test
