@@ -11,13 +11,13 @@ record RunResult(Preset.Cell cell, ShuffleConfig config, int rep, int sequence, 
         double totalCpuSec, int reduceStages, long shuffleWriteBytes, long shuffleReadBytes, long remoteBytes,
         long localBytes, int failedTasks, Map<String, Long> hcomm, String executorForceTcp, long checksum,
         long records, Map<String, Object> detail, List<StageMetricsListener.Stage> stages,
-        List<ExecutorCpu> executorCpu, Map<String, Long> profile, String error) {
+        List<ExecutorCpu> executorCpu, Map<String, Long> profile, Map<String, Long> host, String error) {
 
     /** This result with the JFR profile of its reduce stages ({@link JfrProfile#summarize}). */
     RunResult withProfile(Map<String, Long> p) {
         return new RunResult(cell, config, rep, sequence, startedAt, jobSec, reduceSec, fetchWaitSec, reduceTaskSec,
                 reduceCpuSec, totalCpuSec, reduceStages, shuffleWriteBytes, shuffleReadBytes, remoteBytes, localBytes,
-                failedTasks, hcomm, executorForceTcp, checksum, records, detail, stages, executorCpu, p, error);
+                failedTasks, hcomm, executorForceTcp, checksum, records, detail, stages, executorCpu, p, host, error);
     }
 
     /**
@@ -72,7 +72,7 @@ record RunResult(Preset.Cell cell, ShuffleConfig config, int rep, int sequence, 
     static RunResult failed(Preset.Cell cell, ShuffleConfig config, int rep, int sequence, String startedAt,
             String error) {
         return new RunResult(cell, config, rep, sequence, startedAt, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, Map.of(),
-                "", 0, 0, Map.of(), List.of(), List.of(), Map.of(), error);
+                "", 0, 0, Map.of(), List.of(), List.of(), Map.of(), Map.of(), error);
     }
 
     Map<String, Object> toJson() {
@@ -151,6 +151,9 @@ record RunResult(Preset.Cell cell, ShuffleConfig config, int rep, int sequence, 
         if (!profile.isEmpty()) {
             m.put("reduceProfileJfr", profile);
         }
+        if (!host.isEmpty()) {
+            m.put("hostDuringJob", host);
+        }
         return m;
     }
 
@@ -181,7 +184,7 @@ record RunResult(Preset.Cell cell, ShuffleConfig config, int rep, int sequence, 
                 num(m, "failedTasks").intValue(), hcomm, (String) m.getOrDefault("executorEnv_HCOMM_SOFT_FORCE_TCP", ""),
                 Long.parseUnsignedLong((String) m.getOrDefault("checksum", "0"), 16), num(m, "answerRecords").longValue(),
                 (Map<String, Object>) m.getOrDefault("detail", Map.of()), List.of(), cpu, profile,
-                (String) m.get("error"));
+                numbers(m, "hostDuringJob", Number::longValue), (String) m.get("error"));
     }
 
     /** The JSON object under {@code key} (absent: empty) with its numbers converted. */

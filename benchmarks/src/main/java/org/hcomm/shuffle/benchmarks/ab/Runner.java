@@ -93,9 +93,11 @@ final class Runner {
             StageMetricsListener listener = new StageMetricsListener();
             sc.sc().addSparkListener(listener);
 
+            Map<String, Long> vmBefore = HostCounters.read();
             long t0 = System.nanoTime();
             Workload.Answer answer = workload.run(spark, cell.targetMb());
             double jobSec = (System.nanoTime() - t0) / 1e9;
+            Map<String, Long> host = HostCounters.since(vmBefore, HostCounters.read());
 
             listener.awaitQuiet(10_000);
             Thread.sleep(4 * ProcessCpuPlugin.PERIOD_MS); // samples past the end of the last stage
@@ -116,7 +118,8 @@ final class Runner {
                     StageMetricsListener.unionSeconds(reduce), red.fetchWaitSec(), red.taskSec(), red.cpuSec(),
                     all.cpuSec(), reduce.size(), all.writeBytes(), all.remoteBytes() + all.localBytes(),
                     all.remoteBytes(), all.localBytes(), all.failedTasks(), hcomm, forceTcp, answer.checksum(),
-                    answer.records(), answer.detail(), stages, executorCpu(reduce, listener.tasks()), Map.of(), null);
+                    answer.records(), answer.detail(), stages, executorCpu(reduce, listener.tasks()), Map.of(), host,
+                    null);
         } finally {
             spark.stop();
             SparkSession.clearActiveSession();

@@ -122,6 +122,7 @@ final class SummaryReport {
                         .append(" | ").append(ratio(reduce, c, ShuffleConfig.BUILTIN_NETWORK)).append(" |\n");
             }
             waitSplit(sb, preset, mine);
+            refaults(sb, preset, mine);
             for (RunResult r : mine) {
                 if (!r.ok()) {
                     sb.append("\n- ").append(r.config().label()).append(" rep ").append(r.rep()).append(" failed: `")
@@ -156,6 +157,23 @@ final class SummaryReport {
         }
         if (!lines.isEmpty()) {
             sb.append("\nOne-sided fetch wait by what the reduce tasks waited for (s): ").append(lines).append(".\n");
+        }
+    }
+
+    /** File pages the host read back after evicting them, during the measured job (runs that recorded it). */
+    static void refaults(StringBuilder sb, Preset preset, List<RunResult> mine) {
+        StringBuilder line = new StringBuilder();
+        for (ShuffleConfig c : preset.configs()) {
+            List<RunResult> rc = mine.stream().filter(r -> r.config() == c && r.ok()
+                    && r.host().containsKey("workingset_refault_file")).toList();
+            if (!rc.isEmpty()) {
+                line.append(line.isEmpty() ? "" : ", ").append(c.label()).append(' ').append(Stats.of(rc,
+                        r -> r.host().get("workingset_refault_file") * 4096 / 1e6).format("%.0f"));
+            }
+        }
+        if (!line.isEmpty()) {
+            sb.append("\nPage cache read back from disk during the measured job (MB of refaulted file pages, host "
+                    + "counter): ").append(line).append(".\n");
         }
     }
 

@@ -57,7 +57,8 @@ class RunFilesTest {
                 Map.of("partitions", 32L), List.of(),
                 List.of(new RunResult.ExecutorCpu("0", 1.5, 0, 0, Map.of()),
                         new RunResult.ExecutorCpu("1", 8.0, 6.0, 32, Map.of("jit", 1.25, "hcomm native", 0.5))),
-                Map.of(JfrProfile.SAMPLES, 300L, "hcomm plugin", 12L), null);
+                Map.of(JfrProfile.SAMPLES, 300L, "hcomm plugin", 12L),
+                Map.of("workingset_refault_file", 1234L, "pgmajfault", 5L), null);
         RunResult back = RunResult.fromJson(castMap(Json.read(Json.write(r.toJson()))));
         assertEquals(r, back);
         assertEquals(1.5, back.ownerCpuSec());
@@ -96,6 +97,14 @@ class RunFilesTest {
                 "destroyCalls", 4L);
         assertEquals(Map.of("bytesReadOneSided", 1000L, "channelsCreated", 4L, "channelsLive", 0L,
                 "destroyCalls", 4L), HcommMetrics.since(warm, end));
+    }
+
+    @Test
+    void hostCountersAreReadAndDiffed() {
+        Map<String, Long> now = HostCounters.read();
+        assertEquals(HostCounters.KEYS.size(), now.size(), "this Linux host's /proc/vmstat: " + now);
+        assertEquals(Map.of("pgmajfault", 3L), HostCounters.since(Map.of("pgmajfault", 7L),
+                Map.of("pgmajfault", 10L, "workingset_refault_file", 4L)));
     }
 
     @SuppressWarnings("unchecked")
