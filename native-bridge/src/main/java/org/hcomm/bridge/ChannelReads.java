@@ -68,10 +68,10 @@ abstract class ChannelReads implements ReadStrategy {
                 try {
                     int rc = wait.await(c.handle());
                     if (rc != 0) {
-                        failure = first(failure, new HcommException(call, rc, c.context() + context()));
+                        failure = Failures.accumulate(failure, new HcommException(call, rc, c.context() + context()));
                     }
                 } catch (RuntimeException e) {
-                    failure = first(failure, e);
+                    failure = Failures.accumulate(failure, e);
                 }
             }
         } finally {
@@ -80,13 +80,5 @@ abstract class ChannelReads implements ReadStrategy {
         if (failure != null) {
             throw failure;
         }
-    }
-
-    static RuntimeException first(RuntimeException first, RuntimeException next) {
-        if (first == null) {
-            return next;
-        }
-        first.addSuppressed(next);
-        return first;
     }
 }

@@ -234,25 +234,17 @@ public final class Endpoint implements AutoCloseable {
             try {
                 c.close();
             } catch (Exception e) {
-                failure = accumulate(failure, e);
+                failure = Failures.accumulate(failure, e);
             }
         }
         int rc = HcommLibrary.HcommEndpointDestroy(handle);
         leakWatch.closed();
         if (rc != 0) {
-            failure = accumulate(failure, new HcommException("HcommEndpointDestroy", rc, context()));
+            failure = Failures.accumulate(failure, new HcommException("HcommEndpointDestroy", rc, context()));
         }
         if (failure != null) {
             throw failure;
         }
-    }
-
-    private static RuntimeException accumulate(RuntimeException first, Exception next) {
-        if (first == null) {
-            return next instanceof RuntimeException ? (RuntimeException) next : new IllegalStateException(next);
-        }
-        first.addSuppressed(next);
-        return first;
     }
 
     // ---- package-private plumbing for the objects this endpoint owns ----

@@ -11,10 +11,13 @@ final class OnThreadReads extends ChannelReads {
     private Thread batchOwner;
     /** The thread's handle, read by {@link #open} before each post. */
     private long th;
+    /** One drain per channel read (made once: {@link #complete} runs once per batch of reads). */
+    private final ChannelWait drain;
 
     OnThreadReads(CommThread thread, Completion completion) {
         this.thread = Objects.requireNonNull(thread, "thread");
         this.completion = Objects.requireNonNull(completion, "completion");
+        this.drain = ch -> HcommLibrary.HcommChannelDrainOnThread(thread.handle(), ch);
     }
 
     @Override
@@ -86,7 +89,7 @@ final class OnThreadReads extends ChannelReads {
                 forgetTouched();
             }
         } else {
-            awaitEach("HcommChannelDrainOnThread", ch -> HcommLibrary.HcommChannelDrainOnThread(thread.handle(), ch));
+            awaitEach("HcommChannelDrainOnThread", drain);
         }
     }
 

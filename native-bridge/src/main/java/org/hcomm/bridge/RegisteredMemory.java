@@ -90,16 +90,11 @@ public final class RegisteredMemory extends NativeOwner {
     @Override
     void release() {
         int rc = HcommLibrary.HcommMemUnreg(endpoint.handleForChild(), memHandle);
-        HcommException failure = rc == 0 ? null : new HcommException("HcommMemUnreg", rc, context());
+        RuntimeException failure = rc == 0 ? null : new HcommException("HcommMemUnreg", rc, context());
         if (allocated) {
             int frc = HcommLibrary.HcommMemFree(block);
             if (frc != 0) {
-                HcommException e = new HcommException("HcommMemFree", frc, context());
-                if (failure == null) {
-                    failure = e;
-                } else {
-                    failure.addSuppressed(e);
-                }
+                failure = Failures.accumulate(failure, new HcommException("HcommMemFree", frc, context()));
             }
         }
         if (failure != null) {

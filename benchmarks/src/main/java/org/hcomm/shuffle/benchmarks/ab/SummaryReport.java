@@ -4,6 +4,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.StringJoiner;
+import java.util.function.Function;
+import java.util.function.Predicate;
 
 /** The Markdown summary: an overview of reduce-stage ratios, then one table per cell with medians and min–max. */
 final class SummaryReport {
@@ -11,6 +14,7 @@ final class SummaryReport {
     private static final List<String> WAIT_SPLIT = List.of("fetchWaitIndexMicros", "fetchWaitFirstWaveMicros",
             "fetchWaitLaterWavesMicros");
     private static final List<String> WAIT_SPLIT_LABELS = List.of("index", "first wave", "later waves");
+    private static final String REFAULTS = "workingset_refault_file";
 
     private SummaryReport() {
     }
@@ -141,40 +145,44 @@ final class SummaryReport {
 
     /** The hcomm configurations' one-sided fetch wait by what the tasks waited for (runs that recorded it). */
     static void waitSplit(StringBuilder sb, Preset preset, List<RunResult> mine) {
-        StringBuilder lines = new StringBuilder();
-        for (ShuffleConfig c : preset.configs()) {
-            List<RunResult> rc = mine.stream().filter(r -> r.config() == c && r.ok()
-                    && r.hcomm().containsKey(WAIT_SPLIT.get(0))).toList();
-            if (!c.isHcomm() || rc.isEmpty()) {
-                continue;
-            }
-            lines.append(lines.isEmpty() ? "" : "; ").append(c.label()).append(':');
+        String line = perConfig(preset, mine, "; ", r -> r.hcomm().containsKey(WAIT_SPLIT.get(0)), runs -> {
+            StringBuilder v = new StringBuilder(":");
             for (int i = 0; i < WAIT_SPLIT.size(); i++) {
                 String key = WAIT_SPLIT.get(i);
-                lines.append(' ').append(WAIT_SPLIT_LABELS.get(i)).append(' ')
-                        .append(Stats.of(rc, r -> r.hcomm().get(key) / 1e6).format("%.3f"));
+                v.append(' ').append(WAIT_SPLIT_LABELS.get(i)).append(' ')
+                        .append(Stats.of(runs, r -> r.hcomm().get(key) / 1e6).format("%.3f"));
             }
-        }
-        if (!lines.isEmpty()) {
-            sb.append("\nOne-sided fetch wait by what the reduce tasks waited for (s): ").append(lines).append(".\n");
+            return v.toString();
+        });
+        if (!line.isEmpty()) {
+            sb.append("\nOne-sided fetch wait by what the reduce tasks waited for (s): ").append(line).append(".\n");
         }
     }
 
     /** File pages the host read back after evicting them, during the measured job (runs that recorded it). */
     static void refaults(StringBuilder sb, Preset preset, List<RunResult> mine) {
-        StringBuilder line = new StringBuilder();
-        for (ShuffleConfig c : preset.configs()) {
-            List<RunResult> rc = mine.stream().filter(r -> r.config() == c && r.ok()
-                    && r.host().containsKey("workingset_refault_file")).toList();
-            if (!rc.isEmpty()) {
-                line.append(line.isEmpty() ? "" : ", ").append(c.label()).append(' ').append(Stats.of(rc,
-                        r -> r.host().get("workingset_refault_file") * 4096 / 1e6).format("%.0f"));
-            }
-        }
+        String line = perConfig(preset, mine, ", ", r -> r.host().containsKey(REFAULTS),
+                runs -> " " + Stats.of(runs, r -> r.host().get(REFAULTS) * 4096 / 1e6).format("%.0f"));
         if (!line.isEmpty()) {
             sb.append("\nPage cache read back from disk during the measured job (MB of refaulted file pages, host "
                     + "counter): ").append(line).append(".\n");
         }
+    }
+
+    /**
+     * Each configuration's label and {@code value} of its successful runs that {@code recorded} the measurement,
+     * joined by {@code separator}; configurations without such runs are left out.
+     */
+    private static String perConfig(Preset preset, List<RunResult> mine, String separator,
+            Predicate<RunResult> recorded, Function<List<RunResult>, String> value) {
+        StringJoiner out = new StringJoiner(separator);
+        for (ShuffleConfig c : preset.configs()) {
+            List<RunResult> runs = mine.stream().filter(r -> r.config() == c && r.ok() && recorded.test(r)).toList();
+            if (!runs.isEmpty()) {
+                out.add(c.label() + value.apply(runs));
+            }
+        }
+        return out.toString();
     }
 
     /** JFR: where the task threads were during the reduce stages (share of samples, median over repetitions). */

@@ -13,6 +13,7 @@ import java.util.Map;
 
 import org.hcomm.bridge.transport.Region;
 import org.hcomm.bridge.transport.Transport;
+import org.hcomm.bridge.transport.TransportException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -37,11 +38,19 @@ final class MapOutputPublisher implements AutoCloseable {
     private final Map<Integer, List<Publication>> byShuffle = new HashMap<>();
     private boolean arenaFullLogged;
 
-    /**
-     * Where one output lives: arena offsets (or -1) and the mapped file regions (or null) of its index and data.
-     */
-    private record Publication(long mapId, long indexOffset, long indexBytes, Region mappedIndex, long dataOffset,
-            long dataBytes, Region mappedData) {
+    /** Where one output lives: arena offsets (or -1) and mapped file regions (or null) of its index and data. */
+    private static final class Publication {
+        final long indexBytes;
+        final long dataBytes;
+        long indexOffset = -1;
+        long dataOffset = -1;
+        Region mappedIndex;
+        Region mappedData;
+
+        Publication(long indexBytes, long dataBytes) {
+            this.indexBytes = indexBytes;
+            this.dataBytes = dataBytes;
+        }
     }
 
     MapOutputPublisher(Transport transport, long arenaSize, ShuffleMetrics metrics) {
@@ -58,53 +67,53 @@ final class MapOutputPublisher implements AutoCloseable {
      */
     synchronized Messages.Published publish(int shuffleId, long mapId, long[] lengths, File dataFile, File indexFile,
             String executorId) throws IOException {
-        int n = lengths.length;
-        long indexBytes = 8L * (n + 1);
         long total = 0;
         for (long len : lengths) {
             total += len;
         }
-        long indexOffset = -1;
-        long dataOffset = -1;
-        Region mappedIndex = null;
-        Region mappedData = null;
+        Publication p = new Publication(8L * (lengths.length + 1), total);
         try {
-            long indexAddress;
-            if ((indexOffset = allocator.allocate(indexBytes)) >= 0) {
-                ByteBuffer index = view(indexOffset, indexBytes).order(ByteOrder.BIG_ENDIAN);
-                long at = 0;
-                index.putLong(0);
-                for (long len : lengths) {
-                    at += len;
-                    index.putLong(at);
-                }
-                indexAddress = arena.address() + indexOffset;
-            } else {
-                arenaFull(shuffleId, mapId);
-                mappedIndex = transport.mapFile("hcomm-index-" + shuffleId + "-" + mapId, indexFile.toPath(),
-                        indexBytes);
-                indexAddress = mappedIndex.address();
-                metrics.indexesMapped.inc();
-            }
-            long dataAddress;
-            if (total == 0) {
-                dataAddress = indexAddress; // nothing is read from it
-            } else if (allocator.free() - total >= indexReserve && (dataOffset = allocator.allocate(total)) >= 0) {
-                copy(dataFile, view(dataOffset, total));
-                dataAddress = arena.address() + dataOffset;
-                metrics.outputsCopied.inc();
-            } else {
-                mappedData = transport.mapFile("hcomm-map-" + shuffleId + "-" + mapId, dataFile.toPath(), total);
-                dataAddress = mappedData.address();
-                metrics.outputsMapped.inc();
-            }
-            byShuffle.computeIfAbsent(shuffleId, k -> new ArrayList<>()).add(new Publication(mapId, indexOffset,
-                    indexBytes, mappedIndex, dataOffset, total, mappedData));
-            return new Messages.Published(shuffleId, mapId, executorId, indexAddress, dataAddress, n);
+            long indexAddress = placeIndex(p, lengths, indexFile, shuffleId, mapId);
+            // an empty output has no data to read: any address will do
+            long dataAddress = total == 0 ? indexAddress : placeData(p, dataFile, shuffleId, mapId);
+            byShuffle.computeIfAbsent(shuffleId, k -> new ArrayList<>()).add(p);
+            return new Messages.Published(shuffleId, mapId, executorId, indexAddress, dataAddress, lengths.length);
         } catch (IOException | RuntimeException e) {
-            free(new Publication(mapId, indexOffset, indexBytes, mappedIndex, dataOffset, total, mappedData));
+            free(p);
             throw e;
         }
+    }
+
+    /** Writes the offsets into the arena, or registers Spark's index file when the arena has no room. */
+    private long placeIndex(Publication p, long[] lengths, File indexFile, int shuffleId, long mapId)
+            throws TransportException {
+        p.indexOffset = allocator.allocate(p.indexBytes);
+        if (p.indexOffset >= 0) {
+            ByteBuffer index = view(p.indexOffset, p.indexBytes).order(ByteOrder.BIG_ENDIAN);
+            long at = 0;
+            index.putLong(0);
+            for (long len : lengths) {
+                at += len;
+                index.putLong(at);
+            }
+            return arena.address() + p.indexOffset;
+        }
+        arenaFull(shuffleId, mapId);
+        p.mappedIndex = transport.mapFile("hcomm-index-" + shuffleId + "-" + mapId, indexFile.toPath(), p.indexBytes);
+        metrics.indexesMapped.inc();
+        return p.mappedIndex.address();
+    }
+
+    /** Copies the bytes into the arena while it keeps its index reserve, else registers Spark's data file. */
+    private long placeData(Publication p, File dataFile, int shuffleId, long mapId) throws IOException {
+        if (allocator.free() - p.dataBytes >= indexReserve && (p.dataOffset = allocator.allocate(p.dataBytes)) >= 0) {
+            copy(dataFile, view(p.dataOffset, p.dataBytes));
+            metrics.outputsCopied.inc();
+            return arena.address() + p.dataOffset;
+        }
+        p.mappedData = transport.mapFile("hcomm-map-" + shuffleId + "-" + mapId, dataFile.toPath(), p.dataBytes);
+        metrics.outputsMapped.inc();
+        return p.mappedData.address();
     }
 
     /** Logs (once per executor) that indexes no longer fit the arena. */
@@ -144,17 +153,17 @@ final class MapOutputPublisher implements AutoCloseable {
     }
 
     private void free(Publication p) {
-        if (p.indexOffset() >= 0) {
-            allocator.release(p.indexOffset(), p.indexBytes());
+        if (p.indexOffset >= 0) {
+            allocator.release(p.indexOffset, p.indexBytes);
         }
-        if (p.dataOffset() >= 0) {
-            allocator.release(p.dataOffset(), p.dataBytes());
+        if (p.dataOffset >= 0) {
+            allocator.release(p.dataOffset, p.dataBytes);
         }
-        if (p.mappedIndex() != null) {
-            p.mappedIndex().close();
+        if (p.mappedIndex != null) {
+            p.mappedIndex.close();
         }
-        if (p.mappedData() != null) {
-            p.mappedData().close();
+        if (p.mappedData != null) {
+            p.mappedData.close();
         }
     }
 

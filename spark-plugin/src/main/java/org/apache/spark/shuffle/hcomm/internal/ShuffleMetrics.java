@@ -28,6 +28,14 @@ public final class ShuffleMetrics implements Source {
         public long channelsLive() {
             return channelsCreated - channelsDestroyed;
         }
+
+        long fetchWaitMicros(FetchWait what) {
+            return switch (what) {
+                case INDEX -> fetchWaitIndexMicros;
+                case FIRST_WAVE -> fetchWaitFirstWaveMicros;
+                case LATER_WAVES -> fetchWaitLaterWavesMicros;
+            };
+        }
     }
 
     private final MetricRegistry registry = new MetricRegistry();
@@ -48,14 +56,20 @@ public final class ShuffleMetrics implements Source {
     /** Where reduce tasks waited for one-sided reads (Spark's fetch wait time, split by what was awaited). */
     private final Map<FetchWait, LongAdder> waitNanos = new java.util.EnumMap<>(FetchWait.class);
 
-    /** What a reduce task waited for. */
+    /** What a reduce task waited for, and the gauge (in µs) that sums it. */
     enum FetchWait {
         /** The owners' index rounds (the offsets of the task's partitions), before any data. */
-        INDEX,
+        INDEX("fetchWaitIndexMicros"),
         /** The task's first wave of data: nothing to deserialise yet. */
-        FIRST_WAVE,
+        FIRST_WAVE("fetchWaitFirstWaveMicros"),
         /** Later waves: the reads fell behind deserialisation. */
-        LATER_WAVES
+        LATER_WAVES("fetchWaitLaterWavesMicros");
+
+        final String metric;
+
+        FetchWait(String metric) {
+            this.metric = metric;
+        }
     }
     private final Map<String, Snapshot> reported; // driver only
 
@@ -74,9 +88,9 @@ public final class ShuffleMetrics implements Source {
             clusterGauge("readsIssued", Snapshot::readsIssued);
             clusterGauge("channelSetupTime", Snapshot::channelSetupMillis);
             clusterGauge("readLatency", Snapshot::readLatencyMicros);
-            clusterGauge("fetchWaitIndexMicros", Snapshot::fetchWaitIndexMicros);
-            clusterGauge("fetchWaitFirstWaveMicros", Snapshot::fetchWaitFirstWaveMicros);
-            clusterGauge("fetchWaitLaterWavesMicros", Snapshot::fetchWaitLaterWavesMicros);
+            for (FetchWait w : FetchWait.values()) {
+                clusterGauge(w.metric, snapshot -> snapshot.fetchWaitMicros(w));
+            }
             clusterGauge("outputsCopied", Snapshot::outputsCopied);
             clusterGauge("outputsMapped", Snapshot::outputsMapped);
             clusterGauge("indexesMapped", Snapshot::indexesMapped);
@@ -96,10 +110,8 @@ public final class ShuffleMetrics implements Source {
                     - channelsDestroyed.getCount());
             for (FetchWait w : FetchWait.values()) {
                 waitNanos.put(w, new LongAdder());
+                registry.register(w.metric, (Gauge<Long>) () -> waitMicros(w));
             }
-            registry.register("fetchWaitIndexMicros", (Gauge<Long>) () -> waitMicros(FetchWait.INDEX));
-            registry.register("fetchWaitFirstWaveMicros", (Gauge<Long>) () -> waitMicros(FetchWait.FIRST_WAVE));
-            registry.register("fetchWaitLaterWavesMicros", (Gauge<Long>) () -> waitMicros(FetchWait.LATER_WAVES));
         }
     }
 

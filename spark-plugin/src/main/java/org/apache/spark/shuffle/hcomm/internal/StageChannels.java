@@ -115,57 +115,81 @@ final class StageChannels implements AutoCloseable {
 
     private void pollLoop() {
         while (true) {
-            List<Runnable> overdue = null; // reports of ends whose readers overstayed, run outside the lock
+            List<Runnable> overdue;
             synchronized (this) {
                 if (closed) {
                     return;
                 }
-                boolean pending = false;
-                long now = System.nanoTime();
-                long nextDeadline = Long.MAX_VALUE;
-                for (var entry : groups.entrySet()) {
-                    Group g = entry.getValue();
-                    for (var it = g.pendingSince.entrySet().iterator(); it.hasNext();) {
-                        var e = it.next();
-                        if (e.getKey().poll()) {
-                            metrics.channelSetup(System.nanoTime() - e.getValue());
-                            it.remove();
-                            notifyAll();
-                        } else {
-                            pending = true;
-                        }
-                    }
-                    if (g.report != null) {
-                        if (now - g.endDeadline >= 0) {
-                            LOG.warn("Executor {}: {} still has {} readers {} ms after its end; destroying its "
-                                    + "channels anyway", executorId, entry.getKey(), g.leases,
-                                    TimeUnit.NANOSECONDS.toMillis(endWaitNanos));
-                            if (overdue == null) {
-                                overdue = new ArrayList<>();
-                            }
-                            overdue.add(finishing(entry.getKey(), g));
-                        } else {
-                            nextDeadline = Math.min(nextDeadline, g.endDeadline - now);
-                        }
-                    }
-                }
-                if (overdue == null) {
+                boolean pending = pollPending();
+                overdue = finishOverdueEnds();
+                if (overdue.isEmpty()) {
                     try {
-                        if (pending) {
-                            wait(1);
-                        } else if (nextDeadline != Long.MAX_VALUE) {
-                            TimeUnit.NANOSECONDS.timedWait(this, Math.max(1, nextDeadline));
-                        } else {
-                            wait();
-                        }
+                        idle(pending);
                     } catch (InterruptedException e) {
                         return;
                     }
                 }
             }
-            if (overdue != null) {
-                overdue.forEach(Runnable::run); // each guards itself: the poller must outlive any failure
+            overdue.forEach(Runnable::run); // outside the lock; each guards itself, so the poller outlives failures
+        }
+    }
+
+    /** Polls every channel batch still connecting; whether any still is. Caller holds the lock. */
+    private boolean pollPending() {
+        boolean pending = false;
+        for (Group g : groups.values()) {
+            for (var it = g.pendingSince.entrySet().iterator(); it.hasNext();) {
+                var e = it.next();
+                if (e.getKey().poll()) {
+                    metrics.channelSetup(System.nanoTime() - e.getValue());
+                    it.remove();
+                    notifyAll();
+                } else {
+                    pending = true;
+                }
             }
+        }
+        return pending;
+    }
+
+    /** Destroys the channels of ended attempts whose readers overstayed; returns their reports. Lock held. */
+    private List<Runnable> finishOverdueEnds() {
+        List<Runnable> overdue = List.of();
+        long now = System.nanoTime();
+        for (var entry : groups.entrySet()) {
+            Group g = entry.getValue();
+            if (g.report != null && now - g.endDeadline >= 0) {
+                LOG.warn("Executor {}: {} still has {} readers {} ms after its end; destroying its channels anyway",
+                        executorId, entry.getKey(), g.leases, TimeUnit.NANOSECONDS.toMillis(endWaitNanos));
+                if (overdue.isEmpty()) {
+                    overdue = new ArrayList<>();
+                }
+                overdue.add(finishing(entry.getKey(), g));
+            }
+        }
+        return overdue;
+    }
+
+    /**
+     * Waits for the next thing to do: 1 ms while channels are connecting, else until the earliest end deadline, else
+     * until notified. Caller holds the lock.
+     */
+    private void idle(boolean pending) throws InterruptedException {
+        if (pending) {
+            wait(1);
+            return;
+        }
+        long now = System.nanoTime();
+        long next = Long.MAX_VALUE;
+        for (Group g : groups.values()) {
+            if (g.report != null) {
+                next = Math.min(next, g.endDeadline - now);
+            }
+        }
+        if (next == Long.MAX_VALUE) {
+            wait();
+        } else {
+            TimeUnit.NANOSECONDS.timedWait(this, Math.max(1, next));
         }
     }
 
