@@ -2,7 +2,8 @@ package org.hcomm.bridge;
 
 /**
  * What both read strategies share: the channels read since the last completion, how a read HComm rejects leaves the
- * strategy (completed, so it is reusable, and the error names the read), and waiting on each channel read.
+ * strategy (completed, so it is reusable, and the error names the read), and waiting on each channel read. A failure
+ * of one channel's read is a {@link ChannelReadException} naming that channel.
  * Subclasses say how a read is posted and how a batch is opened.
  */
 abstract class ChannelReads implements ReadStrategy {
@@ -25,8 +26,9 @@ abstract class ChannelReads implements ReadStrategy {
         touched.add(channel);
         int rc = post(ch, dstAddress, srcAddress, length);
         if (rc != 0) {
-            HcommException e = new HcommException(postCall(), rc, channel.context() + context() + " dst=0x"
-                    + Long.toHexString(dstAddress) + " src=0x" + Long.toHexString(srcAddress) + " len=" + length);
+            HcommException e = new ChannelReadException(postCall(), rc, channel, channel.context() + context()
+                    + " dst=0x" + Long.toHexString(dstAddress) + " src=0x" + Long.toHexString(srcAddress) + " len="
+                    + length);
             try {
                 complete();
             } catch (RuntimeException cleanup) {
@@ -68,7 +70,8 @@ abstract class ChannelReads implements ReadStrategy {
                 try {
                     int rc = wait.await(c.handle());
                     if (rc != 0) {
-                        failure = Failures.accumulate(failure, new HcommException(call, rc, c.context() + context()));
+                        failure = Failures.accumulate(failure,
+                                new ChannelReadException(call, rc, c, c.context() + context()));
                     }
                 } catch (RuntimeException e) {
                     failure = Failures.accumulate(failure, e);

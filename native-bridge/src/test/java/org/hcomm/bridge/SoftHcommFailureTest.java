@@ -2,6 +2,7 @@ package org.hcomm.bridge;
 
 import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -204,6 +205,9 @@ class SoftHcommFailureTest {
             }
             long elapsedMs = (System.nanoTime() - start) / 1_000_000;
             assertNotEquals(HcommStatus.HCCL_SUCCESS, failure.status());
+            ChannelReadException onChannel = assertInstanceOf(ChannelReadException.class, failure,
+                    "a failed read names its channel");
+            assertSame(pair.channel(), onChannel.channel());
             assertTrue(elapsedMs < timeoutMs + 10_000, "the failure took " + elapsedMs + " ms");
         } finally {
             pair.close();

@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
+import org.hcomm.bridge.ChannelReadException;
 import org.hcomm.bridge.ChannelSet;
 import org.hcomm.bridge.ChannelSpec;
 import org.hcomm.bridge.ChannelStatus;
@@ -61,13 +62,27 @@ public final class HcommTransport implements Transport {
         return new TransportException(e.call(), e.code(), e.getMessage(), e);
     }
 
-    /** Runs a facade call, turning its unchecked HcommException into the transport's checked one. */
-    private static void translated(Runnable call) throws TransportException {
+    /** Runs a read call; a failure of one channel's read names that channel's {@link Peer}. */
+    private void readCall(Runnable call) throws TransportException {
         try {
             call.run();
         } catch (HcommException e) {
-            throw wrap(e);
+            PeerChannels.PeerChannel failed = e instanceof ChannelReadException r ? peerOf(r.channel()) : null;
+            throw new TransportException(e.call(), e.code(), e.getMessage(), e, failed);
         }
+    }
+
+    /** The open peer channel on HComm channel {@code channel}, or null. Looked up on failure: reads pay nothing. */
+    private Peer peerOf(ChannelSet.Channel channel) {
+        if (channel == null) {
+            return null;
+        }
+        for (AutoCloseable r : open) {
+            if (r instanceof Channels c && c.set == channel.owner()) {
+                return c.peers[channel.index()];
+            }
+        }
+        return null;
     }
 
     @Override
@@ -377,17 +392,17 @@ public final class HcommTransport implements Transport {
 
         @Override
         public void read(PeerChannels.PeerChannel channel, long dst, long src, long length) throws TransportException {
-            translated(() -> strategy.submit(((Peer) channel).channel, dst, src, length));
+            readCall(() -> strategy.submit(((Peer) channel).channel, dst, src, length));
         }
 
         @Override
         public void flush() throws TransportException {
-            translated(strategy::flush);
+            readCall(strategy::flush);
         }
 
         @Override
         public void await() throws TransportException {
-            translated(strategy::complete);
+            readCall(strategy::complete);
         }
 
         @Override

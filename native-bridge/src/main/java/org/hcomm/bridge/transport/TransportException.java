@@ -2,15 +2,26 @@ package org.hcomm.bridge.transport;
 
 import java.io.IOException;
 
-/** A failed HComm call: the call, the status code and its name, and what was involved. */
+/**
+ * A failed HComm call: the call, the status code and its name, and what was involved; for a failed read, the channel
+ * whose read failed.
+ */
 public final class TransportException extends IOException {
+    private static final long serialVersionUID = 1L;
+
     private final String call;
     private final int code;
+    private final transient PeerChannels.PeerChannel channel;
 
     public TransportException(String call, int code, String message, Throwable cause) {
+        this(call, code, message, cause, null);
+    }
+
+    TransportException(String call, int code, String message, Throwable cause, PeerChannels.PeerChannel channel) {
         super(message, cause);
         this.call = call;
         this.code = code;
+        this.channel = channel;
     }
 
     public String call() {
@@ -20,5 +31,13 @@ public final class TransportException extends IOException {
     /** The HComm status code, or -1 when the failure did not come from a status code. */
     public int code() {
         return code;
+    }
+
+    /**
+     * The channel whose read failed, when this is a read's failure and HComm said which channel (a batch that reads
+     * from several peers fails with its first failed channel); null otherwise.
+     */
+    public PeerChannels.PeerChannel channel() {
+        return channel;
     }
 }

@@ -3,6 +3,7 @@ package org.hcomm.bridge.transport;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
@@ -294,6 +295,45 @@ class HcommTransportTest {
                 batch.read(ch, dst.address() + 4096, late.address(), 4096);
                 batch.await();
                 assertArrayEquals(slice(data, MIB - 4096, 4096), get(dst, 0, 4096));
+            }
+        }
+    }
+
+    /** A reader reads from several owners in one batch; when one owner's read fails, the error says whose. */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"shm", "tcp"})
+    void aFailedReadInABatchAcrossPeersNamesThePeerWhoseReadFailed(String path) throws Exception {
+        SoftHcomm.configure("force_tcp", path.equals("tcp") ? "1" : "0");
+        try (HcommTransport ownerA = open(); HcommTransport ownerB = open(); HcommTransport reader = open()) {
+            Region srcA = ownerA.allocate("src", MIB);
+            Region srcB = ownerB.allocate("src", MIB);
+            byte[] a = random(6, MIB);
+            byte[] b = random(7, MIB);
+            put(srcA, 0, a);
+            put(srcB, 0, b);
+            Region dst = reader.allocate("dst", 2 * MIB);
+            PeerChannels.PeerChannel toA = connect(ownerA, reader, uniqueName("a")).client().channel(0);
+            PeerChannels.PeerChannel toB = connect(ownerB, reader, uniqueName("b")).client().channel(0);
+            try (ReadBatch batch = reader.newReadBatch()) {
+                batch.read(toA, dst.address(), srcA.address(), 4096);
+                batch.read(toB, dst.address() + 4096, srcB.address(), 4096);
+                TransportException pastB = assertThrows(TransportException.class,
+                        () -> batch.read(toB, dst.address() + 8192, srcB.address() + MIB - 10, 100));
+                assertEquals(6, pastB.code(), pastB.getMessage());
+                assertSame(toB, pastB.channel(), "the failure names the channel to owner B");
+                TransportException pastA = assertThrows(TransportException.class,
+                        () -> batch.read(toA, dst.address() + 8192, srcA.address() + MIB - 10, 100));
+                assertSame(toA, pastA.channel(), "the failure names the channel to owner A");
+                // the failed read ended the batch and waited for the reads before it: they landed
+                assertArrayEquals(slice(a, 0, 4096), get(dst, 0, 4096));
+                assertArrayEquals(slice(b, 0, 4096), get(dst, 4096, 4096));
+
+                // and the batch reads from both owners again
+                batch.read(toB, dst.address(), srcB.address(), MIB);
+                batch.read(toA, dst.address() + MIB, srcA.address(), MIB);
+                batch.await();
+                assertArrayEquals(b, get(dst, 0, MIB));
+                assertArrayEquals(a, get(dst, MIB, MIB));
             }
         }
     }

@@ -1,14 +1,26 @@
 package org.apache.spark.shuffle.hcomm
 
-import org.apache.spark.HashPartitioner
+import scala.jdk.CollectionConverters._
+
+import org.apache.spark.{HashPartitioner, SparkEnv}
 import org.apache.spark.rdd.ShuffledRDD
 import org.apache.spark.serializer.KryoSerializer
 
-/** RDD shuffles on two executor JVMs: the answers of the HComm shuffle against independently computed ones. */
+/**
+ * RDD shuffles on three executor JVMs, so that a reduce task reads from two owners: the answers of the HComm shuffle
+ * against independently computed ones.
+ */
 class HcommShuffleSuite extends LocalClusterSuite {
+  override protected def executors: Int = 3
 
   private def settled(): Unit = eventually("channels of finished stages destroyed") {
     metric("channelsLive") == 0 && metric("channelsCreated") > 0
+  }
+
+  /** Waits until every executor reported the destroy of the last job's reduce stage, with its counters. */
+  private def lastStageReported(): Unit = {
+    val stage = sc.statusTracker.getJobIdsForGroup(null).map(sc.statusTracker.getJobInfo(_).get.stageIds().max).max
+    eventually(s"destroy reports of stage $stage")(driverState.destroyCallsOf(stage, 0) == executors)
   }
 
   test("reduceByKey gives the same sums, read one-sidedly") {
@@ -18,6 +30,26 @@ class HcommShuffleSuite extends LocalClusterSuite {
     assert(got == want)
     settled()
     eventually("one-sided bytes reported")(metric("bytesReadOneSided") > before)
+    assert(metric("bytesReadFallback") == 0)
+  }
+
+  test("a reduce task reading from two owners waits for one index round and one wave, not one per owner") {
+    sc.parallelize(1 to 100, 3).map(i => (i % 7, i)).reduceByKey(_ + _, 3).count()
+    lastStageReported() // this and every earlier stage's counters are in: the ones below move by this job alone
+    val (roundsBefore, wavesBefore) = (metric("indexRounds"), metric("readWaves"))
+    val mapExecutors = sc.collectionAccumulator[String]("map task executors")
+    val got = sc.parallelize(0 until 12, 12).mapPartitions { it =>
+      Thread.sleep(200) // keep every executor busy, so the map outputs spread over all three
+      mapExecutors.add(SparkEnv.get.executorId)
+      it.flatMap(p => (0 until 600).map(i => (i % 60, p.toLong)))
+    }.reduceByKey(_ + _, 6).collect().toMap
+    assert(got == (0 until 60).map(k => k -> 10L * (0 until 12).sum).toMap)
+    assert(mapExecutors.value.asScala.toSet.size == executors, s"map outputs on ${mapExecutors.value}")
+    lastStageReported()
+    // each of the 6 reduce tasks reads a small map output from each of two owners: one batch of index reads and
+    // one wave of data each (one per owner, i.e. 12 and 12, before rounds and waves spanned owners)
+    assert(metric("indexRounds") - roundsBefore == 6)
+    assert(metric("readWaves") - wavesBefore == 6)
     assert(metric("bytesReadFallback") == 0)
   }
 
@@ -76,7 +108,7 @@ class HcommShuffleSuite extends LocalClusterSuite {
     sc.parallelize(1 to 1000, 4).map(i => (i % 10, 1)).reduceByKey(_ + _, 2).count()
     val stage = sc.statusTracker.getJobIdsForGroup(null).map(sc.statusTracker.getJobInfo(_).get.stageIds().max).max
     // each executor destroys its ends of the stage's channels in one call, and reports once per stage
-    eventually(s"destroy reports of stage $stage")(driverState.destroyCallsOf(stage, 0) == executors)
+    lastStageReported()
     // one channel per executor pair, both ends counted (per stage: a cumulative counter read before the job could
     // still miss the previous test's last reports)
     assert(driverState.channelsDestroyedOf(stage, 0) == executors * (executors - 1))

@@ -47,7 +47,7 @@ class SerializerCompressionSuite extends LocalClusterSuite {
   private val gauges = Set("channelsCreated", "channelsDestroyed", "channelsLive", "destroyCalls",
     "bytesReadOneSided", "bytesReadFallback", "readsIssued", "channelSetupTime", "readLatency",
     "fetchWaitIndexMicros", "fetchWaitFirstWaveMicros", "fetchWaitLaterWavesMicros", "outputsCopied",
-    "outputsMapped", "indexesMapped")
+    "outputsMapped", "indexesMapped", "indexRounds", "readWaves")
   private val fetchWaitSplit = Seq("fetchWaitIndexMicros", "fetchWaitFirstWaveMicros", "fetchWaitLaterWavesMicros")
 
   override def beforeAll(): Unit = {

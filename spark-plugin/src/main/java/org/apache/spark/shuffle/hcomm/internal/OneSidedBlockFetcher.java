@@ -22,11 +22,13 @@ import scala.collection.AbstractIterator;
  * Reads a reduce task's remote blocks with one-sided reads into borrowed chunks of the receive buffer, and hands
  * them out as streams that deserialise straight from that memory.
  *
- * <p>First the index of every map output (the offsets of the task's partitions) is read, one batch per owner.
- * Then the data: the partitions of one map output are contiguous, so each map output is one range, cut into
- * pieces of at most a chunk and packed into waves. Two waves are in flight at once on two read batches: while the
- * task deserialises wave {@code w}, wave {@code w + 1} is landing. A wave covers one owner, so a failed wave names
- * the executor whose output must be recomputed ({@link FetchFailedException}).
+ * <p>First the index of every map output (the offsets of the task's partitions) is read: one batch for all owners,
+ * as many rounds as it takes to fit the borrowed chunks (usually one). Then the data: the partitions of one map
+ * output are contiguous, so each map output is one range, cut into pieces of at most a chunk and packed into waves.
+ * Two waves are in flight at once on two read batches: while the task deserialises wave {@code w}, wave
+ * {@code w + 1} is landing. Rounds and waves span owners, so a task's round trips do not grow with the number of
+ * executors it reads from; a failed read names its channel, so the {@link FetchFailedException} names the executor
+ * whose output must be recomputed.
  *
  * <p>Confined to the task's thread. {@link #close()} waits for reads still in flight before the chunks go back.
  */
@@ -111,19 +113,19 @@ final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId, InputS
 
     // ---- planning ----
 
-    /** Reads every map output's offsets (one batch per owner); returns them in {@link #reads} order. */
+    /** Reads every map output's offsets, all owners in one batch per round; returns them in {@link #reads} order. */
     private long[][] readIndexes() {
         long[][] offsets = new long[reads.size()][];
         int i = 0;
         while (i < reads.size()) {
-            // one round: consecutive reads of one owner whose offsets fit in the borrowed chunks
+            // one round: the next reads whose offsets fit in the borrowed chunks
             int roundStart = i;
             int chunk = 0;
             int at = 0;
             List<int[]> places = new ArrayList<>();
             ReadBatch batch = batches[0];
             try {
-                while (i < reads.size() && reads.get(i).owner().equals(reads.get(roundStart).owner())) {
+                while (i < reads.size()) {
                     MapRead r = reads.get(i);
                     int bytes = 8 * (r.endReduce() - r.firstReduce() + 1);
                     if (bytes > chunkSize) {
@@ -144,9 +146,10 @@ final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId, InputS
                     i++;
                 }
                 awaitTimed(batch, ShuffleMetrics.FetchWait.INDEX);
+                runtime.metrics().indexRounds.inc();
             } catch (TransportException e) {
-                throw fetchFailed(reads.get(roundStart), reads.get(roundStart).firstReduce(),
-                        "one-sided read of the map output index failed", e);
+                MapRead failed = failedRead(e, reads.subList(roundStart, Math.min(i + 1, reads.size())));
+                throw fetchFailed(failed, failed.firstReduce(), "one-sided read of the map output index failed", e);
             }
             for (int k = roundStart; k < i; k++) {
                 int[] p = places.get(k - roundStart);
@@ -159,6 +162,18 @@ final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId, InputS
             }
         }
         return offsets;
+    }
+
+    /** The read of {@code candidates} on the channel that failed, or the first when the failure names none. */
+    private static MapRead failedRead(TransportException e, List<MapRead> candidates) {
+        if (e.channel() != null) {
+            for (MapRead r : candidates) {
+                if (r.channel() == e.channel()) {
+                    return r;
+                }
+            }
+        }
+        return candidates.get(0);
     }
 
     private void plan(long[][] offsets) {
@@ -188,7 +203,7 @@ final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId, InputS
     }
 
     /**
-     * Assigns pieces to waves, one owner per wave. Wave {@code i} may fill {@code min(2^i, half the borrowed chunks)}
+     * Assigns pieces to waves in order, whatever their owners. Wave {@code i} may fill {@code min(2^i, half the borrowed chunks)}
      * chunks: the first waves are small so deserialisation starts after one chunk has landed instead of a full wave,
      * later ones are large so each read batch stays long.
      */
@@ -200,9 +215,8 @@ final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId, InputS
         int at = 0;
         for (int j = 0; j < pieces.size(); j++) {
             Piece p = pieces.get(j);
-            boolean sameOwner = w != null && pieces.get(w.first).read.owner().equals(p.read.owner());
             boolean fits = w != null && (at + p.length <= chunkSize || chunkInWave + 1 < capacity);
-            if (!sameOwner || !fits) {
+            if (!fits) {
                 w = new Wave(j);
                 waves.add(w);
                 capacity = (int) Math.min(perSet, 1L << Math.min(waves.size() - 1, 30));
@@ -238,7 +252,7 @@ final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId, InputS
         } catch (TransportException e) {
             w.issued = true;
             w.landed = true; // the batch was ended and waited for by the failed call
-            throw fetchFailed(pieces.get(w.first).read, firstReduceOf(w), "one-sided read could not be issued", e);
+            throw waveFailed(w, e, "one-sided read could not be issued");
         }
         w.issued = true;
         w.issuedAt = System.nanoTime();
@@ -255,9 +269,10 @@ final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId, InputS
             awaitTimed(batches[index % 2],
                     index == 0 ? ShuffleMetrics.FetchWait.FIRST_WAVE : ShuffleMetrics.FetchWait.LATER_WAVES);
         } catch (TransportException e) {
-            throw fetchFailed(pieces.get(w.first).read, firstReduceOf(w), "one-sided read failed", e);
+            throw waveFailed(w, e, "one-sided read failed");
         }
         runtime.metrics().readLanded(System.nanoTime() - w.issuedAt);
+        runtime.metrics().readWaves.inc();
         long bytes = 0;
         for (int j = w.first; j <= w.last; j++) {
             bytes += pieces.get(j).length;
@@ -284,14 +299,26 @@ final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId, InputS
         }
     }
 
-    private int firstReduceOf(Wave w) {
+    /**
+     * The fetch failure of wave {@code w}: it names the first piece on the channel that failed (the wave's first
+     * piece when the failure names no channel) and the first partition with bytes in that piece.
+     */
+    private RuntimeException waveFailed(Wave w, TransportException e, String why) {
         Piece p = pieces.get(w.first);
-        for (Part part : parts) {
-            if (part.read() == p.read && part.end() > p.start) {
-                return part.blockId().reduceId();
+        for (int j = w.first; j <= w.last && e.channel() != null; j++) {
+            if (pieces.get(j).read.channel() == e.channel()) {
+                p = pieces.get(j);
+                break;
             }
         }
-        return p.read.firstReduce();
+        int reduceId = p.read.firstReduce();
+        for (Part part : parts) {
+            if (part.read() == p.read && part.end() > p.start) {
+                reduceId = part.blockId().reduceId();
+                break;
+            }
+        }
+        return fetchFailed(p.read, reduceId, why, e);
     }
 
     /** The piece holding sequence position {@code pos}, landed. */

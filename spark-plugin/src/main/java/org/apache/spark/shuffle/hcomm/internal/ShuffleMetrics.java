@@ -24,7 +24,8 @@ public final class ShuffleMetrics implements Source {
     public record Snapshot(long channelsCreated, long channelsDestroyed, long destroyCalls, long bytesReadOneSided,
             long bytesReadFallback, long readsIssued, long channelSetupMillis, long readLatencyMicros,
             long fetchWaitIndexMicros, long fetchWaitFirstWaveMicros, long fetchWaitLaterWavesMicros,
-            long outputsCopied, long outputsMapped, long indexesMapped) implements Serializable {
+            long outputsCopied, long outputsMapped, long indexesMapped, long indexRounds, long readWaves)
+            implements Serializable {
         public long channelsLive() {
             return channelsCreated - channelsDestroyed;
         }
@@ -45,6 +46,9 @@ public final class ShuffleMetrics implements Source {
     final Counter bytesReadOneSided;
     final Counter bytesReadFallback;
     final Counter readsIssued;
+    /** Read batches reduce tasks waited for: rounds of index reads, waves of data (a task's round trips). */
+    final Counter indexRounds;
+    final Counter readWaves;
     /** Map outputs published by copying into the send arena / by registering the data file; indexes registered. */
     final Counter outputsCopied;
     final Counter outputsMapped;
@@ -77,7 +81,7 @@ public final class ShuffleMetrics implements Source {
         reported = driver ? new ConcurrentHashMap<>() : null;
         if (driver) {
             channelsCreated = channelsDestroyed = destroyCalls = bytesReadOneSided = bytesReadFallback = readsIssued =
-                    outputsCopied = outputsMapped = indexesMapped = null;
+                    indexRounds = readWaves = outputsCopied = outputsMapped = indexesMapped = null;
             channelSetupTime = readLatency = null;
             clusterGauge("channelsCreated", Snapshot::channelsCreated);
             clusterGauge("channelsDestroyed", Snapshot::channelsDestroyed);
@@ -86,6 +90,8 @@ public final class ShuffleMetrics implements Source {
             clusterGauge("bytesReadOneSided", Snapshot::bytesReadOneSided);
             clusterGauge("bytesReadFallback", Snapshot::bytesReadFallback);
             clusterGauge("readsIssued", Snapshot::readsIssued);
+            clusterGauge("indexRounds", Snapshot::indexRounds);
+            clusterGauge("readWaves", Snapshot::readWaves);
             clusterGauge("channelSetupTime", Snapshot::channelSetupMillis);
             clusterGauge("readLatency", Snapshot::readLatencyMicros);
             for (FetchWait w : FetchWait.values()) {
@@ -101,6 +107,8 @@ public final class ShuffleMetrics implements Source {
             bytesReadOneSided = registry.counter("bytesReadOneSided");
             bytesReadFallback = registry.counter("bytesReadFallback");
             readsIssued = registry.counter("readsIssued");
+            indexRounds = registry.counter("indexRounds");
+            readWaves = registry.counter("readWaves");
             outputsCopied = registry.counter("outputsCopied");
             outputsMapped = registry.counter("outputsMapped");
             indexesMapped = registry.counter("indexesMapped");
@@ -164,7 +172,8 @@ public final class ShuffleMetrics implements Source {
                 bytesReadOneSided.getCount(), bytesReadFallback.getCount(), readsIssued.getCount(),
                 TimeUnit.NANOSECONDS.toMillis(setupNanos.sum()), TimeUnit.NANOSECONDS.toMicros(readNanos.sum()),
                 waitMicros(FetchWait.INDEX), waitMicros(FetchWait.FIRST_WAVE), waitMicros(FetchWait.LATER_WAVES),
-                outputsCopied.getCount(), outputsMapped.getCount(), indexesMapped.getCount());
+                outputsCopied.getCount(), outputsMapped.getCount(), indexesMapped.getCount(), indexRounds.getCount(),
+                readWaves.getCount());
     }
 
     /** Driver: the latest counters of one executor. */
