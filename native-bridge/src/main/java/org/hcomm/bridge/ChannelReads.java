@@ -3,7 +3,8 @@ package org.hcomm.bridge;
 /**
  * What both read strategies share: the channels read since the last completion, how a read HComm rejects leaves the
  * strategy (completed, so it is reusable, and the error names the read), and waiting on each channel read. A failure
- * of one channel's read is a {@link ChannelReadException} naming that channel.
+ * of one channel's read is a {@link ChannelReadException} naming that channel; a timeout of a wait that covers the
+ * whole thread is not (it cannot say which channel did not answer).
  * Subclasses say how a read is posted and how a batch is opened.
  */
 abstract class ChannelReads implements ReadStrategy {
@@ -61,14 +62,21 @@ abstract class ChannelReads implements ReadStrategy {
 
     /**
      * Calls {@code wait} on every channel read since the last completion, then forgets them; throws the first
-     * failure with the later ones suppressed.
+     * failure with the later ones suppressed. When {@code wholeThread} (each wait covers every read of the thread,
+     * as a drain does), a timeout names no channel — any of them may be the one that did not answer — and ends the
+     * waiting: each further wait would last as long again.
      */
-    final void awaitEach(String call, ChannelWait wait) {
+    final void awaitEach(String call, ChannelWait wait, boolean wholeThread) {
         RuntimeException failure = null;
         try {
             for (ChannelSet.Channel c : touched.list()) {
                 try {
                     int rc = wait.await(c.handle());
+                    if (rc == HcommStatus.HCCL_E_TIMEOUT.code() && wholeThread) {
+                        failure = Failures.accumulate(failure, new HcommException(call, rc,
+                                "reads on " + touched.list().size() + " channels" + context()));
+                        break;
+                    }
                     if (rc != 0) {
                         failure = Failures.accumulate(failure,
                                 new ChannelReadException(call, rc, c, c.context() + context()));

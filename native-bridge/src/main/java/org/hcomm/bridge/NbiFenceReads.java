@@ -41,6 +41,6 @@ final class NbiFenceReads extends ChannelReads {
 
     @Override
     public void complete() {
-        awaitEach("HcommChannelFence", HcommLibrary::HcommChannelFence);
+        awaitEach("HcommChannelFence", HcommLibrary::HcommChannelFence, false); // a fence is per channel
     }
 }

@@ -89,7 +89,7 @@ final class OnThreadReads extends ChannelReads {
                 forgetTouched();
             }
         } else {
-            awaitEach("HcommChannelDrainOnThread", drain);
+            awaitEach("HcommChannelDrainOnThread", drain, true); // a drain waits for the whole thread
         }
     }
 

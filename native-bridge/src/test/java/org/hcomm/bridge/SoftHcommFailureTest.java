@@ -2,6 +2,7 @@ package org.hcomm.bridge;
 
 import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
@@ -212,6 +213,52 @@ class SoftHcommFailureTest {
         } finally {
             pair.close();
         }
+    }
+
+    /**
+     * A stalled peer (SIGSTOP: its connections stay open, nothing answers) read on three channels of one thread: a
+     * drain waits for everything on the thread, so its timeout names no channel, and it is the only wait — one per
+     * channel would take three timeouts.
+     */
+    @Test
+    @Timeout(120)
+    void aStalledPeerTimesOutOnceAndTheTimeoutNamesNoChannel() throws Exception {
+        int timeoutMs = 2000;
+        SoftHcomm.configure("exec_timeout_ms", Integer.toString(timeoutMs));
+        ConnectedPair pair = ConnectedPair.prepare(ConnectedPair.Path.TCP, MIB, MIB, 3, Map.of(), Map.of());
+        try (CommThread thread = CommThread.allocate(Engine.CPU, 0)) {
+            pair.awaitReady();
+            ReadStrategy reads = ReadStrategy.onThread(thread, ReadStrategy.Completion.DRAIN);
+            signal(pair.peer.pid(), "STOP");
+            try {
+                for (int i = 0; i < 3; i++) {
+                    reads.submit(pair.channels.channel(i), pair.dst.address() + 4096L * i, pair.src.remoteAddress(),
+                            4096);
+                }
+                long start = System.nanoTime();
+                HcommException failure = assertThrows(HcommException.class, reads::complete);
+                long elapsedMs = (System.nanoTime() - start) / 1_000_000;
+                assertEquals(HcommStatus.HCCL_E_TIMEOUT, failure.status(), failure.getMessage());
+                assertFalse(failure instanceof ChannelReadException, "a thread-wide timeout named a channel");
+                assertTrue(elapsedMs < 2L * timeoutMs, "waited " + elapsedMs + " ms: more than one timeout");
+            } finally {
+                signal(pair.peer.pid(), "CONT");
+            }
+            // the peer answers again: the thread's reads complete, or fail, before it is freed
+            try {
+                reads.submit(pair.channel(), pair.dst.address(), pair.src.remoteAddress(), 4096);
+                reads.complete();
+            } catch (HcommException ignored) {
+                // a read that timed out may report its failure here; only an idle thread matters now
+            }
+        } finally {
+            pair.close();
+        }
+    }
+
+    private static void signal(long pid, String name) throws Exception {
+        Process kill = new ProcessBuilder("kill", "-" + name, Long.toString(pid)).inheritIO().start();
+        assertEquals(0, kill.waitFor(), "kill -" + name + " " + pid);
     }
 
     /**

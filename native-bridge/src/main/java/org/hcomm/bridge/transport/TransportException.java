@@ -17,7 +17,9 @@ public final class TransportException extends IOException {
         this(call, code, message, cause, null);
     }
 
-    TransportException(String call, int code, String message, Throwable cause, PeerChannels.PeerChannel channel) {
+    /** A failed read on {@code channel} (null when the failure cannot say which channel's read failed). */
+    public TransportException(String call, int code, String message, Throwable cause,
+            PeerChannels.PeerChannel channel) {
         super(message, cause);
         this.call = call;
         this.code = code;

@@ -7,6 +7,7 @@ import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
 
 import org.apache.spark.serializer.SerializerManager;
 import org.apache.spark.shuffle.FetchFailedException;
@@ -139,8 +140,12 @@ final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId, InputS
                         chunk++;
                         at = 0;
                     }
-                    batch.read(r.channel(), chunks.get(chunk).address + at, r.indexAddress() + 8L * r.firstReduce(),
-                            bytes);
+                    try {
+                        batch.read(r.channel(), chunks.get(chunk).address + at,
+                                r.indexAddress() + 8L * r.firstReduce(), bytes);
+                    } catch (TransportException e) {
+                        throw fetchFailed(r, r.firstReduce(), "one-sided read of the map output index refused", e);
+                    }
                     places.add(new int[] {chunk, at, bytes});
                     at += bytes;
                     i++;
@@ -148,7 +153,8 @@ final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId, InputS
                 awaitTimed(batch, ShuffleMetrics.FetchWait.INDEX);
                 runtime.metrics().indexRounds.inc();
             } catch (TransportException e) {
-                MapRead failed = failedRead(e, reads.subList(roundStart, Math.min(i + 1, reads.size())));
+                long scratch = chunks.get(0).address;
+                MapRead failed = blame(e, reads.subList(roundStart, i), r -> probe(batch, scratch, r, e));
                 throw fetchFailed(failed, failed.firstReduce(), "one-sided read of the map output index failed", e);
             }
             for (int k = roundStart; k < i; k++) {
@@ -164,16 +170,44 @@ final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId, InputS
         return offsets;
     }
 
-    /** The read of {@code candidates} on the channel that failed, or the first when the failure names none. */
-    private static MapRead failedRead(TransportException e, List<MapRead> candidates) {
-        if (e.channel() != null) {
-            for (MapRead r : candidates) {
-                if (r.channel() == e.channel()) {
+    /**
+     * The read to name for a failed batch over {@code candidates}: the first on the channel that failed. When the
+     * failure names no channel (a wait covering the whole batch timed out) and the batch read from several owners,
+     * the first owner whose probe fails (see {@link #probe}); the first candidate when every owner answers.
+     */
+    static MapRead blame(TransportException e, List<MapRead> candidates, Predicate<MapRead> answers) {
+        List<MapRead> owners = new ArrayList<>();
+        for (MapRead r : candidates) {
+            if (r.channel() == e.channel()) {
+                return r;
+            }
+            if (owners.stream().noneMatch(o -> o.channel() == r.channel())) {
+                owners.add(r);
+            }
+        }
+        if (owners.size() > 1) {
+            for (MapRead r : owners) {
+                if (!answers.test(r)) {
                     return r;
                 }
             }
         }
         return candidates.get(0);
+    }
+
+    /**
+     * Whether {@code read}'s owner answers a read alone on {@code batch} (8 bytes of its index into {@code scratch},
+     * bounded by the read timeout); a probe's failure rides along in {@code failure}.
+     */
+    private static boolean probe(ReadBatch batch, long scratch, MapRead read, TransportException failure) {
+        try {
+            batch.read(read.channel(), scratch, read.indexAddress() + 8L * read.firstReduce(), 8);
+            batch.await();
+            return true;
+        } catch (TransportException | RuntimeException e) {
+            failure.addSuppressed(e);
+            return false;
+        }
     }
 
     private void plan(long[][] offsets) {
@@ -203,8 +237,8 @@ final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId, InputS
     }
 
     /**
-     * Assigns pieces to waves in order, whatever their owners. Wave {@code i} may fill {@code min(2^i, half the borrowed chunks)}
-     * chunks: the first waves are small so deserialisation starts after one chunk has landed instead of a full wave,
+     * Assigns pieces to waves in order, whatever their owners. Wave {@code i} may fill
+     * {@code min(2^i, half the borrowed chunks)} chunks: the first waves are small so deserialisation starts after one chunk has landed instead of a full wave,
      * later ones are large so each read batch stays long.
      */
     private void packWaves() {
@@ -242,19 +276,23 @@ final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId, InputS
         if (w.issued) {
             return;
         }
+        w.issued = true;
         ReadBatch batch = batches[index % 2];
-        try {
-            for (int j = w.first; j <= w.last; j++) {
-                Piece p = pieces.get(j);
+        for (int j = w.first; j <= w.last; j++) {
+            Piece p = pieces.get(j);
+            try {
                 batch.read(p.read.channel(), p.chunk.address + p.chunkOffset, p.src, p.length);
+            } catch (TransportException e) {
+                w.landed = true; // the refused read ended the batch and waited for the reads before it
+                throw fetchFailed(p.read, firstReduceIn(p), "one-sided read refused", e);
             }
+        }
+        try {
             batch.flush();
         } catch (TransportException e) {
-            w.issued = true;
             w.landed = true; // the batch was ended and waited for by the failed call
-            throw waveFailed(w, e, "one-sided read could not be issued");
+            throw waveFailed(index, e, "one-sided reads could not be submitted");
         }
-        w.issued = true;
         w.issuedAt = System.nanoTime();
         runtime.metrics().readsIssued.inc(w.last - w.first + 1);
     }
@@ -269,7 +307,7 @@ final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId, InputS
             awaitTimed(batches[index % 2],
                     index == 0 ? ShuffleMetrics.FetchWait.FIRST_WAVE : ShuffleMetrics.FetchWait.LATER_WAVES);
         } catch (TransportException e) {
-            throw waveFailed(w, e, "one-sided read failed");
+            throw waveFailed(index, e, "one-sided read failed");
         }
         runtime.metrics().readLanded(System.nanoTime() - w.issuedAt);
         runtime.metrics().readWaves.inc();
@@ -299,26 +337,34 @@ final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId, InputS
         }
     }
 
-    /**
-     * The fetch failure of wave {@code w}: it names the first piece on the channel that failed (the wave's first
-     * piece when the failure names no channel) and the first partition with bytes in that piece.
-     */
-    private RuntimeException waveFailed(Wave w, TransportException e, String why) {
-        Piece p = pieces.get(w.first);
-        for (int j = w.first; j <= w.last && e.channel() != null; j++) {
-            if (pieces.get(j).read.channel() == e.channel()) {
-                p = pieces.get(j);
-                break;
+    /** The fetch failure of wave {@code index}: names the first piece of the read {@link #blame} finds. */
+    private RuntimeException waveFailed(int index, TransportException e, String why) {
+        Wave w = waves.get(index);
+        List<MapRead> inWave = new ArrayList<>();
+        for (int j = w.first; j <= w.last; j++) {
+            if (!inWave.contains(pieces.get(j).read)) {
+                inWave.add(pieces.get(j).read);
             }
         }
-        int reduceId = p.read.firstReduce();
+        Piece first = pieces.get(w.first);
+        MapRead failed = blame(e, inWave,
+                r -> probe(batches[index % 2], first.chunk.address + first.chunkOffset, r, e));
+        for (int j = w.first; j <= w.last; j++) {
+            if (pieces.get(j).read == failed) {
+                return fetchFailed(failed, firstReduceIn(pieces.get(j)), why, e);
+            }
+        }
+        return fetchFailed(failed, failed.firstReduce(), why, e);
+    }
+
+    /** The first reduce partition with bytes in piece {@code p}. */
+    private int firstReduceIn(Piece p) {
         for (Part part : parts) {
             if (part.read() == p.read && part.end() > p.start) {
-                reduceId = part.blockId().reduceId();
-                break;
+                return part.blockId().reduceId();
             }
         }
-        return fetchFailed(p.read, reduceId, why, e);
+        return p.read.firstReduce();
     }
 
     /** The piece holding sequence position {@code pos}, landed. */
