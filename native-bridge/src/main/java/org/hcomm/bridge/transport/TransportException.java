@@ -2,6 +2,8 @@ package org.hcomm.bridge.transport;
 
 import java.io.IOException;
 
+import org.hcomm.bridge.HcommStatus;
+
 /**
  * A failed HComm call: the call, the status code and its name, and what was involved; for a failed read, the channel
  * whose read failed.
@@ -33,6 +35,11 @@ public final class TransportException extends IOException {
     /** The HComm status code, or -1 when the failure did not come from a status code. */
     public int code() {
         return code;
+    }
+
+    /** Whether the call gave up waiting ({@code HCCL_E_TIMEOUT}): what it waited for may still complete later. */
+    public boolean isTimeout() {
+        return code == HcommStatus.HCCL_E_TIMEOUT.code();
     }
 
     /**

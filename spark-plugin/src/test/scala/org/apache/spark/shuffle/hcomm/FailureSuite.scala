@@ -7,7 +7,7 @@ import scala.concurrent.{Await, ExecutionContext, Future}
 import scala.concurrent.duration._
 import scala.jdk.CollectionConverters._
 
-import org.apache.spark.{SparkConf, SparkContext, SparkEnv, Success}
+import org.apache.spark.{HashPartitioner, SparkConf, SparkContext, SparkEnv, Success}
 import org.apache.spark.deploy.LocalSparkCluster
 import org.apache.spark.scheduler._
 
@@ -31,8 +31,9 @@ class FailureSuite extends LocalClusterSuite {
   private implicit val ec: ExecutionContext = ExecutionContext.global
   private val bogusLibrary = "/nonexistent/libhcomm.so"
 
-  private def withContext[T](conf: SparkConf, hcommRegistered: Boolean = true)(body: SparkContext => T): T = {
-    sc = startContext(conf, hcommRegistered = hcommRegistered)
+  private def withContext[T](conf: SparkConf, hcommRegistered: Boolean = true, expected: Int = executors)(
+      body: SparkContext => T): T = {
+    sc = startContext(conf, expected, hcommRegistered = hcommRegistered)
     val result = try body(sc)
     finally {
       sc.stop()
@@ -194,5 +195,74 @@ class FailureSuite extends LocalClusterSuite {
       assert(failures.isEmpty, failures.mkString("\n"))
       assertReadOneSided(before)
     }
+  }
+
+  // ---- an owner stops answering ----
+
+  test("an owner that stops answering mid-stage, read with another in one batch: the fetch failure names it, the " +
+    "reader's chunks are retired, and the job completes once it answers again") {
+    // three executors, so a reduce task reads two owners in one batch; the soft NIC's TCP path (over shared memory a
+    // stopped process's memory stays readable); short read and channel setup timeouts
+    val conf = baseConf.setMaster("local-cluster[3,1,1024]")
+      .set("spark.shuffle.hcomm.readTimeout", "3s")
+      .set("spark.shuffle.hcomm.channelSetupTimeout", "3s")
+      .set("spark.executorEnv.HCOMM_SOFT_FORCE_TCP", "1")
+    withContext(conf, expected = 3) { c =>
+      val pids = c.parallelize(1 to 12, 12).map { _ =>
+        Thread.sleep(200) // keep every executor busy, so the tasks spread
+        SparkEnv.get.executorId -> ProcessHandle.current().pid()
+      }.collect().toMap
+      assert(pids.size == 3, s"pids: $pids")
+      val mapExecutors = c.collectionAccumulator[String]("map task executors")
+      val shuffled = c.parallelize(0 until 12, 12).mapPartitions { it =>
+        Thread.sleep(200)
+        mapExecutors.add(SparkEnv.get.executorId)
+        it.flatMap(p => (0 until 600).map(i => (i % 60, p.toLong)))
+      }.partitionBy(new HashPartitioner(6)) // no aggregation: a reduce task reads its data as it is consumed
+      assert(shuffled.count() == 7200) // the map outputs now live in all three executors
+      assert(mapExecutors.value.asScala.toSet.size == 3, s"map outputs on ${mapExecutors.value}")
+
+      val resultStage = new AtomicInteger(-1)
+      val reduceRunning = new CountDownLatch(1)
+      val named = new ConcurrentLinkedQueue[(String, String)]() // (reader, owner named)
+      c.addSparkListener(new SparkListener {
+        override def onJobStart(e: SparkListenerJobStart): Unit = resultStage.set(e.stageIds.max)
+        override def onTaskStart(e: SparkListenerTaskStart): Unit =
+          if (e.stageId == resultStage.get) reduceRunning.countDown()
+        override def onTaskEnd(e: SparkListenerTaskEnd): Unit = e.reason match {
+          case f: org.apache.spark.FetchFailed if f.bmAddress != null =>
+            named.add(e.taskInfo.executorId -> f.bmAddress.executorId)
+          case _ =>
+        }
+      })
+      val victim = "1"
+      // the map stage is skipped; each reduce task's channels are READY and its index read before it sleeps, its
+      // data is read after: with the owner stopped by then
+      val job = Future(shuffled.mapPartitions { it =>
+        Thread.sleep(2000)
+        it
+      }.collect())
+      assert(reduceRunning.await(60, TimeUnit.SECONDS), "the reduce stage did not start")
+      Thread.sleep(500)
+      signal(pids(victim), "STOP")
+      try eventually("a fetch failure", 60)(!named.isEmpty)
+      finally signal(pids(victim), "CONT")
+      val got = Await.result(job, 180.seconds)
+      assert(got.length == 7200)
+      assert(got.groupMapReduce(_._1)(_._2)(_ + _) == (0 until 60).map(k => k -> 10L * (0 until 12).sum).toMap)
+      c.listenerBus.waitUntilEmpty()
+      // the readers that kept running name the stopped owner; the stopped one's own tasks, once resumed, belong to a
+      // failed stage attempt whose channels the others have destroyed meanwhile, and may name any peer
+      val byLiveReaders = named.asScala.toSeq.filter(_._1 != victim)
+      assert(byLiveReaders.nonEmpty && byLiveReaders.forall(_._2 == victim),
+        s"fetch failures (reader -> owner named): ${named.asScala.toSeq}")
+      eventually("retired chunks reported", 60)(metric("chunksRetired") > 0)
+      assertNoChunksOnLoan(c)
+    }
+  }
+
+  private def signal(pid: Long, name: String): Unit = {
+    val kill = new ProcessBuilder("kill", "-" + name, pid.toString).inheritIO().start()
+    assert(kill.waitFor() == 0, s"kill -$name $pid")
   }
 }

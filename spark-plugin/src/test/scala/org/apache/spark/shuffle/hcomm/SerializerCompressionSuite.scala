@@ -47,7 +47,8 @@ class SerializerCompressionSuite extends LocalClusterSuite {
   private val gauges = Set("channelsCreated", "channelsDestroyed", "channelsLive", "destroyCalls",
     "bytesReadOneSided", "bytesReadFallback", "readsIssued", "channelSetupTime", "readLatency",
     "fetchWaitIndexMicros", "fetchWaitFirstWaveMicros", "fetchWaitLaterWavesMicros", "outputsCopied",
-    "outputsMapped", "indexesMapped", "indexRounds", "readWaves")
+    "outputsMapped", "indexesMapped", "indexRounds", "readWaves",
+    "chunksRetired")
   private val fetchWaitSplit = Seq("fetchWaitIndexMicros", "fetchWaitFirstWaveMicros", "fetchWaitLaterWavesMicros")
 
   override def beforeAll(): Unit = {

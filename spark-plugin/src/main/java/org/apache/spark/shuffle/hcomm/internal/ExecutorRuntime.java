@@ -271,6 +271,25 @@ public final class ExecutorRuntime implements AutoCloseable {
         return new ReadLease(chunks, batches);
     }
 
+    /** A read batch of its own, for a probe that must not queue behind a batch's reads; the caller closes it. */
+    ReadBatch newProbeBatch() {
+        return transport.newReadBatch();
+    }
+
+    /**
+     * For a reader whose reads timed out: its chunks are retired (a late reply could still land in them) and its
+     * batches closed (their streams may still hold the reads), so neither serves another task.
+     */
+    void retire(List<ReceiveBuffer.Chunk> chunks, ReadBatch[] batches) {
+        receive.retire(chunks);
+        metrics.chunksRetired.inc(chunks.size());
+        for (ReadBatch b : batches) {
+            b.close();
+        }
+        LOG.warn("HComm: retired {} receive buffer chunks after a read timed out (reads may still land in them); "
+                + "{} of {} chunks retired in this executor", chunks.size(), receive.retired(), receive.totalChunks());
+    }
+
     void giveBack(List<ReceiveBuffer.Chunk> chunks, ReadBatch[] batches) {
         receive.giveBack(chunks);
         for (ReadBatch b : batches) {

@@ -51,7 +51,8 @@ public final class HcommConf {
 
     public static final ConfigEntry<Long> CHANNEL_SETUP_TIMEOUT = ConfigEntry.of(PREFIX + "channelSetupTimeout",
             "How long a reduce task waits for its channel to a peer to become READY before that peer's blocks "
-                    + "fall back (or fail, with fallback `never`).",
+                    + "fall back (with fallback `never`: a fetch failure naming the peer, so Spark recomputes its "
+                    + "outputs).",
             "30s", "a duration of at least 100ms", ConfigEntry.millis(100));
 
     public static final ConfigEntry<Long> READ_TIMEOUT = ConfigEntry.of(PREFIX + "readTimeout",

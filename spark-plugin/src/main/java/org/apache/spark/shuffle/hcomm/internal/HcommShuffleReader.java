@@ -22,11 +22,13 @@ import org.apache.spark.serializer.DeserializationStream;
 import org.apache.spark.serializer.SerializerInstance;
 import org.apache.spark.serializer.SerializerManager;
 import org.apache.spark.shuffle.BaseShuffleHandle;
+import org.apache.spark.shuffle.FetchFailedException;
 import org.apache.spark.shuffle.ShuffleReadMetricsReporter;
 import org.apache.spark.shuffle.ShuffleReader;
 import org.apache.spark.storage.BlockId;
 import org.apache.spark.storage.BlockManager;
 import org.apache.spark.storage.BlockManagerId;
+import org.apache.spark.storage.ShuffleBlockBatchId;
 import org.apache.spark.storage.ShuffleBlockFetcherIterator;
 import org.apache.spark.storage.ShuffleBlockId;
 import org.apache.spark.util.SystemClock;
@@ -164,8 +166,12 @@ public final class HcommShuffleReader<K, C> implements ShuffleReader<K, C> {
             BlockManagerId owner = e.getKey();
             PeerChannels.PeerChannel channel = runtime.channelTo(stage, owner.executorId());
             if (channel == null) {
-                fallBack(owner, e.getValue(), sparkBlocks, "no READY channel to executor " + owner.executorId()
-                        + " within " + HcommConf.CHANNEL_SETUP_TIMEOUT.key());
+                String why = "no READY channel to executor " + owner.executorId() + " within "
+                        + HcommConf.CHANNEL_SETUP_TIMEOUT.key();
+                if (runtime.fallbackNever()) {
+                    throw unreachable(owner, e.getValue().get(0), why);
+                }
+                fallBack(owner, e.getValue(), sparkBlocks, why);
                 continue;
             }
             // the partitions this task reads of each map output, in map order
@@ -200,6 +206,28 @@ public final class HcommShuffleReader<K, C> implements ShuffleReader<K, C> {
                         + owner.executorId() + " (its log says why)");
             }
         }
+    }
+
+    /**
+     * An owner that did not answer the stage's channel setup cannot serve its blocks one-sidedly; with fallback
+     * `never` that is a fetch failure naming it (as Spark's own fetch from an unreachable executor is), so Spark
+     * recomputes its map outputs instead of failing the task until the job aborts.
+     */
+    private RuntimeException unreachable(BlockManagerId owner, Tuple3<BlockId, Object, Object> first, String why) {
+        BlockId block = first._1();
+        long mapId = -1;
+        int reduceId = -1;
+        if (block instanceof ShuffleBlockId id) {
+            mapId = id.mapId();
+            reduceId = id.reduceId();
+        } else if (block instanceof ShuffleBlockBatchId id) {
+            mapId = id.mapId();
+            reduceId = id.startReduceId();
+        }
+        int mapIndex = (Integer) first._3();
+        return SneakyThrow.sneaky(new FetchFailedException(owner, handle.shuffleId(), mapId, mapIndex, reduceId,
+                "HComm cannot read shuffle " + handle.shuffleId() + " from executor " + owner.executorId() + ": "
+                        + why + ", and " + HcommConf.FALLBACK.key() + "=never forbids Spark's fetch", null));
     }
 
     private void fallBack(BlockManagerId owner, List<Tuple3<BlockId, Object, Object>> blocks,

@@ -50,6 +50,8 @@ final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId, InputS
     private int cursor; // piece the consumer is in
     private long waitNanos;
     private long waitReportedMs;
+    /** A wait timed out: reads it gave up on may still land in the chunks, which then never serve another task. */
+    private boolean readsMayLandLate;
     private boolean closed;
 
     /** A reduce partition to hand out: its bytes are [start, end) of the task's sequence. */
@@ -104,8 +106,10 @@ final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId, InputS
             // sneakily), and missing it leaked the borrowed chunks and batches for the executor's lifetime
             try {
                 batches[0].await(); // ends an index round cut short by a failed read, so the batch can be reused
-            } catch (TransportException | RuntimeException ignored) {
-                // the read already failed; only giving the resources back matters now
+            } catch (TransportException ended) {
+                noteTimeout(ended); // the read already failed; only giving the resources back matters now
+            } catch (RuntimeException ignored) {
+                // as above
             }
             close();
             throw e;
@@ -154,7 +158,7 @@ final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId, InputS
                 runtime.metrics().indexRounds.inc();
             } catch (TransportException e) {
                 long scratch = chunks.get(0).address;
-                MapRead failed = blame(e, reads.subList(roundStart, i), r -> probe(batch, scratch, r, e));
+                MapRead failed = blame(e, reads.subList(roundStart, i), r -> probe(scratch, r, e));
                 throw fetchFailed(failed, failed.firstReduce(), "one-sided read of the map output index failed", e);
             }
             for (int k = roundStart; k < i; k++) {
@@ -196,18 +200,27 @@ final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId, InputS
     }
 
     /**
-     * Whether {@code read}'s owner answers a read alone on {@code batch} (8 bytes of its index into {@code scratch},
-     * bounded by the read timeout); a probe's failure rides along in {@code failure}.
+     * Whether {@code read}'s owner answers a read of its own (8 bytes of its index into {@code scratch}, bounded by
+     * the read timeout) on a fresh batch: on the failed batch it would queue behind the reads that did not finish.
+     * A probe's failure rides along in {@code failure}.
      */
-    private static boolean probe(ReadBatch batch, long scratch, MapRead read, TransportException failure) {
-        try {
-            batch.read(read.channel(), scratch, read.indexAddress() + 8L * read.firstReduce(), 8);
-            batch.await();
+    private boolean probe(long scratch, MapRead read, TransportException failure) {
+        try (ReadBatch alone = runtime.newProbeBatch()) {
+            alone.read(read.channel(), scratch, read.indexAddress() + 8L * read.firstReduce(), 8);
+            alone.await();
             return true;
-        } catch (TransportException | RuntimeException e) {
+        } catch (TransportException e) {
+            noteTimeout(e);
+            failure.addSuppressed(e);
+            return false;
+        } catch (RuntimeException e) {
             failure.addSuppressed(e);
             return false;
         }
+    }
+
+    private void noteTimeout(TransportException e) {
+        readsMayLandLate |= e.isTimeout();
     }
 
     private void plan(long[][] offsets) {
@@ -327,6 +340,9 @@ final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId, InputS
         long t0 = System.nanoTime();
         try {
             batch.await();
+        } catch (TransportException e) {
+            noteTimeout(e);
+            throw e;
         } finally {
             long waited = System.nanoTime() - t0;
             runtime.metrics().fetchWaited(what, waited);
@@ -347,8 +363,7 @@ final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId, InputS
             }
         }
         Piece first = pieces.get(w.first);
-        MapRead failed = blame(e, inWave,
-                r -> probe(batches[index % 2], first.chunk.address + first.chunkOffset, r, e));
+        MapRead failed = blame(e, inWave, r -> probe(first.chunk.address + first.chunkOffset, r, e));
         for (int j = w.first; j <= w.last; j++) {
             if (pieces.get(j).read == failed) {
                 return fetchFailed(failed, firstReduceIn(pieces.get(j)), why, e);
@@ -425,7 +440,10 @@ final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId, InputS
         return SneakyThrow.sneaky(e);
     }
 
-    /** Waits for reads still in flight, then gives the chunks and batches back. Idempotent. */
+    /**
+     * Waits for reads still in flight, then gives the chunks and batches back — or, when a wait timed out, retires
+     * them ({@link ExecutorRuntime#retire}). Idempotent.
+     */
     @Override
     public void close() {
         if (closed) {
@@ -438,12 +456,16 @@ final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId, InputS
                 w.landed = true;
                 try {
                     batches[i % 2].await();
-                } catch (TransportException ignored) {
-                    // the task is over; only the chunks matter now
+                } catch (TransportException e) {
+                    noteTimeout(e); // the task is over; only the chunks matter now
                 }
             }
         }
-        runtime.giveBack(chunks, batches);
+        if (readsMayLandLate) {
+            runtime.retire(chunks, batches);
+        } else {
+            runtime.giveBack(chunks, batches);
+        }
     }
 
     /** The bytes of one partition, read straight from the receive buffer. */

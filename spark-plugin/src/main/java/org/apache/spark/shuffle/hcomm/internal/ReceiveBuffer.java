@@ -18,6 +18,7 @@ final class ReceiveBuffer implements AutoCloseable {
     private final int chunkSize;
     private final ArrayDeque<Chunk> free = new ArrayDeque<>();
     private final int total;
+    private int retired;
     private boolean closed;
 
     /** A chunk: its address in the registered region and a private view of its bytes. */
@@ -84,8 +85,22 @@ final class ReceiveBuffer implements AutoCloseable {
         notifyAll();
     }
 
+    /**
+     * Takes borrowed chunks out of use for good: reads into them may still land (a read that timed out is not
+     * cancelled; a late reply would overwrite whatever another task had put there). They stay registered until the
+     * buffer's region is closed with the executor.
+     */
+    synchronized void retire(List<Chunk> chunks) {
+        retired += chunks.size();
+    }
+
+    /** Chunks borrowed and neither given back nor retired. */
     synchronized int onLoan() {
-        return total - free.size();
+        return total - free.size() - retired;
+    }
+
+    synchronized int retired() {
+        return retired;
     }
 
     /** Marks the buffer closed and returns how many chunks were still on loan (the caller logs them). */

@@ -24,8 +24,8 @@ public final class ShuffleMetrics implements Source {
     public record Snapshot(long channelsCreated, long channelsDestroyed, long destroyCalls, long bytesReadOneSided,
             long bytesReadFallback, long readsIssued, long channelSetupMillis, long readLatencyMicros,
             long fetchWaitIndexMicros, long fetchWaitFirstWaveMicros, long fetchWaitLaterWavesMicros,
-            long outputsCopied, long outputsMapped, long indexesMapped, long indexRounds, long readWaves)
-            implements Serializable {
+            long outputsCopied, long outputsMapped, long indexesMapped, long indexRounds, long readWaves,
+            long chunksRetired) implements Serializable {
         public long channelsLive() {
             return channelsCreated - channelsDestroyed;
         }
@@ -49,6 +49,8 @@ public final class ShuffleMetrics implements Source {
     /** Read batches reduce tasks waited for: rounds of index reads, waves of data (a task's round trips). */
     final Counter indexRounds;
     final Counter readWaves;
+    /** Receive-buffer chunks taken out of use after a read into them timed out. */
+    final Counter chunksRetired;
     /** Map outputs published by copying into the send arena / by registering the data file; indexes registered. */
     final Counter outputsCopied;
     final Counter outputsMapped;
@@ -81,7 +83,7 @@ public final class ShuffleMetrics implements Source {
         reported = driver ? new ConcurrentHashMap<>() : null;
         if (driver) {
             channelsCreated = channelsDestroyed = destroyCalls = bytesReadOneSided = bytesReadFallback = readsIssued =
-                    indexRounds = readWaves = outputsCopied = outputsMapped = indexesMapped = null;
+                    indexRounds = readWaves = chunksRetired = outputsCopied = outputsMapped = indexesMapped = null;
             channelSetupTime = readLatency = null;
             clusterGauge("channelsCreated", Snapshot::channelsCreated);
             clusterGauge("channelsDestroyed", Snapshot::channelsDestroyed);
@@ -92,6 +94,7 @@ public final class ShuffleMetrics implements Source {
             clusterGauge("readsIssued", Snapshot::readsIssued);
             clusterGauge("indexRounds", Snapshot::indexRounds);
             clusterGauge("readWaves", Snapshot::readWaves);
+            clusterGauge("chunksRetired", Snapshot::chunksRetired);
             clusterGauge("channelSetupTime", Snapshot::channelSetupMillis);
             clusterGauge("readLatency", Snapshot::readLatencyMicros);
             for (FetchWait w : FetchWait.values()) {
@@ -109,6 +112,7 @@ public final class ShuffleMetrics implements Source {
             readsIssued = registry.counter("readsIssued");
             indexRounds = registry.counter("indexRounds");
             readWaves = registry.counter("readWaves");
+            chunksRetired = registry.counter("chunksRetired");
             outputsCopied = registry.counter("outputsCopied");
             outputsMapped = registry.counter("outputsMapped");
             indexesMapped = registry.counter("indexesMapped");
@@ -173,7 +177,7 @@ public final class ShuffleMetrics implements Source {
                 TimeUnit.NANOSECONDS.toMillis(setupNanos.sum()), TimeUnit.NANOSECONDS.toMicros(readNanos.sum()),
                 waitMicros(FetchWait.INDEX), waitMicros(FetchWait.FIRST_WAVE), waitMicros(FetchWait.LATER_WAVES),
                 outputsCopied.getCount(), outputsMapped.getCount(), indexesMapped.getCount(), indexRounds.getCount(),
-                readWaves.getCount());
+                readWaves.getCount(), chunksRetired.getCount());
     }
 
     /** Driver: the latest counters of one executor. */

@@ -73,4 +73,21 @@ class ReceiveBufferTest {
         }
         assertTrue(buffer.borrow(2, 2, 0).isEmpty(), "nothing left to lend");
     }
+
+    @Test
+    void retiredChunksNeverServeAnotherReaderAndAreNotOnLoan() throws InterruptedException {
+        ReceiveBuffer buffer = new ReceiveBuffer(region(8 << 10), 1 << 10); // 8 chunks
+        List<ReceiveBuffer.Chunk> timedOut = buffer.borrow(2, 2, 0);
+        buffer.retire(timedOut);
+        assertEquals(2, buffer.retired());
+        assertEquals(0, buffer.onLoan());
+        List<ReceiveBuffer.Chunk> rest = new ArrayList<>();
+        for (List<ReceiveBuffer.Chunk> got = buffer.borrow(1, 1, 0); !got.isEmpty(); got = buffer.borrow(1, 1, 0)) {
+            rest.addAll(got);
+        }
+        assertEquals(6, rest.size(), "only the six chunks not retired are lent out");
+        assertTrue(rest.stream().noneMatch(timedOut::contains), "a retired chunk was lent again");
+        buffer.giveBack(rest);
+        assertEquals(0, buffer.onLoan());
+    }
 }
