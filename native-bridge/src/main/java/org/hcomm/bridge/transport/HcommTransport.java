@@ -62,14 +62,10 @@ public final class HcommTransport implements Transport {
         return new TransportException(e.call(), e.code(), e.getMessage(), e);
     }
 
-    /** Runs a read call; a failure of one channel's read names that channel's {@link Peer}. */
-    private void readCall(Runnable call) throws TransportException {
-        try {
-            call.run();
-        } catch (HcommException e) {
-            PeerChannels.PeerChannel failed = e instanceof ChannelReadException r ? peerOf(r.channel()) : null;
-            throw new TransportException(e.call(), e.code(), e.getMessage(), e, failed);
-        }
+    /** A read call's failure; when it is one channel's read, it names that channel's {@link Peer}. */
+    private TransportException readFailure(HcommException e) {
+        PeerChannels.PeerChannel failed = e instanceof ChannelReadException r ? peerOf(r.channel()) : null;
+        return new TransportException(e.call(), e.code(), e.getMessage(), e, failed);
     }
 
     /** The open peer channel on HComm channel {@code channel}, or null. Looked up on failure: reads pay nothing. */
@@ -392,17 +388,29 @@ public final class HcommTransport implements Transport {
 
         @Override
         public void read(PeerChannels.PeerChannel channel, long dst, long src, long length) throws TransportException {
-            readCall(() -> strategy.submit(((Peer) channel).channel, dst, src, length));
+            try { // no lambda: this runs once per read
+                strategy.submit(((Peer) channel).channel, dst, src, length);
+            } catch (HcommException e) {
+                throw readFailure(e);
+            }
         }
 
         @Override
         public void flush() throws TransportException {
-            readCall(strategy::flush);
+            try {
+                strategy.flush();
+            } catch (HcommException e) {
+                throw readFailure(e);
+            }
         }
 
         @Override
         public void await() throws TransportException {
-            readCall(strategy::complete);
+            try {
+                strategy.complete();
+            } catch (HcommException e) {
+                throw readFailure(e);
+            }
         }
 
         @Override

@@ -2,6 +2,7 @@ package org.hcomm.bridge.transport;
 
 import java.io.IOException;
 
+import org.hcomm.bridge.HcommException;
 import org.hcomm.bridge.HcommStatus;
 
 /**
@@ -37,9 +38,23 @@ public final class TransportException extends IOException {
         return code;
     }
 
-    /** Whether the call gave up waiting ({@code HCCL_E_TIMEOUT}): what it waited for may still complete later. */
+    /**
+     * Whether the call, or a wait it made on the way, gave up waiting ({@code HCCL_E_TIMEOUT}; a refused read first
+     * waits for the batch's earlier reads): what it waited for may still complete later.
+     */
     public boolean isTimeout() {
-        return code == HcommStatus.HCCL_E_TIMEOUT.code();
+        if (code == HcommStatus.HCCL_E_TIMEOUT.code()) {
+            return true;
+        }
+        Throwable cause = getCause();
+        if (cause != null) {
+            for (Throwable s : cause.getSuppressed()) {
+                if (s instanceof HcommException h && h.status() == HcommStatus.HCCL_E_TIMEOUT) {
+                    return true;
+                }
+            }
+        }
+        return false;
     }
 
     /**

@@ -251,8 +251,8 @@ final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId, InputS
 
     /**
      * Assigns pieces to waves in order, whatever their owners. Wave {@code i} may fill
-     * {@code min(2^i, half the borrowed chunks)} chunks: the first waves are small so deserialisation starts after one chunk has landed instead of a full wave,
-     * later ones are large so each read batch stays long.
+     * {@code min(2^i, half the borrowed chunks)} chunks: the first waves are small so deserialisation starts after one
+     * chunk has landed instead of a full wave, later ones are large so each read batch stays long.
      */
     private void packWaves() {
         int perSet = Math.max(1, chunks.size() / 2);
@@ -340,9 +340,6 @@ final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId, InputS
         long t0 = System.nanoTime();
         try {
             batch.await();
-        } catch (TransportException e) {
-            noteTimeout(e);
-            throw e;
         } finally {
             long waited = System.nanoTime() - t0;
             runtime.metrics().fetchWaited(what, waited);
@@ -434,7 +431,11 @@ final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId, InputS
                         + (cause == null ? "" : " (" + cause.getMessage() + ")"), cause);
     }
 
+    /** The one way a read failure leaves the fetcher; a timed-out wait among its causes retires the chunks. */
     private RuntimeException fetchFailed(MapRead read, int reduceId, String why, Throwable cause) {
+        if (cause instanceof TransportException t) {
+            noteTimeout(t);
+        }
         FetchFailedException e = fetchFailedFor(new ShuffleBlockId(shuffleId, read.mapId(), reduceId), read, why,
                 cause);
         return SneakyThrow.sneaky(e);
