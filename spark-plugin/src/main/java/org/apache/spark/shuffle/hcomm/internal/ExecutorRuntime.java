@@ -13,6 +13,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 
 import org.apache.spark.SparkConf;
 import org.apache.spark.SparkEnv;
+import org.apache.spark.TaskKilledException;
 import org.apache.spark.api.plugin.PluginContext;
 import org.apache.spark.rpc.RpcEndpointRef;
 import org.hcomm.bridge.HcommNative;
@@ -36,6 +37,12 @@ import org.slf4j.LoggerFactory;
  */
 public final class ExecutorRuntime implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(ExecutorRuntime.class);
+    /**
+     * How long a reader whose read failed waits for the driver's end of its stage attempt before it blames the
+     * owner: the end reaches the executors at about the same time, and an owner that hears it first destroys its
+     * ends of the attempt's channels under the reads of tasks still running in it.
+     */
+    private static final long STAGE_END_GRACE_MS = 2_000;
 
     private final String executorId;
     private final PluginContext plugin;
@@ -223,6 +230,30 @@ public final class ExecutorRuntime implements AutoCloseable {
 
     void endStageRead(StageChannels.StageKey stage) {
         channels.release(stage);
+    }
+
+    /**
+     * Whether a read of {@code stage} failed because the stage attempt ended (waiting up to a short grace for the
+     * driver's word): then the task is a zombie of a failed attempt, and the owner it read from is not to blame.
+     */
+    boolean stageEnded(StageChannels.StageKey stage) {
+        try {
+            return channels != null && channels.awaitEnd(stage, STAGE_END_GRACE_MS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
+    /**
+     * How a task fails whose stage attempt ended while it read: killed, blaming no executor. A fetch failure would
+     * name an owner that only destroyed its ends of the ended attempt's channels, and while the attempt is still
+     * Spark's latest (before the stage is resubmitted) Spark unregisters the named executor's map outputs for it.
+     */
+    TaskKilledException endedWhileReading(StageChannels.StageKey stage, String what, Throwable cause) {
+        LOG.info("Executor {}: {} ended while a task read ({}): the task stops without blaming an owner", executorId,
+                stage, what, cause);
+        return new TaskKilledException(stage + " ended while this task read its shuffle blocks (" + what + ")");
     }
 
     PeerChannels.PeerChannel channelTo(StageChannels.StageKey stage, String peer) {

@@ -121,7 +121,7 @@ public final class HcommShuffleReader<K, C> implements ShuffleReader<K, C> {
                 }
                 var lease = runtime.borrowReadResources(bytes);
                 if (lease != null) {
-                    fetcher = new OneSidedBlockFetcher(runtime, handle.shuffleId(), oneSided, readMetrics,
+                    fetcher = new OneSidedBlockFetcher(runtime, stage, handle.shuffleId(), oneSided, readMetrics,
                             env.serializerManager(), lease.chunks(), lease.batches());
                 } else {
                     for (MapRead r : oneSided) {
@@ -169,6 +169,9 @@ public final class HcommShuffleReader<K, C> implements ShuffleReader<K, C> {
                 String why = "no READY channel to executor " + owner.executorId() + " within "
                         + HcommConf.CHANNEL_SETUP_TIMEOUT.key();
                 if (runtime.fallbackNever()) {
+                    if (runtime.stageEnded(stage)) {
+                        throw runtime.endedWhileReading(stage, why, null);
+                    }
                     throw unreachable(owner, e.getValue().get(0), why);
                 }
                 fallBack(owner, e.getValue(), sparkBlocks, why);

@@ -35,6 +35,7 @@ import scala.collection.AbstractIterator;
  */
 final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId, InputStream>> implements AutoCloseable {
     private final ExecutorRuntime runtime;
+    private final StageChannels.StageKey stage;
     private final int shuffleId;
     private final List<MapRead> reads;
     private final ShuffleReadMetricsReporter readMetrics;
@@ -88,10 +89,11 @@ final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId, InputS
         }
     }
 
-    OneSidedBlockFetcher(ExecutorRuntime runtime, int shuffleId, List<MapRead> reads,
+    OneSidedBlockFetcher(ExecutorRuntime runtime, StageChannels.StageKey stage, int shuffleId, List<MapRead> reads,
             ShuffleReadMetricsReporter readMetrics, SerializerManager serializerManager,
             List<ReceiveBuffer.Chunk> chunks, ReadBatch[] batches) {
         this.runtime = runtime;
+        this.stage = stage;
         this.shuffleId = shuffleId;
         this.reads = reads;
         this.readMetrics = readMetrics;
@@ -431,10 +433,17 @@ final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId, InputS
                         + (cause == null ? "" : " (" + cause.getMessage() + ")"), cause);
     }
 
-    /** The one way a read failure leaves the fetcher; a timed-out wait among its causes retires the chunks. */
+    /**
+     * The one way a read failure leaves the fetcher: a timed-out wait among its causes retires the chunks, and a
+     * transport failure in a stage attempt that ended meanwhile kills the task instead of naming the owner
+     * ({@link ExecutorRuntime#endedWhileReading}).
+     */
     private RuntimeException fetchFailed(MapRead read, int reduceId, String why, Throwable cause) {
         if (cause instanceof TransportException t) {
             noteTimeout(t);
+            if (runtime.stageEnded(stage)) {
+                return runtime.endedWhileReading(stage, why + " from executor " + read.owner().executorId(), t);
+            }
         }
         FetchFailedException e = fetchFailedFor(new ShuffleBlockId(shuffleId, read.mapId(), reduceId), read, why,
                 cause);

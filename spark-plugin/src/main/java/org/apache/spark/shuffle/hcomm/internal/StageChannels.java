@@ -247,6 +247,25 @@ final class StageChannels implements AutoCloseable {
     }
 
     /**
+     * Whether the driver has ended the stage attempt (or the executor is shutting down), waiting up to
+     * {@code timeoutMs} for that word.
+     */
+    synchronized boolean awaitEnd(StageKey key, long timeoutMs) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        while (true) {
+            Group g = groups.get(key);
+            if (closed || (g != null && g.ended)) {
+                return true;
+            }
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                return false;
+            }
+            TimeUnit.NANOSECONDS.timedWait(this, left);
+        }
+    }
+
+    /**
      * Ends the stage attempt: no reader can take its channels any more, and they are destroyed in one call as soon
      * as the readers holding them let go (at once when none does; after the end wait at the latest). Calls
      * {@code report} with what the destroy did, when it destroyed anything, on the thread that destroyed. Never

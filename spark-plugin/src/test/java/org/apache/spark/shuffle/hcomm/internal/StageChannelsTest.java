@@ -116,6 +116,34 @@ class StageChannelsTest {
     }
 
     @Test
+    void aReaderOfAnAttemptLearnsOfItsEndWhileHoldingTheChannels() throws Exception {
+        provision(stage(1));
+        assertTrue(channels.acquire(stage(1)));
+        assertFalse(channels.awaitEnd(stage(1), 50), "not ended yet");
+        assertFalse(channels.awaitEnd(stage(2), 0), "an attempt never provisioned has not ended either");
+        Thread ender = new Thread(() -> {
+            sleep(200);
+            channels.end(stage(1), report);
+        });
+        ender.start();
+        long t0 = System.nanoTime();
+        assertTrue(channels.awaitEnd(stage(1), 30_000), "the end wakes the waiting reader");
+        assertTrue(System.nanoTime() - t0 < TimeUnit.SECONDS.toNanos(20), "woken by the end, not by the timeout");
+        ender.join();
+        assertFalse(channels.awaitEnd(stage(2), 0), "another attempt's end is not this one's");
+        channels.release(stage(1));
+        assertNotNull(reports.poll(), "the reader's release destroyed the ended attempt's channels");
+    }
+
+    private static void sleep(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    @Test
     void readersThatOverstayTheEndWaitLoseTheChannelsOnce() throws Exception {
         StageChannels shortWait = new StageChannels(local, metrics, "1", SHORT_END_WAIT_MS);
         PeerChannels peerEnd = null;
