@@ -120,6 +120,6 @@ class HcommShuffleSuite extends LocalClusterSuite {
       assert(sc.parallelize(1 to 100, 2).map(x => (x % 3, x)).reduceByKey(_ + _, 2).count() == 3)
     }
     settled() // channelsLive == 0: every created channel destroyed, in one read of the executors' reports
-    assertNoChunksOnLoan()
+    assertEveryChunkFree()
   }
 }

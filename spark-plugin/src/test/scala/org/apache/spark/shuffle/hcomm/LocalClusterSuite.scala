@@ -100,20 +100,21 @@ abstract class LocalClusterSuite extends AnyFunSuite with BeforeAndAfterAll {
   }
 
   /**
-   * Waits until every live executor of `c` has all its receive-buffer chunks back (nothing is reading once jobs
-   * are done; a chunk still on loan is a leak that starves later reduce tasks).
+   * Waits until every live executor of `c` has all its receive-buffer chunks back, none on loan or retired (nothing
+   * is reading once jobs are done, and chunks retired after a timeout come back when their stage's channels are
+   * destroyed; a chunk still out is a leak that starves later reduce tasks).
    */
-  protected def assertNoChunksOnLoan(c: SparkContext = sc, seconds: Int = 20): Unit = {
+  protected def assertEveryChunkFree(c: SparkContext = sc, seconds: Int = 20): Unit = {
     val deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds)
     var clean = false
     while (!clean) {
       val live = c.statusTracker.getExecutorInfos.length - 1
-      val onLoan = c.parallelize(1 to 4 * live, 4 * live).map { _ =>
+      val notFree = c.parallelize(1 to 4 * live, 4 * live).map { _ =>
         Thread.sleep(50) // keep every executor busy, so each one runs a probe
-        (SparkEnv.get.executorId, internal.ExecutorProbe.chunksOnLoan())
+        (SparkEnv.get.executorId, internal.ExecutorProbe.chunksNotFree())
       }.collect().toMap
-      clean = onLoan.size == live && onLoan.values.forall(_ == 0)
-      assert(clean || System.nanoTime() < deadline, s"receive buffer chunks on loan per executor: $onLoan")
+      clean = notFree.size == live && notFree.values.forall(_ == 0)
+      assert(clean || System.nanoTime() < deadline, s"receive buffer chunks not free per executor: $notFree")
       if (!clean) Thread.sleep(200)
     }
   }

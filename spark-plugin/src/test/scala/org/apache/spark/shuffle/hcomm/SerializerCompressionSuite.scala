@@ -48,7 +48,7 @@ class SerializerCompressionSuite extends LocalClusterSuite {
     "bytesReadOneSided", "bytesReadFallback", "readsIssued", "channelSetupTime", "readLatency",
     "fetchWaitIndexMicros", "fetchWaitFirstWaveMicros", "fetchWaitLaterWavesMicros", "outputsCopied",
     "outputsMapped", "indexesMapped", "indexRounds", "readWaves",
-    "chunksRetired")
+    "chunksRetired", "chunksReclaimed")
   private val fetchWaitSplit = Seq("fetchWaitIndexMicros", "fetchWaitFirstWaveMicros", "fetchWaitLaterWavesMicros")
 
   override def beforeAll(): Unit = {
@@ -116,7 +116,7 @@ class SerializerCompressionSuite extends LocalClusterSuite {
     eventually(s"one-sided delta == Spark's remoteBytesRead ($remote)")(metric("bytesReadOneSided") - before == remote)
     assert(metric("bytesReadFallback") == fallbackBefore)
     assert(fallbackBefore == 0)
-    assertNoChunksOnLoan()
+    assertEveryChunkFree()
   }
 
   test("the fetch wait split covers the one-sided wait Spark's task metrics show, phase by phase") {
@@ -160,7 +160,7 @@ class SerializerCompressionSuite extends LocalClusterSuite {
     val remote = RemoteBytes.sinceReset.get
     assert(remote > 0, "Spark's task metrics show no remote bytes for tasks that did read one-sidedly")
     eventually(s"one-sided delta == Spark's remoteBytesRead ($remote)")(metric("bytesReadOneSided") - before == remote)
-    assertNoChunksOnLoan()
+    assertEveryChunkFree()
   }
 
   test("the HcommShuffle metrics source with every gauge, on the driver and on executors") {

@@ -160,7 +160,7 @@ class SqlAqeSuite extends LocalClusterSuite {
     assert(finalPlan(q).toString.contains("skewed"), finalPlan(q).toString)
     assert(sortMergeJoins(q).exists(_.isSkewJoin), s"no skew join:\n${finalPlan(q)}")
     assertReadOneSided(before)
-    assertNoChunksOnLoan()
+    assertEveryChunkFree()
   }
 
   test("a send arena too small for the application: outputs published from Spark's files, all read one-sidedly") {
@@ -187,6 +187,6 @@ class SqlAqeSuite extends LocalClusterSuite {
       mapped.forall(m => counts(m) > countsBefore(m))
     }
     assert(metric("outputsCopied") > 0, "no output of the suite was copied into the arena")
-    assertNoChunksOnLoan()
+    assertEveryChunkFree()
   }
 }

@@ -90,7 +90,7 @@ public final class ExecutorRuntime implements AutoCloseable {
             this.receiveRegion = r;
             this.receive = new ReceiveBuffer(r, (int) (long) HcommConf.READ_CHUNK_SIZE.get(conf));
             this.publisher = p;
-            this.channels = new StageChannels(transport, metrics, executorId);
+            this.channels = new StageChannels(transport, metrics, executorId, this::reclaim);
         } else {
             this.receiveRegion = null;
             this.receive = null;
@@ -308,17 +308,36 @@ public final class ExecutorRuntime implements AutoCloseable {
     }
 
     /**
-     * For a reader whose reads timed out: its chunks are retired (a late reply could still land in them) and its
-     * batches closed (their streams may still hold the reads), so neither serves another task.
+     * For a reader of {@code stage} whose reads timed out: its batches are closed (their threads may still hold the
+     * reads; freeing a thread stops it) and its chunks retired (a late reply could still land in them) until the
+     * stage attempt's channels are destroyed, so neither serves another task meanwhile.
      */
-    void retire(List<ReceiveBuffer.Chunk> chunks, ReadBatch[] batches) {
-        receive.retire(chunks);
-        metrics.chunksRetired.inc(chunks.size());
+    void retire(StageChannels.StageKey stage, List<ReceiveBuffer.Chunk> chunks, ReadBatch[] batches) {
         for (ReadBatch b : batches) {
-            b.close();
+            b.close(); // first: once the chunks are retired, the end of the attempt may reclaim them at any time
         }
-        LOG.warn("HComm: retired {} receive buffer chunks after a read timed out (reads may still land in them); "
-                + "{} of {} chunks retired in this executor", chunks.size(), receive.retired(), receive.totalChunks());
+        receive.retire(stage, chunks);
+        metrics.chunksRetired.inc(chunks.size());
+        LOG.warn("HComm: retired {} receive buffer chunks after a read timed out (reads may still land in them) "
+                + "until the channels of {} are destroyed; {} of {} chunks retired in this executor", chunks.size(),
+                stage, receive.retired(), receive.totalChunks());
+        if (channels.channelsDestroyed(stage)) {
+            reclaim(stage); // the attempt ended while the reader waited
+        }
+    }
+
+    /**
+     * Lends again the chunks retired for {@code stage}: its channels are destroyed, so no read over them writes any
+     * more (soft HComm joins a destroyed channel's receiver; on hardware its queue pair is gone). Called by
+     * {@link StageChannels} under its lock, and by {@link #retire}; idempotent.
+     */
+    private void reclaim(StageChannels.StageKey stage) {
+        int n = receive.reclaim(stage);
+        if (n > 0) {
+            metrics.chunksReclaimed.inc(n);
+            LOG.info("HComm: the channels of {} are destroyed; {} retired receive buffer chunks are lent again",
+                    stage, n);
+        }
     }
 
     void giveBack(List<ReceiveBuffer.Chunk> chunks, ReadBatch[] batches) {

@@ -472,7 +472,7 @@ final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId, InputS
             }
         }
         if (readsMayLandLate) {
-            runtime.retire(chunks, batches);
+            runtime.retire(stage, chunks, batches);
         } else {
             runtime.giveBack(chunks, batches);
         }

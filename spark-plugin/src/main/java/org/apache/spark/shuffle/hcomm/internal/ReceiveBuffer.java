@@ -3,7 +3,9 @@ package org.apache.spark.shuffle.hcomm.internal;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 import org.hcomm.bridge.transport.Region;
@@ -18,6 +20,8 @@ final class ReceiveBuffer implements AutoCloseable {
     private final int chunkSize;
     private final ArrayDeque<Chunk> free = new ArrayDeque<>();
     private final int total;
+    /** Chunks out of use until the channels of a stage attempt are destroyed, by attempt. */
+    private final Map<StageChannels.StageKey, List<Chunk>> retiredUntil = new HashMap<>();
     private int retired;
     private boolean closed;
 
@@ -86,12 +90,28 @@ final class ReceiveBuffer implements AutoCloseable {
     }
 
     /**
-     * Takes borrowed chunks out of use for good: reads into them may still land (a read that timed out is not
-     * cancelled; a late reply would overwrite whatever another task had put there). They stay registered until the
-     * buffer's region is closed with the executor.
+     * Takes borrowed chunks out of use until {@link #reclaim} for {@code stage}: reads into them over the stage
+     * attempt's channels may still land (a read that timed out is not cancelled; a late reply would overwrite
+     * whatever another task had put there).
      */
-    synchronized void retire(List<Chunk> chunks) {
+    synchronized void retire(StageChannels.StageKey stage, List<Chunk> chunks) {
+        retiredUntil.computeIfAbsent(stage, k -> new ArrayList<>()).addAll(chunks);
         retired += chunks.size();
+    }
+
+    /**
+     * Lends the chunks retired for {@code stage} again, now that nothing can write into them: the attempt's
+     * channels are destroyed (and the retiring reader's threads were freed). Returns how many.
+     */
+    synchronized int reclaim(StageChannels.StageKey stage) {
+        List<Chunk> back = retiredUntil.remove(stage);
+        if (back == null) {
+            return 0;
+        }
+        retired -= back.size();
+        free.addAll(back);
+        notifyAll();
+        return back.size();
     }
 
     /** Chunks borrowed and neither given back nor retired. */
@@ -99,6 +119,7 @@ final class ReceiveBuffer implements AutoCloseable {
         return total - free.size() - retired;
     }
 
+    /** Chunks retired and not reclaimed yet. */
     synchronized int retired() {
         return retired;
     }

@@ -25,7 +25,7 @@ public final class ShuffleMetrics implements Source {
             long bytesReadFallback, long readsIssued, long channelSetupMillis, long readLatencyMicros,
             long fetchWaitIndexMicros, long fetchWaitFirstWaveMicros, long fetchWaitLaterWavesMicros,
             long outputsCopied, long outputsMapped, long indexesMapped, long indexRounds, long readWaves,
-            long chunksRetired) implements Serializable {
+            long chunksRetired, long chunksReclaimed) implements Serializable {
         public long channelsLive() {
             return channelsCreated - channelsDestroyed;
         }
@@ -49,8 +49,12 @@ public final class ShuffleMetrics implements Source {
     /** Read batches reduce tasks waited for: rounds of index reads, waves of data (a task's round trips). */
     final Counter indexRounds;
     final Counter readWaves;
-    /** Receive-buffer chunks taken out of use after a read into them timed out. */
+    /**
+     * Receive-buffer chunks taken out of use after a read into them timed out, and lent again once the channels
+     * those reads were on were destroyed.
+     */
     final Counter chunksRetired;
+    final Counter chunksReclaimed;
     /** Map outputs published by copying into the send arena / by registering the data file; indexes registered. */
     final Counter outputsCopied;
     final Counter outputsMapped;
@@ -83,7 +87,7 @@ public final class ShuffleMetrics implements Source {
         reported = driver ? new ConcurrentHashMap<>() : null;
         if (driver) {
             channelsCreated = channelsDestroyed = destroyCalls = bytesReadOneSided = bytesReadFallback = readsIssued =
-                    indexRounds = readWaves = chunksRetired = outputsCopied = outputsMapped = indexesMapped = null;
+                    indexRounds = readWaves = chunksRetired = chunksReclaimed = outputsCopied = outputsMapped = indexesMapped = null;
             channelSetupTime = readLatency = null;
             clusterGauge("channelsCreated", Snapshot::channelsCreated);
             clusterGauge("channelsDestroyed", Snapshot::channelsDestroyed);
@@ -95,6 +99,7 @@ public final class ShuffleMetrics implements Source {
             clusterGauge("indexRounds", Snapshot::indexRounds);
             clusterGauge("readWaves", Snapshot::readWaves);
             clusterGauge("chunksRetired", Snapshot::chunksRetired);
+            clusterGauge("chunksReclaimed", Snapshot::chunksReclaimed);
             clusterGauge("channelSetupTime", Snapshot::channelSetupMillis);
             clusterGauge("readLatency", Snapshot::readLatencyMicros);
             for (FetchWait w : FetchWait.values()) {
@@ -113,6 +118,7 @@ public final class ShuffleMetrics implements Source {
             indexRounds = registry.counter("indexRounds");
             readWaves = registry.counter("readWaves");
             chunksRetired = registry.counter("chunksRetired");
+            chunksReclaimed = registry.counter("chunksReclaimed");
             outputsCopied = registry.counter("outputsCopied");
             outputsMapped = registry.counter("outputsMapped");
             indexesMapped = registry.counter("indexesMapped");
@@ -177,7 +183,7 @@ public final class ShuffleMetrics implements Source {
                 TimeUnit.NANOSECONDS.toMillis(setupNanos.sum()), TimeUnit.NANOSECONDS.toMicros(readNanos.sum()),
                 waitMicros(FetchWait.INDEX), waitMicros(FetchWait.FIRST_WAVE), waitMicros(FetchWait.LATER_WAVES),
                 outputsCopied.getCount(), outputsMapped.getCount(), indexesMapped.getCount(), indexRounds.getCount(),
-                readWaves.getCount(), chunksRetired.getCount());
+                readWaves.getCount(), chunksRetired.getCount(), chunksReclaimed.getCount());
     }
 
     /** Driver: the latest counters of one executor. */

@@ -52,6 +52,8 @@ final class StageChannels implements AutoCloseable {
         final Map<PeerChannels, Long> pendingSince = new LinkedHashMap<>();
         int leases;
         boolean ended;
+        /** Its channels were destroyed: nothing read over them writes any more. */
+        boolean destroyed;
         /** Set while an ended attempt waits for its readers: whom to tell, and until when to wait. */
         Consumer<Ended> report;
         long endDeadline;
@@ -60,19 +62,26 @@ final class StageChannels implements AutoCloseable {
     private final Transport transport;
     private final ShuffleMetrics metrics;
     private final String executorId;
+    private final Consumer<StageKey> destroyed;
     private final long endWaitNanos;
     private final Map<StageKey, Group> groups = new HashMap<>();
     private final Thread poller;
     private boolean closed;
 
-    StageChannels(Transport transport, ShuffleMetrics metrics, String executorId) {
-        this(transport, metrics, executorId, END_WAIT_MS);
+    /**
+     * @param destroyed told (under this object's lock, so it must not call back) which stage attempt's channels were
+     *     just destroyed
+     */
+    StageChannels(Transport transport, ShuffleMetrics metrics, String executorId, Consumer<StageKey> destroyed) {
+        this(transport, metrics, executorId, destroyed, END_WAIT_MS);
     }
 
-    StageChannels(Transport transport, ShuffleMetrics metrics, String executorId, long endWaitMs) {
+    StageChannels(Transport transport, ShuffleMetrics metrics, String executorId, Consumer<StageKey> destroyed,
+            long endWaitMs) {
         this.transport = transport;
         this.metrics = metrics;
         this.executorId = executorId;
+        this.destroyed = destroyed;
         this.endWaitNanos = TimeUnit.MILLISECONDS.toNanos(endWaitMs);
         this.poller = new Thread(this::pollLoop, "hcomm-channel-poller");
         this.poller.setDaemon(true);
@@ -246,6 +255,12 @@ final class StageChannels implements AutoCloseable {
         }
     }
 
+    /** Whether the stage attempt's channels were destroyed (or the executor is shutting down). */
+    synchronized boolean channelsDestroyed(StageKey key) {
+        Group g = groups.get(key);
+        return closed || (g != null && g.destroyed);
+    }
+
     /**
      * Whether the driver has ended the stage attempt (or the executor is shutting down), waiting up to
      * {@code timeoutMs} for that word.
@@ -318,7 +333,10 @@ final class StageChannels implements AutoCloseable {
      */
     private Ended destroyEmptying(StageKey key, Group g) {
         try {
-            return destroy(g);
+            Ended done = destroy(g);
+            g.destroyed = true;
+            destroyed.accept(key);
+            return done;
         } catch (RuntimeException e) {
             LOG.warn("Executor {} could not destroy the channels of {}", executorId, key, e);
             return Ended.NOTHING;

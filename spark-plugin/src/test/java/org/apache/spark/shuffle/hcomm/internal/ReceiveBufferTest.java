@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 
 import org.hcomm.bridge.transport.Region;
 import org.junit.jupiter.api.Test;
@@ -75,19 +76,35 @@ class ReceiveBufferTest {
     }
 
     @Test
-    void retiredChunksNeverServeAnotherReaderAndAreNotOnLoan() throws InterruptedException {
+    void retiredChunksServeNoOtherReaderUntilTheirStageIsReclaimed() throws InterruptedException {
         ReceiveBuffer buffer = new ReceiveBuffer(region(8 << 10), 1 << 10); // 8 chunks
+        StageChannels.StageKey stage1 = new StageChannels.StageKey(1, 0);
+        StageChannels.StageKey stage1Retry = new StageChannels.StageKey(1, 1);
         List<ReceiveBuffer.Chunk> timedOut = buffer.borrow(2, 2, 0);
-        buffer.retire(timedOut);
+        buffer.retire(stage1, timedOut);
         assertEquals(2, buffer.retired());
         assertEquals(0, buffer.onLoan());
-        List<ReceiveBuffer.Chunk> rest = new ArrayList<>();
-        for (List<ReceiveBuffer.Chunk> got = buffer.borrow(1, 1, 0); !got.isEmpty(); got = buffer.borrow(1, 1, 0)) {
-            rest.addAll(got);
-        }
+        List<ReceiveBuffer.Chunk> rest = drain(buffer);
         assertEquals(6, rest.size(), "only the six chunks not retired are lent out");
         assertTrue(rest.stream().noneMatch(timedOut::contains), "a retired chunk was lent again");
+
+        assertEquals(0, buffer.reclaim(stage1Retry), "another attempt's end reclaims nothing");
+        assertEquals(2, buffer.reclaim(stage1));
+        assertEquals(0, buffer.reclaim(stage1), "reclaimed once");
+        assertEquals(0, buffer.retired());
+        List<ReceiveBuffer.Chunk> back = drain(buffer);
+        assertEquals(Set.copyOf(timedOut), Set.copyOf(back), "the reclaimed chunks are lent again");
         buffer.giveBack(rest);
+        buffer.giveBack(back);
         assertEquals(0, buffer.onLoan());
+    }
+
+    /** Borrows chunk by chunk until none is free. */
+    private static List<ReceiveBuffer.Chunk> drain(ReceiveBuffer buffer) throws InterruptedException {
+        List<ReceiveBuffer.Chunk> all = new ArrayList<>();
+        for (List<ReceiveBuffer.Chunk> got = buffer.borrow(1, 1, 0); !got.isEmpty(); got = buffer.borrow(1, 1, 0)) {
+            all.addAll(got);
+        }
+        return all;
     }
 }

@@ -12,6 +12,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
@@ -45,6 +46,8 @@ class StageChannelsTest {
 
     private final BlockingQueue<Report> reports = new ArrayBlockingQueue<>(16);
     private final Consumer<StageChannels.Ended> report = e -> reports.add(new Report(e, Thread.currentThread()));
+    /** The stage attempts whose channels the destroy listener heard of, in order. */
+    private final List<StageChannels.StageKey> destroyed = new CopyOnWriteArrayList<>();
 
     @BeforeEach
     void open() throws Exception {
@@ -53,7 +56,7 @@ class StageChannelsTest {
         local = HcommTransport.open(options);
         peer = HcommTransport.open(options);
         metrics = ShuffleMetrics.forExecutor();
-        channels = new StageChannels(local, metrics, "1", LONG_END_WAIT_MS);
+        channels = new StageChannels(local, metrics, "1", destroyed::add, LONG_END_WAIT_MS);
     }
 
     @AfterEach
@@ -145,7 +148,7 @@ class StageChannelsTest {
 
     @Test
     void readersThatOverstayTheEndWaitLoseTheChannelsOnce() throws Exception {
-        StageChannels shortWait = new StageChannels(local, metrics, "1", SHORT_END_WAIT_MS);
+        StageChannels shortWait = new StageChannels(local, metrics, "1", destroyed::add, SHORT_END_WAIT_MS);
         PeerChannels peerEnd = null;
         try {
             // a READY channel, so the poller has nothing to poll and sleeps until the end's deadline
@@ -196,6 +199,25 @@ class StageChannelsTest {
         assertNotNull(reports.poll(), "stage 1 destroyed on its reader's release");
         assertEquals(2, metrics.destroyCalls.getCount());
         assertEquals(2, metrics.channelsDestroyed.getCount());
+    }
+
+    @Test
+    void theDestroyListenerHearsOfEachAttemptOnceItsChannelsAreGone() {
+        provision(stage(1));
+        provision(stage(2));
+        assertTrue(channels.acquire(stage(1)));
+        channels.end(stage(1), report);
+        assertFalse(channels.channelsDestroyed(stage(1)), "ended, but its reader still holds the channels");
+        assertEquals(List.of(), destroyed);
+
+        channels.end(stage(2), report);
+        assertTrue(channels.channelsDestroyed(stage(2)));
+        assertEquals(List.of(stage(2)), destroyed, "told at once, only of stage 2");
+
+        channels.release(stage(1));
+        assertTrue(channels.channelsDestroyed(stage(1)));
+        assertEquals(List.of(stage(2), stage(1)), destroyed, "told when the last reader let go");
+        assertFalse(channels.channelsDestroyed(stage(3)), "an attempt that never had channels");
     }
 
     @Test

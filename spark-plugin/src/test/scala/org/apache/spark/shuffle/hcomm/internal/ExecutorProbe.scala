@@ -2,7 +2,11 @@ package org.apache.spark.shuffle.hcomm.internal
 
 /** Looks inside this JVM's executor runtime from a task (tests only). */
 object ExecutorProbe {
-  /** Receive-buffer chunks borrowed by reduce tasks and not given back; -1 without a runtime or transport. */
-  def chunksOnLoan(): Int =
-    Option(Runtimes.executor()).flatMap(r => Option(r.receiveBuffer())).map(_.onLoan()).getOrElse(-1)
+  /**
+   * Receive-buffer chunks not free to lend: borrowed by reduce tasks and not given back, or retired after a timeout
+   * and not reclaimed; -1 without a runtime or transport.
+   */
+  def chunksNotFree(): Int =
+    Option(Runtimes.executor()).flatMap(r => Option(r.receiveBuffer())).map(b => b.onLoan() + b.retired())
+      .getOrElse(-1)
 }
