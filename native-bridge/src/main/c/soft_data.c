@@ -427,7 +427,9 @@ soft_thread *thread_create(int engine, int internal)
     return t;
 }
 
-/* Stops the worker; queued reads fail. Reads already sent to a peer complete through their channel. */
+/* Stops the worker; queued reads fail. Reads already sent to a peer complete through their channel. Returns once
+ * no read of t is being copied any more: a waiter (thread_wait) may be running one when the worker exits, and the
+ * caller (HcommThreadFree, HcommChannelDestroy) promises that nothing lands after it returns. */
 void thread_stop(soft_thread *t)
 {
     pthread_mutex_lock(&t->mu);
@@ -435,6 +437,9 @@ void thread_stop(soft_thread *t)
     pthread_cond_broadcast(&t->cv);
     pthread_mutex_unlock(&t->mu);
     pthread_join(t->worker, NULL);
+    pthread_mutex_lock(&t->mu);
+    while (t->running) pthread_cond_wait(&t->cv, &t->mu); /* ops taken from now on fail without a copy */
+    pthread_mutex_unlock(&t->mu);
 }
 
 void thread_put(soft_thread *t)

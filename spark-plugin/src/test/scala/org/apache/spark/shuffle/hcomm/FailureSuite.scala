@@ -259,6 +259,10 @@ class FailureSuite extends LocalClusterSuite {
       // must not blame them (Spark would unregister those executors' healthy outputs); they are killed instead
       assert(!named.isEmpty && named.asScala.forall(_._2 == victim),
         s"fetch failures (reader -> owner named): ${named.asScala.toSeq}; killed: ${killed.asScala.toSeq}")
+      // at least the stopped owner's own reader is such a task: resumed after the first fetch failure, it reads
+      // from an executor that has destroyed its ends of the failed attempt's channels
+      assert(!killed.isEmpty && killed.asScala.forall(_.contains("ended while this task read its shuffle blocks")),
+        s"tasks killed: ${killed.asScala.toSeq}; fetch failures: ${named.asScala.toSeq}")
       // the chunks the timed-out readers retired are lent again once the failed attempt's channels are destroyed
       eventually("retired chunks reported, and reclaimed", 60)(
         metric("chunksRetired") > 0 && metric("chunksReclaimed") == metric("chunksRetired"))

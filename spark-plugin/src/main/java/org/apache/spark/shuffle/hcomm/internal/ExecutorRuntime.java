@@ -272,8 +272,8 @@ public final class ExecutorRuntime implements AutoCloseable {
      */
     ReadLease borrowReadResources(long bytes) {
         long needed = bytes / receive.chunkSize() + 2;
-        int max = (int) Math.max(2, Math.min(Math.min(receive.totalChunks() / 2, maxBytesInFlight / receive.chunkSize()),
-                needed));
+        int max = (int) Math.max(2,
+                Math.min(Math.min(receive.totalChunks() / 2, maxBytesInFlight / receive.chunkSize()), needed));
         List<ReceiveBuffer.Chunk> chunks;
         try {
             chunks = receive.borrow(2, max, readTimeoutMs);
@@ -313,15 +313,23 @@ public final class ExecutorRuntime implements AutoCloseable {
      * stage attempt's channels are destroyed, so neither serves another task meanwhile.
      */
     void retire(StageChannels.StageKey stage, List<ReceiveBuffer.Chunk> chunks, ReadBatch[] batches) {
+        // the batches first: once the chunks are retired, the end of the attempt may reclaim them at any time
+        boolean freed = true;
         for (ReadBatch b : batches) {
-            b.close(); // first: once the chunks are retired, the end of the attempt may reclaim them at any time
+            try {
+                b.close();
+            } catch (RuntimeException e) {
+                freed = false; // its thread may still hold reads: the chunks must never come back
+                LOG.warn("HComm: could not free a read batch whose reads timed out", e);
+            }
         }
-        receive.retire(stage, chunks);
+        receive.retire(freed ? stage : null, chunks);
         metrics.chunksRetired.inc(chunks.size());
-        LOG.warn("HComm: retired {} receive buffer chunks after a read timed out (reads may still land in them) "
-                + "until the channels of {} are destroyed; {} of {} chunks retired in this executor", chunks.size(),
-                stage, receive.retired(), receive.totalChunks());
-        if (channels.channelsDestroyed(stage)) {
+        LOG.warn("HComm: retired {} receive buffer chunks after a read timed out (reads may still land in them) {}; "
+                + "{} of {} chunks retired in this executor", chunks.size(),
+                freed ? "until the channels of " + stage + " are destroyed" : "for good", receive.retired(),
+                receive.totalChunks());
+        if (freed && channels.channelsDestroyed(stage)) {
             reclaim(stage); // the attempt ended while the reader waited
         }
     }
@@ -428,6 +436,11 @@ public final class ExecutorRuntime implements AutoCloseable {
                 int onLoan = receive.onLoan();
                 if (onLoan > 0) {
                     LOG.warn("Executor {} closes its receive buffer with {} chunks still on loan", executorId, onLoan);
+                }
+                int retired = receive.retired();
+                if (retired > 0) {
+                    LOG.warn("Executor {} closes its receive buffer with {} chunks retired after read timeouts",
+                            executorId, retired);
                 }
                 receive.close();
                 receiveRegion.close();

@@ -126,7 +126,8 @@ public final class HcommShuffleReader<K, C> implements ShuffleReader<K, C> {
                 } else {
                     for (MapRead r : oneSided) {
                         fallBack(r.owner(), r.blocks(), sparkBlocks, "no free receive buffer chunks within "
-                                + HcommConf.READ_TIMEOUT.key() + " (raise " + HcommConf.RECEIVE_BUFFER_SIZE.key() + ")");
+                                + HcommConf.READ_TIMEOUT.key() + " (raise " + HcommConf.RECEIVE_BUFFER_SIZE.key()
+                                + ")");
                     }
                 }
             }
@@ -139,11 +140,14 @@ public final class HcommShuffleReader<K, C> implements ShuffleReader<K, C> {
                 // Spark's task metrics count every byte that was read. (Spark's own reader leaves such bytes to
                 // the next executor heartbeat, i.e. loses them when the task ends first.)
                 ctx.taskMetrics().mergeShuffleReadMetrics();
-                if (f != null) {
-                    f.close();
-                }
-                if (l) {
-                    runtime.endStageRead(stage);
+                try {
+                    if (f != null) {
+                        f.close();
+                    }
+                } finally {
+                    if (l) {
+                        runtime.endStageRead(stage); // else the stage's channels would wait the end wait out
+                    }
                 }
             });
         }

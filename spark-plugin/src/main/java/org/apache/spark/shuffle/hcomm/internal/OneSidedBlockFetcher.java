@@ -51,7 +51,10 @@ final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId, InputS
     private int cursor; // piece the consumer is in
     private long waitNanos;
     private long waitReportedMs;
-    /** A wait timed out: reads it gave up on may still land in the chunks, which then never serve another task. */
+    /**
+     * A wait timed out: reads it gave up on may still land in the chunks, which serve no other task until the stage
+     * attempt's channels are destroyed ({@link ExecutorRuntime#retire}).
+     */
     private boolean readsMayLandLate;
     private boolean closed;
 

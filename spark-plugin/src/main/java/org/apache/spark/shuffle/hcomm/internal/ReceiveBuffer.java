@@ -90,12 +90,14 @@ final class ReceiveBuffer implements AutoCloseable {
     }
 
     /**
-     * Takes borrowed chunks out of use until {@link #reclaim} for {@code stage}: reads into them over the stage
-     * attempt's channels may still land (a read that timed out is not cancelled; a late reply would overwrite
-     * whatever another task had put there).
+     * Takes borrowed chunks out of use until {@link #reclaim} for {@code stage}, or for good when {@code stage} is
+     * null: reads into them over the stage attempt's channels may still land (a read that timed out is not
+     * cancelled; a late reply would overwrite whatever another task had put there).
      */
     synchronized void retire(StageChannels.StageKey stage, List<Chunk> chunks) {
-        retiredUntil.computeIfAbsent(stage, k -> new ArrayList<>()).addAll(chunks);
+        if (stage != null) {
+            retiredUntil.computeIfAbsent(stage, k -> new ArrayList<>()).addAll(chunks);
+        }
         retired += chunks.size();
     }
 

@@ -87,7 +87,8 @@ public final class ShuffleMetrics implements Source {
         reported = driver ? new ConcurrentHashMap<>() : null;
         if (driver) {
             channelsCreated = channelsDestroyed = destroyCalls = bytesReadOneSided = bytesReadFallback = readsIssued =
-                    indexRounds = readWaves = chunksRetired = chunksReclaimed = outputsCopied = outputsMapped = indexesMapped = null;
+                    indexRounds = readWaves = chunksRetired = chunksReclaimed = outputsCopied = outputsMapped =
+                    indexesMapped = null;
             channelSetupTime = readLatency = null;
             clusterGauge("channelsCreated", Snapshot::channelsCreated);
             clusterGauge("channelsDestroyed", Snapshot::channelsDestroyed);

@@ -332,11 +332,9 @@ final class StageChannels implements AutoCloseable {
      * reduce task finishing, the poller, shutdown) must not fail for it.
      */
     private Ended destroyEmptying(StageKey key, Group g) {
+        Ended done;
         try {
-            Ended done = destroy(g);
-            g.destroyed = true;
-            destroyed.accept(key);
-            return done;
+            done = destroy(g);
         } catch (RuntimeException e) {
             LOG.warn("Executor {} could not destroy the channels of {}", executorId, key, e);
             return Ended.NOTHING;
@@ -345,6 +343,13 @@ final class StageChannels implements AutoCloseable {
             g.byPeer.clear();
             g.pendingSince.clear();
         }
+        g.destroyed = true;
+        try {
+            destroyed.accept(key);
+        } catch (RuntimeException e) {
+            LOG.warn("Executor {}: the destroy of {}'s channels could not be acted on", executorId, key, e);
+        }
+        return done;
     }
 
     private Ended destroy(Group g) {

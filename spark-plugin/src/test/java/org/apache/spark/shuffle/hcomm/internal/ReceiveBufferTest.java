@@ -97,6 +97,12 @@ class ReceiveBufferTest {
         buffer.giveBack(rest);
         buffer.giveBack(back);
         assertEquals(0, buffer.onLoan());
+
+        List<ReceiveBuffer.Chunk> unfreed = buffer.borrow(2, 2, 0); // their read batch could not be freed
+        buffer.retire(null, unfreed);
+        assertEquals(0, buffer.reclaim(stage1), "chunks retired for good come back with no stage");
+        assertEquals(2, buffer.retired());
+        assertTrue(drain(buffer).stream().noneMatch(unfreed::contains), "a chunk retired for good was lent again");
     }
 
     /** Borrows chunk by chunk until none is free. */
