@@ -186,7 +186,7 @@ typedef struct channel {
     int pidfd;
     _Atomic uint64_t *peer_state;
     int refs;
-    int destroyed;
+    atomic_int destroyed;      /* set by HcommChannelDestroy under g_lock; read by workers and readers without it */
     atomic_int peer_dead;
     atomic_int err;            /* first failed read since the last drain/fence */
     /* receive side of the socket */

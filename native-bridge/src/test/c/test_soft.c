@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <arpa/inet.h>
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -377,6 +378,65 @@ static void test_bad_input(reader *r, ChannelHandle ch, uint64_t remote)
     CHECK_RC(HcommChannelDestroy(batch + 2, 1) == 0 ? 0 : 1, 0); /* still alive: destroyable once */
 }
 
+typedef struct {
+    ChannelHandle ch;
+    void *dst;
+    uint64_t src;
+    uint64_t len;
+} fence_arg;
+
+/* Posts one ReadNbi and fences at once, so the fence often finds the queue's worker not yet awake and runs the copy
+ * itself (as a task thread does on a busy host). */
+static void *fence_main(void *p)
+{
+    fence_arg *a = p;
+    if (HcommReadNbi(a->ch, a->dst, (void *)(uintptr_t)a->src, a->len) == 0) HcommChannelFence(a->ch);
+    return NULL;
+}
+
+/* A channel destroyed while a fencing caller runs a queued ReadNbi's copy itself (the queue's worker asleep): when
+ * HcommChannelDestroy returns, that copy has ended, so nothing lands in the destination afterwards (the plugin lends
+ * the destination to other readers once the destroy returned). Whether the fencer or the woken worker runs the copy
+ * is up to the scheduler (about half the time the fencer); the attempts where the fencer did decide. */
+static void test_destroy_waits_for_fencer(reader *r)
+{
+    const uint64_t len = 48u << 20; /* a copy of many ms: fresh mapping of the owner's memory, page by page */
+    int decisive = 0;
+    for (int attempt = 0; attempt < 20 && decisive < 3; attempt++) {
+        owner o;
+        int32_t status;
+        uint64_t remote;
+        CHECK_RC(start_owner(&o, 8, NULL, 0), 0);
+        ChannelHandle ch = connect_to(r, &o, &status, &remote);
+        CHECK(ch != 0, "channel not READY: status %d", status);
+        if (ch == 0) {
+            finish_owner(&o);
+            break;
+        }
+        CHECK_RC(HcommReadNbi(ch, r->buf, (void *)(uintptr_t)remote, 64), 0); /* creates the queue */
+        CHECK_RC(HcommChannelFence(ch), 0);
+        usleep(2000); /* its worker has gone to sleep */
+        memset(r->buf, 0xAB, len);
+        HcommSoftCounters before = {.size = sizeof before}, after = {.size = sizeof after};
+        CHECK_RC(HcommSoftGetCounters(&before), 0);
+        fence_arg a = {ch, r->buf, remote, len};
+        pthread_t fencer;
+        CHECK_RC(pthread_create(&fencer, NULL, fence_main, &a), 0);
+        usleep(1000);
+        CHECK_RC(HcommChannelDestroy(&ch, 1), 0);
+        int landed_before = verify(r->buf + len - 4096, len - 4096, 4096, 8); /* the copy's last page */
+        pthread_join(fencer, NULL);
+        int landed_after = verify(r->buf + len - 4096, len - 4096, 4096, 8);
+        CHECK_RC(HcommSoftGetCounters(&after), 0);
+        if (after.opsRunByWaiter > before.opsRunByWaiter) {
+            decisive++;
+            CHECK(landed_before || !landed_after, "a fencer's copy landed after HcommChannelDestroy returned");
+        }
+        CHECK_RC(finish_owner(&o), 0);
+    }
+    printf("   destroy during a fencer's copy: %d decisive attempts\n", decisive);
+}
+
 static void run_suite(const char *path)
 {
     printf("== %s path\n", path);
@@ -417,6 +477,7 @@ static void run_suite(const char *path)
     CHECK_RC(finish_owner(&a), 0);
     CHECK_RC(finish_owner(&b), 0);
 
+    if (strcmp(path, "shm") == 0) test_destroy_waits_for_fencer(&r);
     printf("  reads, bad input, bulk destroy: done at %lld ms\n", (long long)now_ms());
     /* a wrong secret is refused */
     CHECK_RC(start_owner(&o, 3, "another-secret", 0), 0);
