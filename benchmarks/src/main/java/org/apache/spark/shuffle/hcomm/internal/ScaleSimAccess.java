@@ -130,7 +130,8 @@ public final class ScaleSimAccess {
         private final StageChannels channels;
 
         public Channels(Transport transport, String executorId) {
-            this.channels = new StageChannels(transport, ShuffleMetrics.forExecutor(), executorId);
+            // no receive buffer here, so nothing to reclaim when a stage's channels are destroyed
+            this.channels = new StageChannels(transport, ShuffleMetrics.forExecutor(), executorId, stage -> { });
         }
 
         /** What ExecutorRuntime.provision does with a ProvisionStage: one HcommChannelCreate. */
