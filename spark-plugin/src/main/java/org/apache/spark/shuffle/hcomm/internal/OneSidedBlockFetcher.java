@@ -432,8 +432,13 @@ final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId, InputS
 
     FetchFailedException fetchFailedFor(ShuffleBlockId id, MapRead read, String why, Throwable cause) {
         return new FetchFailedException(read.owner(), shuffleId, read.mapId(), read.mapIndex(), id.reduceId(),
-                why + ": " + id + " from executor " + read.owner().executorId()
-                        + (cause == null ? "" : " (" + cause.getMessage() + ")"), cause);
+                describe(id, read, why, cause), cause);
+    }
+
+    /** What a failed read of {@code id} says: why, the block (shuffle, map, reduce), its owner and the cause. */
+    private static String describe(ShuffleBlockId id, MapRead read, String why, Throwable cause) {
+        return why + ": " + id + " from executor " + read.owner().executorId()
+                + (cause == null ? "" : " (" + cause.getMessage() + ")");
     }
 
     /**
@@ -442,15 +447,14 @@ final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId, InputS
      * ({@link ExecutorRuntime#endedWhileReading}).
      */
     private RuntimeException fetchFailed(MapRead read, int reduceId, String why, Throwable cause) {
+        ShuffleBlockId id = new ShuffleBlockId(shuffleId, read.mapId(), reduceId);
         if (cause instanceof TransportException t) {
             noteTimeout(t);
             if (runtime.stageEnded(stage)) {
-                return runtime.endedWhileReading(stage, why + " from executor " + read.owner().executorId(), t);
+                return runtime.endedWhileReading(stage, describe(id, read, why, t), t);
             }
         }
-        FetchFailedException e = fetchFailedFor(new ShuffleBlockId(shuffleId, read.mapId(), reduceId), read, why,
-                cause);
-        return SneakyThrow.sneaky(e);
+        return SneakyThrow.sneaky(fetchFailedFor(id, read, why, cause));
     }
 
     /**

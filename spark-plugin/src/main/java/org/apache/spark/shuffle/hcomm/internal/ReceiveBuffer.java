@@ -22,7 +22,8 @@ final class ReceiveBuffer implements AutoCloseable {
     private final int total;
     /** Chunks out of use until the channels of a stage attempt are destroyed, by attempt. */
     private final Map<StageChannels.StageKey, List<Chunk>> retiredUntil = new HashMap<>();
-    private int retired;
+    /** Chunks out of use for good (their read batch could not be freed). */
+    private int retiredForGood;
     private boolean closed;
 
     /** A chunk: its address in the registered region and a private view of its bytes. */
@@ -97,8 +98,9 @@ final class ReceiveBuffer implements AutoCloseable {
     synchronized void retire(StageChannels.StageKey stage, List<Chunk> chunks) {
         if (stage != null) {
             retiredUntil.computeIfAbsent(stage, k -> new ArrayList<>()).addAll(chunks);
+        } else {
+            retiredForGood += chunks.size();
         }
-        retired += chunks.size();
     }
 
     /**
@@ -110,7 +112,6 @@ final class ReceiveBuffer implements AutoCloseable {
         if (back == null) {
             return 0;
         }
-        retired -= back.size();
         free.addAll(back);
         notifyAll();
         return back.size();
@@ -118,12 +119,16 @@ final class ReceiveBuffer implements AutoCloseable {
 
     /** Chunks borrowed and neither given back nor retired. */
     synchronized int onLoan() {
-        return total - free.size() - retired;
+        return total - free.size() - retired();
     }
 
     /** Chunks retired and not reclaimed yet. */
     synchronized int retired() {
-        return retired;
+        int n = retiredForGood;
+        for (List<Chunk> l : retiredUntil.values()) {
+            n += l.size();
+        }
+        return n;
     }
 
     /** Marks the buffer closed and returns how many chunks were still on loan (the caller logs them). */
