@@ -34,17 +34,45 @@ static void thread_ref(soft_thread *t)
     pthread_mutex_unlock(&g_lock);
 }
 
+/* Keeps the first unreported failure of t's reads on channel channel_id. Call with t->mu held. */
+static void note_error(soft_thread *t, uint64_t channel_id, int32_t code)
+{
+    for (op_error *e = t->errors; e != NULL; e = e->next)
+        if (e->channel_id == channel_id) return;
+    op_error *e = malloc(sizeof *e);
+    if (e == NULL) {
+        if (t->errors_lost == HCCL_SUCCESS) t->errors_lost = code;
+        return;
+    }
+    *e = (op_error){t->errors, channel_id, code};
+    t->errors = e;
+}
+
+/* Reports and forgets t's unreported failures on channel ch, or on every channel when ch is NULL: the first one
+ * found, or HCCL_SUCCESS. Call with t->mu held. */
+static int32_t take_errors(soft_thread *t, const channel *ch)
+{
+    int32_t rc = t->errors_lost;
+    t->errors_lost = HCCL_SUCCESS;
+    for (op_error **p = &t->errors; *p != NULL;) {
+        op_error *e = *p;
+        if (ch != NULL && e->channel_id != ch->id) {
+            p = &e->next;
+            continue;
+        }
+        if (rc == HCCL_SUCCESS) rc = e->code;
+        *p = e->next;
+        free(e);
+    }
+    return rc;
+}
+
 void op_complete(op *o, int32_t code)
 {
     soft_thread *t = o->th;
-    if (code != HCCL_SUCCESS) {
-        int zero = 0;
-        atomic_compare_exchange_strong(&o->ch->err, &zero, code);
-    } else {
-        g_count.bytes_read += o->len;
-    }
+    if (code == HCCL_SUCCESS) g_count.bytes_read += o->len;
     pthread_mutex_lock(&t->mu);
-    if (code != HCCL_SUCCESS && t->err == HCCL_SUCCESS) t->err = code;
+    if (code != HCCL_SUCCESS) note_error(t, o->ch->id, code);
     __atomic_store_n(&t->completed, t->completed + 1, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&t->done_cv);
     pthread_mutex_unlock(&t->mu);
@@ -77,8 +105,9 @@ static void run_taken(soft_thread *t, op *o)
     pthread_cond_signal(&t->cv);
 }
 
-/* Waits until everything submitted to t so far has completed; returns the first error since the last wait
- * (of ch when given, else of the thread), or HCCL_E_TIMEOUT after exec_timeout_ms.
+/* Waits until everything submitted to t so far has completed; returns the first unreported failure of t's reads
+ * (on ch when given, else on any channel), or HCCL_E_TIMEOUT after exec_timeout_ms. Failures stay with t: a
+ * drain never reports, nor consumes, another thread's.
  *
  * A waiter does not wait for the worker to be scheduled: while the worker is not running an op, the waiter runs
  * the ops at the head of the FIFO itself (still one at a time, in order). On a host whose cores are busy with
@@ -113,14 +142,7 @@ int32_t thread_wait(soft_thread *t, channel *ch)
             rc = HCCL_E_TIMEOUT;
         }
     }
-    if (rc == HCCL_SUCCESS) {
-        if (ch != NULL) {
-            rc = atomic_exchange(&ch->err, 0);
-        } else {
-            rc = t->err;
-            t->err = HCCL_SUCCESS;
-        }
-    }
+    if (rc == HCCL_SUCCESS) rc = take_errors(t, ch);
     pthread_mutex_unlock(&t->mu);
     return rc;
 }
@@ -448,6 +470,9 @@ void thread_put(soft_thread *t)
     int last = --t->refs == 0;
     pthread_mutex_unlock(&g_lock);
     if (last) {
+        pthread_mutex_lock(&t->mu);
+        take_errors(t, NULL); /* unreported: they go with the thread */
+        pthread_mutex_unlock(&t->mu);
         pthread_mutex_destroy(&t->mu);
         pthread_cond_destroy(&t->cv);
         pthread_cond_destroy(&t->done_cv);
@@ -709,7 +734,7 @@ HCOMM_API int32_t HcommChannelFence(ChannelHandle channel_handle)
     soft_thread *q = ch->nbi;
     if (q) thread_ref(q);
     pthread_mutex_unlock(&ch->srv_mu);
-    int32_t rc = q ? thread_wait(q, ch) : atomic_exchange(&ch->err, 0);
+    int32_t rc = q ? thread_wait(q, ch) : HCCL_SUCCESS; /* no ReadNbi posted yet: nothing to complete */
     if (q) thread_put(q);
     channel_put(ch);
     return rc;

@@ -188,7 +188,6 @@ typedef struct channel {
     int refs;
     atomic_int destroyed;      /* set by HcommChannelDestroy under g_lock; read by workers and readers without it */
     atomic_int peer_dead;
-    atomic_int err;            /* first failed read since the last drain/fence */
     /* receive side of the socket */
     pthread_t rx;
     int rx_started;
@@ -215,6 +214,14 @@ void channel_fail_pending(channel *ch, int32_t code);
 int channel_check_read(channel *ch, const void *dst, uint64_t src, uint64_t len, uint32_t *ridx);
 void channel_execute(channel *ch, op *o);
 
+/* A failed read not yet reported: kept by the thread that submitted it, so that a drain reports only the failures
+ * of the reads its own thread submitted on that channel (threads of one process share channels). */
+typedef struct op_error {
+    struct op_error *next;
+    uint64_t channel_id;
+    int32_t code;
+} op_error;
+
 typedef struct soft_thread {
     uint64_t id;
     int engine;
@@ -226,7 +233,8 @@ typedef struct soft_thread {
     op *head, *tail;
     int running;               /* an op taken from the FIFO is being run (by the worker or a waiter) */
     uint64_t submitted, completed;
-    int32_t err;
+    struct op_error *errors;   /* per channel, the first failed read of this thread not yet reported by a wait */
+    int32_t errors_lost;       /* a failure that found no memory for its entry: every wait reports it */
     int stopping;
     int refs;
 } soft_thread;
@@ -236,6 +244,6 @@ void thread_stop(soft_thread *t);
 void thread_put(soft_thread *t);
 void thread_submit(soft_thread *t, op *o);
 void op_complete(op *o, int32_t code);
-int32_t thread_wait(soft_thread *t, channel *ch_err);
+int32_t thread_wait(soft_thread *t, channel *ch);
 
 #endif

@@ -437,6 +437,37 @@ static void test_destroy_waits_for_fencer(reader *r)
     printf("   destroy during a fencer's copy: %d decisive attempts\n", decisive);
 }
 
+/* A failed read's error is reported to the thread that submitted it, never to another thread draining the same
+ * channel: two reduce tasks of one executor share the channel to an owner, and a task told "success" for a read
+ * that failed would hand Spark bytes that never arrived. Every read here fails (the owner unregistered its memory). */
+static void test_errors_stay_with_their_thread(reader *r, ChannelHandle ch, uint64_t remote)
+{
+    ThreadHandle other;
+    uint32_t notifies = 0;
+    CHECK_RC(HcommThreadAlloc(COMM_ENGINE_CPU, 1, &notifies, &other), 0);
+    CHECK_RC(HcommReadOnThread(r->th, ch, r->buf, (void *)(uintptr_t)remote, 4096), 0);
+    usleep(200000); /* the read has failed by now (it fails within milliseconds) */
+    CHECK_RC(HcommChannelDrainOnThread(other, ch), 0); /* submitted nothing: nothing failed */
+    CHECK_RC(HcommChannelDrainOnThread(r->th, ch), HCCL_E_NETWORK);
+    CHECK_RC(HcommChannelDrainOnThread(r->th, ch), 0); /* reported once */
+    /* a thread-wide wait reports it too, and then no drain does */
+    CHECK_RC(HcommReadOnThread(other, ch, r->buf, (void *)(uintptr_t)remote, 4096), 0);
+    void *stream = NULL;
+    CHECK_RC(HcommThreadResGetInfo(other, THREAD_RES_TYPE_STREAM, 8, &stream), 0);
+    CHECK_RC(aclrtSynchronizeStream(stream), HCCL_E_NETWORK);
+    CHECK_RC(HcommChannelDrainOnThread(other, ch), 0);
+    CHECK_RC(HcommChannelDrainOnThread(r->th, ch), 0);
+    /* a thread freed with its error unreported takes the error with it */
+    CHECK_RC(HcommReadOnThread(other, ch, r->buf, (void *)(uintptr_t)remote, 4096), 0);
+    usleep(200000);
+    CHECK_RC(HcommThreadFree(&other, 1), 0);
+    CHECK_RC(HcommChannelDrainOnThread(r->th, ch), 0);
+    /* ReadNbi errors are the channel's, reported by its fence */
+    CHECK_RC(HcommReadNbi(ch, r->buf, (void *)(uintptr_t)remote, 4096), 0);
+    CHECK_RC(HcommChannelFence(ch), HCCL_E_NETWORK);
+    CHECK_RC(HcommChannelFence(ch), 0);
+}
+
 static void run_suite(const char *path)
 {
     printf("== %s path\n", path);
@@ -496,6 +527,7 @@ static void run_suite(const char *path)
         CHECK_RC(HcommReadOnThread(r.th, ch, r.buf, (void *)(uintptr_t)remote, 4096), 0);
         CHECK_RC(HcommChannelDrainOnThread(r.th, ch), HCCL_E_NETWORK);
         CHECK(!verify(r.buf, 0, 4096, 4), "bytes of unregistered memory were returned");
+        test_errors_stay_with_their_thread(&r, ch, remote);
         HcommChannelDestroy(&ch, 1);
     }
     CHECK_RC(finish_owner(&o), 0);
