@@ -9,16 +9,18 @@ import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
 
 /**
- * A suite sharing one SparkContext on `local-cluster[executors,1,1024]`: real executor JVMs, the HComm shuffle
+ * A suite sharing one SparkContext on `local-cluster[executors,cores,1024]`: real executor JVMs, the HComm shuffle
  * activated with its two settings, and fallback `never` so any block not read one-sidedly fails the job.
  */
 abstract class LocalClusterSuite extends AnyFunSuite with BeforeAndAfterAll {
   protected def executors: Int = 2
+  /** Task slots per executor: more than one lets an executor's reduce tasks share its channels and receive buffer. */
+  protected def coresPerExecutor: Int = 1
   protected def extraConf: Seq[(String, String)] = Seq.empty
   @volatile protected var sc: SparkContext = _
 
   protected def baseConf: SparkConf = new SparkConf()
-    .setMaster(s"local-cluster[$executors,1,1024]")
+    .setMaster(s"local-cluster[$executors,$coresPerExecutor,1024]")
     .setAppName(getClass.getSimpleName)
     .set("spark.plugins", classOf[HcommShufflePlugin].getName)
     .set("spark.shuffle.manager", classOf[HcommShuffleManager].getName)

@@ -1,0 +1,200 @@
+package org.apache.spark.shuffle.hcomm
+
+import java.util.concurrent.{ConcurrentHashMap, ConcurrentLinkedQueue, CountDownLatch, TimeUnit}
+import java.util.concurrent.atomic.AtomicInteger
+
+import scala.concurrent.{Await, ExecutionContext, Future}
+import scala.concurrent.duration._
+import scala.jdk.CollectionConverters._
+
+import org.apache.spark.{ExceptionFailure, FetchFailed, HashPartitioner, SparkEnv, Success, TaskEndReason, TaskKilled}
+import org.apache.spark.scheduler._
+import org.apache.spark.sql.classic.SparkSession
+import org.apache.spark.sql.functions.{count, sum}
+
+/**
+ * Executors with four task slots each, as in production: an executor's concurrent reduce tasks read the same owners
+ * over the same channels, each on its own HComm thread, and share the executor's receive buffer (64 KiB reads, at
+ * most 1 MiB in flight per task, so that every task reads in many waves while the others do). The other suites run
+ * one task per executor. The last test kills an owner while the other executor's four tasks read from it, on a
+ * context of its own that reads over the soft NIC's TCP path.
+ */
+class ConcurrentReadersSuite extends LocalClusterSuite {
+  override protected def coresPerExecutor: Int = 4
+  override protected def extraConf: Seq[(String, String)] = Seq(
+    "spark.shuffle.hcomm.readChunkSize" -> "64k",
+    "spark.shuffle.hcomm.maxBytesInFlight" -> "1m",
+    "spark.shuffle.hcomm.readTimeout" -> "10s",
+    "spark.sql.adaptive.enabled" -> "false", // keep one reduce task per shuffle partition, so that tasks overlap
+    "spark.sql.shuffle.partitions" -> "16")
+
+  private implicit val ec: ExecutionContext = ExecutionContext.global
+
+  /** Per stage and executor, the most tasks that ran at once; and every failed task's executor and reason. */
+  private class TaskRecorder extends SparkListener {
+    private val running = new ConcurrentHashMap[(Int, String), AtomicInteger]()
+    private val most = new ConcurrentHashMap[(Int, String), Integer]()
+    val failures = new ConcurrentLinkedQueue[(Int, String, TaskEndReason)]()
+
+    override def onTaskStart(e: SparkListenerTaskStart): Unit = {
+      val key = (e.stageId, e.taskInfo.executorId)
+      val now = running.computeIfAbsent(key, _ => new AtomicInteger()).incrementAndGet()
+      most.merge(key, now, (a, b) => math.max(a, b))
+    }
+
+    override def onTaskEnd(e: SparkListenerTaskEnd): Unit = {
+      running.get((e.stageId, e.taskInfo.executorId)).decrementAndGet()
+      if (e.reason != Success) failures.add((e.stageId, e.taskInfo.executorId, e.reason))
+    }
+
+    /** The most tasks that ran at once on each executor in the last stage of `job`, its reduce stage. */
+    def mostAtOnceInResultStage(job: Int): Map[String, Int] = {
+      val stage = sc.statusTracker.getJobInfo(job).get.stageIds().max
+      most.asScala.collect { case ((s, exec), n) if s == stage => exec -> n.intValue }.toMap
+    }
+  }
+
+  private def withRecorder[T](body: TaskRecorder => T): T = {
+    val recorder = new TaskRecorder
+    sc.addSparkListener(recorder)
+    try body(recorder)
+    finally sc.removeSparkListener(recorder)
+  }
+
+  private def lastJob: Int = sc.statusTracker.getJobIdsForGroup(null).max
+
+  private def assertReadConcurrently(recorder: TaskRecorder): Unit = {
+    sc.listenerBus.waitUntilEmpty()
+    val most = recorder.mostAtOnceInResultStage(lastJob)
+    assert(most.size == executors && most.values.forall(_ >= 2),
+      s"reduce tasks at once per executor: $most (the test needs several readers per executor)")
+  }
+
+  /** Every created channel destroyed again, every receive-buffer chunk back. */
+  private def assertNothingLeft(): Unit = {
+    eventually("every channel destroyed")(metric("channelsLive") == 0 && metric("channelsCreated") > 0)
+    assertEveryChunkFree()
+  }
+
+  test("four reduce tasks per executor read the same owners at once: right answers, every byte one-sided") {
+    val before = metric("bytesReadOneSided")
+    val maps = 16
+    val perMap = 100000
+    def key(m: Int, i: Int): Int = (m * 7919 + i) % 5003
+    val expected = new Array[Long](5003)
+    for (m <- 0 until maps; i <- 0 until perMap) expected(key(m, i)) += m.toLong * i
+    withRecorder { recorder =>
+      // no map-side combine: all 1.6 M records cross the shuffle
+      val got = sc.parallelize(0 until maps, maps)
+        .flatMap(m => (0 until perMap).iterator.map(i => (key(m, i), m.toLong * i)))
+        .groupByKey(16).mapValues(_.sum).collect().toMap
+      assert(got == expected.indices.map(k => k -> expected(k)).toMap)
+      assertReadConcurrently(recorder)
+      assert(recorder.failures.isEmpty, recorder.failures.asScala.mkString("\n"))
+    }
+    assertReadOneSided(before)
+    assertNothingLeft()
+  }
+
+  test("a SQL aggregation with sixteen concurrent reducers gives the same sums and counts, read one-sidedly") {
+    val before = metric("bytesReadOneSided")
+    val spark = SparkSession.builder().sparkContext(sc).getOrCreate()
+    try {
+      val n = 2000000L
+      withRecorder { recorder =>
+        val got = spark.range(0, n, 1, 16).selectExpr("id % 10007 AS k", "id AS v")
+          .groupBy("k").agg(count("*"), sum("v")).collect()
+          .map(r => r.getLong(0) -> (r.getLong(1), r.getLong(2))).toMap
+        val expected = (0L until n).groupMapReduce(_ % 10007)(v => (1L, v)) { case ((c1, s1), (c2, s2)) =>
+          (c1 + c2, s1 + s2)
+        }
+        assert(got == expected)
+        assertReadConcurrently(recorder)
+        assert(recorder.failures.isEmpty, recorder.failures.asScala.mkString("\n"))
+      }
+    } finally {
+      SparkSession.clearActiveSession()
+      SparkSession.clearDefaultSession()
+    }
+    assertReadOneSided(before)
+    assertNothingLeft()
+  }
+
+  // Before soft HComm kept read errors per thread (7ea5713) this failed about every other run with a wrong answer
+  // (a key with 240 of its 480 records): of the four tasks that read the dead owner's index at once, one was told
+  // its read had landed and went on with whatever its chunk held.
+  test("an owner killed under four concurrent readers: each reader fails on its own read (none takes another's " +
+    "error and decodes bytes that never came), and the job's answer is right") {
+    // over shared memory a dead owner's registered memory stays readable (the reader's mapping outlives it): read
+    // through the soft NIC's TCP path, where every read after the owner's death fails
+    sc.stop()
+    assertNoLocalCluster()
+    sc = startContext(baseConf.set("spark.executorEnv.HCOMM_SOFT_FORCE_TCP", "1"))
+    val pids = sc.parallelize(1 to 16, 16).map { _ =>
+      Thread.sleep(200) // keep both executors busy, so the tasks spread
+      SparkEnv.get.executorId -> ProcessHandle.current().pid()
+    }.collect().toMap
+    assert(pids.size == executors, s"pids: $pids")
+    val maps = 8
+    val perMap = 60000
+    def payload(m: Int, i: Int): String = s"$m:$i:" + "x" * 100
+    val shuffled = sc.parallelize(0 until maps, maps)
+      .flatMap(m => (0 until perMap).iterator.map(i => (i % 1000, payload(m, i))))
+      .partitionBy(new HashPartitioner(8)) // no aggregation: a reduce task reads its blocks as it consumes them
+    assert(shuffled.count() == maps.toLong * perMap) // the map outputs now live in both executors
+    val expected = (for (m <- 0 until maps; i <- 0 until perMap) yield (i % 1000, payload(m, i)))
+      .groupMapReduce(_._1)(r => (1L, r._2.hashCode.toLong)) { case ((c1, h1), (c2, h2)) => (c1 + c2, h1 + h2) }
+
+    val victim = "1"
+    val resultStage = new AtomicInteger(-1)
+    val readersRunning = new CountDownLatch(4)
+    val listener = new SparkListener {
+      override def onJobStart(e: SparkListenerJobStart): Unit = resultStage.set(e.stageIds.max)
+      override def onTaskStart(e: SparkListenerTaskStart): Unit =
+        if (e.stageId == resultStage.get && e.taskInfo.executorId != victim) readersRunning.countDown()
+    }
+    sc.addSparkListener(listener)
+    try withRecorder { recorder =>
+      // the result stage reads the shuffle (each key in one partition), slowly: about 1.5 s per task, so that reads
+      // of later waves may be under way when the owner dies; the dead owner's own tasks then run again on the other
+      // executor, four at once, and read its outputs before Spark knows they are gone
+      val job = Future(shuffled.mapPartitions { it =>
+        val perKey = scala.collection.mutable.Map.empty[Int, (Long, Long)]
+        it.grouped(1000).foreach { g =>
+          Thread.sleep(25)
+          g.foreach { case (k, p) =>
+            val (c, h) = perKey.getOrElse(k, (0L, 0L))
+            perKey(k) = (c + 1, h + p.hashCode)
+          }
+        }
+        perKey.iterator
+      }.collect().toMap)
+      assert(readersRunning.await(60, TimeUnit.SECONDS), "four reduce tasks did not start on the other executor")
+      Thread.sleep(700)
+      assert(ProcessHandle.of(pids(victim)).get().destroyForcibly(), s"could not kill executor $victim")
+      assert(Await.result(job, 180.seconds) == expected)
+      sc.listenerBus.waitUntilEmpty()
+
+      val survivors = recorder.failures.asScala.toSeq.filter(_._2 != victim)
+      // a read that failed but was reported as landed leaves whatever the chunk held: a corrupt block or a
+      // non-monotonic index (fetch failures saying so), or an exception while decoding
+      def garbage(message: String): Boolean = message.contains("corrupt") || message.contains("not monotonic")
+      val readFailures = survivors.collect {
+        case (_, _, f: FetchFailed) if f.bmAddress != null && f.bmAddress.executorId == victim &&
+          !garbage(f.message) => f
+        case (_, _, k: TaskKilled) if k.reason.contains("ended while this task read") && !garbage(k.reason) => k
+      }
+      // each failed reader on a surviving executor failed because of the dead owner, on its own read
+      assert(readFailures.size == survivors.size,
+        s"failures on surviving executors other than reads of the dead owner:\n${survivors.mkString("\n")}")
+      assert(readFailures.size >= 2, s"concurrent readers of the dead owner that failed: ${survivors.mkString("\n")}")
+      assert(!recorder.failures.asScala.exists(_._3.isInstanceOf[ExceptionFailure]),
+        recorder.failures.asScala.mkString("\n"))
+    } finally sc.removeSparkListener(listener)
+    assert(metric("bytesReadFallback") == 0)
+    eventually("the killed executor replaced", 60) {
+      sc.statusTracker.getExecutorInfos.length == executors + 1 && driverState.registeredExecutors() == executors
+    }
+    assertEveryChunkFree()
+  }
+}
