@@ -234,7 +234,7 @@ typedef struct soft_thread {
     int running;               /* an op taken from the FIFO is being run (by the worker or a waiter) */
     uint64_t submitted, completed;
     struct op_error *errors;   /* per channel, the first failed read of this thread not yet reported by a wait */
-    int32_t errors_lost;       /* a failure that found no memory for its entry: every wait reports it */
+    int32_t errors_lost;       /* a failure that found no memory for its entry: the next wait, on any channel, reports it */
     int stopping;
     int refs;
 } soft_thread;

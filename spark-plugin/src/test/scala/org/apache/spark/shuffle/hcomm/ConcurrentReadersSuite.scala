@@ -1,13 +1,13 @@
 package org.apache.spark.shuffle.hcomm
 
-import java.util.concurrent.{ConcurrentHashMap, ConcurrentLinkedQueue, CountDownLatch, TimeUnit}
+import java.util.concurrent.{CountDownLatch, TimeUnit}
 import java.util.concurrent.atomic.AtomicInteger
 
 import scala.concurrent.{Await, ExecutionContext, Future}
 import scala.concurrent.duration._
 import scala.jdk.CollectionConverters._
 
-import org.apache.spark.{ExceptionFailure, FetchFailed, HashPartitioner, SparkEnv, Success, TaskEndReason, TaskKilled}
+import org.apache.spark.{ExceptionFailure, FetchFailed, HashPartitioner, TaskKilled}
 import org.apache.spark.scheduler._
 import org.apache.spark.sql.classic.SparkSession
 import org.apache.spark.sql.functions.{count, sum}
@@ -30,30 +30,6 @@ class ConcurrentReadersSuite extends LocalClusterSuite {
 
   private implicit val ec: ExecutionContext = ExecutionContext.global
 
-  /** Per stage and executor, the most tasks that ran at once; and every failed task's executor and reason. */
-  private class TaskRecorder extends SparkListener {
-    private val running = new ConcurrentHashMap[(Int, String), AtomicInteger]()
-    private val most = new ConcurrentHashMap[(Int, String), Integer]()
-    val failures = new ConcurrentLinkedQueue[(Int, String, TaskEndReason)]()
-
-    override def onTaskStart(e: SparkListenerTaskStart): Unit = {
-      val key = (e.stageId, e.taskInfo.executorId)
-      val now = running.computeIfAbsent(key, _ => new AtomicInteger()).incrementAndGet()
-      most.merge(key, now, (a, b) => math.max(a, b))
-    }
-
-    override def onTaskEnd(e: SparkListenerTaskEnd): Unit = {
-      running.get((e.stageId, e.taskInfo.executorId)).decrementAndGet()
-      if (e.reason != Success) failures.add((e.stageId, e.taskInfo.executorId, e.reason))
-    }
-
-    /** The most tasks that ran at once on each executor in the last stage of `job`, its reduce stage. */
-    def mostAtOnceInResultStage(job: Int): Map[String, Int] = {
-      val stage = sc.statusTracker.getJobInfo(job).get.stageIds().max
-      most.asScala.collect { case ((s, exec), n) if s == stage => exec -> n.intValue }.toMap
-    }
-  }
-
   private def withRecorder[T](body: TaskRecorder => T): T = {
     val recorder = new TaskRecorder
     sc.addSparkListener(recorder)
@@ -65,7 +41,7 @@ class ConcurrentReadersSuite extends LocalClusterSuite {
 
   private def assertReadConcurrently(recorder: TaskRecorder): Unit = {
     sc.listenerBus.waitUntilEmpty()
-    val most = recorder.mostAtOnceInResultStage(lastJob)
+    val most = recorder.mostAtOnceInResultStage(sc, lastJob)
     assert(most.size == executors && most.values.forall(_ >= 2),
       s"reduce tasks at once per executor: $most (the test needs several readers per executor)")
   }
@@ -130,11 +106,7 @@ class ConcurrentReadersSuite extends LocalClusterSuite {
     sc.stop()
     assertNoLocalCluster()
     sc = startContext(baseConf.set("spark.executorEnv.HCOMM_SOFT_FORCE_TCP", "1"))
-    val pids = sc.parallelize(1 to 16, 16).map { _ =>
-      Thread.sleep(200) // keep both executors busy, so the tasks spread
-      SparkEnv.get.executorId -> ProcessHandle.current().pid()
-    }.collect().toMap
-    assert(pids.size == executors, s"pids: $pids")
+    val pids = executorPids()
     val maps = 8
     val perMap = 60000
     def payload(m: Int, i: Int): String = s"$m:$i:" + "x" * 100
@@ -175,20 +147,19 @@ class ConcurrentReadersSuite extends LocalClusterSuite {
       assert(Await.result(job, 180.seconds) == expected)
       sc.listenerBus.waitUntilEmpty()
 
-      val survivors = recorder.failures.asScala.toSeq.filter(_._2 != victim)
+      val survivors = recorder.failures.asScala.toSeq.filter(_.executorId != victim)
       // a read that failed but was reported as landed leaves whatever the chunk held: a corrupt block or a
       // non-monotonic index (fetch failures saying so), or an exception while decoding
       def garbage(message: String): Boolean = message.contains("corrupt") || message.contains("not monotonic")
-      val readFailures = survivors.collect {
-        case (_, _, f: FetchFailed) if f.bmAddress != null && f.bmAddress.executorId == victim &&
-          !garbage(f.message) => f
-        case (_, _, k: TaskKilled) if k.reason.contains("ended while this task read") && !garbage(k.reason) => k
+      val readFailures = survivors.map(_.reason).collect {
+        case f: FetchFailed if f.bmAddress != null && f.bmAddress.executorId == victim && !garbage(f.message) => f
+        case k: TaskKilled if k.reason.contains("ended while this task read") && !garbage(k.reason) => k
       }
       // each failed reader on a surviving executor failed because of the dead owner, on its own read
       assert(readFailures.size == survivors.size,
         s"failures on surviving executors other than reads of the dead owner:\n${survivors.mkString("\n")}")
       assert(readFailures.size >= 2, s"concurrent readers of the dead owner that failed: ${survivors.mkString("\n")}")
-      assert(!recorder.failures.asScala.exists(_._3.isInstanceOf[ExceptionFailure]),
+      assert(!recorder.failures.asScala.exists(_.reason.isInstanceOf[ExceptionFailure]),
         recorder.failures.asScala.mkString("\n"))
     } finally sc.removeSparkListener(listener)
     assert(metric("bytesReadFallback") == 0)

@@ -1,13 +1,13 @@
 package org.apache.spark.shuffle.hcomm
 
 import java.util.concurrent.{ConcurrentLinkedQueue, CountDownLatch, TimeUnit}
-import java.util.concurrent.atomic.{AtomicInteger, AtomicLong}
+import java.util.concurrent.atomic.AtomicInteger
 
 import scala.concurrent.{Await, ExecutionContext, Future}
 import scala.concurrent.duration._
 import scala.jdk.CollectionConverters._
 
-import org.apache.spark.{HashPartitioner, SparkConf, SparkContext, SparkEnv, Success}
+import org.apache.spark.{HashPartitioner, SparkConf, SparkContext, SparkEnv}
 import org.apache.spark.deploy.LocalSparkCluster
 import org.apache.spark.scheduler._
 
@@ -41,23 +41,6 @@ class FailureSuite extends LocalClusterSuite {
     }
     assertNoLocalCluster()
     result
-  }
-
-  /** Spark's remote bytes and failed tasks (by stage id), as its listener bus reports them. */
-  private class TaskRecorder extends SparkListener {
-    val remoteBytes = new AtomicLong()
-    val failedTasks = new ConcurrentLinkedQueue[(Int, String)]()
-
-    override def onTaskEnd(e: SparkListenerTaskEnd): Unit = {
-      if (e.taskMetrics != null) remoteBytes.addAndGet(e.taskMetrics.shuffleReadMetrics.remoteBytesRead)
-      if (e.reason != Success) failedTasks.add(e.stageId -> s"stage ${e.stageId}.${e.stageAttemptId}: ${e.reason}")
-    }
-
-    /** The failures of tasks in the stages of `jobs` (not of zombie tasks that a stage left running). */
-    def failuresIn(c: SparkContext, jobs: Seq[Int]): Seq[String] = {
-      val stages = jobs.flatMap(j => c.statusTracker.getJobInfo(j).map(_.stageIds().toSeq).getOrElse(Nil)).toSet
-      failedTasks.asScala.collect { case (s, why) if stages(s) => why }.toSeq
-    }
   }
 
   private def sums(n: Int, keys: Int): Map[Int, Long] = (1 to n).groupBy(_ % keys).map { case (k, v) =>
@@ -140,11 +123,7 @@ class FailureSuite extends LocalClusterSuite {
   test("an executor killed during the reduce stage: Spark retries and the answer is right") {
     // a short read timeout, so that a reduce task starved of receive buffer fails fast instead of after 60 s
     withContext(baseConf.set("spark.shuffle.hcomm.readTimeout", "10s")) { c =>
-      val pids = c.parallelize(1 to 8, 8).map { _ =>
-        Thread.sleep(200) // keep both executors busy, so the tasks spread
-        SparkEnv.get.executorId -> ProcessHandle.current().pid()
-      }.collect().toMap
-      assert(pids.size == executors, s"pids: $pids")
+      val pids = executorPids(c)
 
       val resultStage = new AtomicInteger(-1)
       val reduceRunning = new CountDownLatch(1)
@@ -152,11 +131,13 @@ class FailureSuite extends LocalClusterSuite {
       val removed = new ConcurrentLinkedQueue[String]()
       val tasks = new TaskRecorder {
         override def onJobStart(e: SparkListenerJobStart): Unit = resultStage.set(e.stageIds.max)
-        override def onTaskStart(e: SparkListenerTaskStart): Unit =
+        override def onTaskStart(e: SparkListenerTaskStart): Unit = {
+          super.onTaskStart(e)
           if (e.stageId == resultStage.get && victim == null) {
             victim = e.taskInfo.executorId
             reduceRunning.countDown()
           }
+        }
         override def onExecutorRemoved(e: SparkListenerExecutorRemoved): Unit = removed.add(e.executorId)
       }
       c.addSparkListener(tasks)
@@ -176,7 +157,7 @@ class FailureSuite extends LocalClusterSuite {
       assert(got == sums(200000, 1000))
       c.listenerBus.waitUntilEmpty()
       assert(removed.asScala.toSeq.contains(victim), s"executor $victim was not removed: $removed")
-      assert(!tasks.failedTasks.isEmpty, "no task failed: the kill did not hit the job")
+      assert(!tasks.failures.isEmpty, "no task failed: the kill did not hit the job")
       assert(metric("bytesReadFallback") == 0)
       // once the relaunched executor is back with its HComm endpoint (so the next shuffle has a remote side): the
       // reads that failed with the dead executor gave their receive buffer back, and a later shuffle on the
@@ -209,11 +190,7 @@ class FailureSuite extends LocalClusterSuite {
       .set("spark.shuffle.hcomm.channelSetupTimeout", "3s")
       .set("spark.executorEnv.HCOMM_SOFT_FORCE_TCP", "1")
     withContext(conf, expected = 3) { c =>
-      val pids = c.parallelize(1 to 12, 12).map { _ =>
-        Thread.sleep(200) // keep every executor busy, so the tasks spread
-        SparkEnv.get.executorId -> ProcessHandle.current().pid()
-      }.collect().toMap
-      assert(pids.size == 3, s"pids: $pids")
+      val pids = executorPids(c)
       val mapExecutors = c.collectionAccumulator[String]("map task executors")
       val shuffled = c.parallelize(0 until 12, 12).mapPartitions { it =>
         Thread.sleep(200)

@@ -121,6 +121,17 @@ abstract class LocalClusterSuite extends AnyFunSuite with BeforeAndAfterAll {
     }
   }
 
+  /** Each executor's process id, from tasks that keep every executor of `c` busy long enough to run one. */
+  protected def executorPids(c: SparkContext = sc): Map[String, Long] = {
+    val live = c.statusTracker.getExecutorInfos.length - 1
+    val pids = c.parallelize(1 to 4 * live, 4 * live).map { _ =>
+      Thread.sleep(200)
+      SparkEnv.get.executorId -> ProcessHandle.current().pid()
+    }.collect().toMap
+    assert(pids.size == live, s"pids: $pids")
+    pids
+  }
+
   /** The cluster's total of one HcommShuffle metric, as the executors last reported it. */
   protected def metric(name: String): Long = driverState.clusterTotal(name)
 }

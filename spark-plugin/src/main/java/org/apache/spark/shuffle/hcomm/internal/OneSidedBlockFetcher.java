@@ -430,11 +430,6 @@ final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId, InputS
         return new Tuple2<>(part.blockId(), new CorruptionGuard(wrapped, part));
     }
 
-    FetchFailedException fetchFailedFor(ShuffleBlockId id, MapRead read, String why, Throwable cause) {
-        return new FetchFailedException(read.owner(), shuffleId, read.mapId(), read.mapIndex(), id.reduceId(),
-                describe(id, read, why, cause), cause);
-    }
-
     /** What a failed read of {@code id} says: why, the block (shuffle, map, reduce), its owner and the cause. */
     private static String describe(ShuffleBlockId id, MapRead read, String why, Throwable cause) {
         return why + ": " + id + " from executor " + read.owner().executorId()
@@ -454,7 +449,8 @@ final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId, InputS
                 return runtime.endedWhileReading(stage, describe(id, read, why, t), t);
             }
         }
-        return SneakyThrow.sneaky(fetchFailedFor(id, read, why, cause));
+        return SneakyThrow.sneaky(new FetchFailedException(read.owner(), shuffleId, read.mapId(), read.mapIndex(),
+                reduceId, describe(id, read, why, cause), cause));
     }
 
     /**

@@ -1,0 +1,52 @@
+package org.apache.spark.shuffle.hcomm
+
+import java.util.concurrent.{ConcurrentHashMap, ConcurrentLinkedQueue}
+import java.util.concurrent.atomic.{AtomicInteger, AtomicLong}
+
+import scala.jdk.CollectionConverters._
+
+import org.apache.spark.{SparkContext, Success, TaskEndReason}
+import org.apache.spark.scheduler.{SparkListener, SparkListenerTaskEnd, SparkListenerTaskStart}
+
+/** A failed task as the listener bus reported it. */
+final case class TaskFailure(stageId: Int, stageAttemptId: Int, executorId: String, reason: TaskEndReason) {
+  override def toString: String = s"stage $stageId.$stageAttemptId on executor $executorId: $reason"
+}
+
+/**
+ * What the Spark suites need to know of tasks: Spark's remote bytes read, every failed task, and per stage and
+ * executor the most tasks that ran at once. A subclass overriding `onTaskStart` or `onTaskEnd` calls `super`.
+ */
+class TaskRecorder extends SparkListener {
+  val remoteBytes = new AtomicLong()
+  val failures = new ConcurrentLinkedQueue[TaskFailure]()
+  private val running = new ConcurrentHashMap[(Int, String), AtomicInteger]()
+  private val most = new ConcurrentHashMap[(Int, String), Integer]()
+
+  override def onTaskStart(e: SparkListenerTaskStart): Unit = {
+    val key = (e.stageId, e.taskInfo.executorId)
+    val now = running.computeIfAbsent(key, _ => new AtomicInteger()).incrementAndGet()
+    most.merge(key, now, (a, b) => math.max(a, b))
+  }
+
+  override def onTaskEnd(e: SparkListenerTaskEnd): Unit = {
+    Option(running.get((e.stageId, e.taskInfo.executorId))).foreach(_.decrementAndGet())
+    if (e.taskMetrics != null) remoteBytes.addAndGet(e.taskMetrics.shuffleReadMetrics.remoteBytesRead)
+    if (e.reason != Success) failures.add(TaskFailure(e.stageId, e.stageAttemptId, e.taskInfo.executorId, e.reason))
+  }
+
+  private def stagesOf(c: SparkContext, jobs: Seq[Int]): Set[Int] =
+    jobs.flatMap(j => c.statusTracker.getJobInfo(j).map(_.stageIds().toSeq).getOrElse(Nil)).toSet
+
+  /** The failures of tasks in the stages of `jobs` (not of zombie tasks that a stage left running). */
+  def failuresIn(c: SparkContext, jobs: Seq[Int]): Seq[TaskFailure] = {
+    val stages = stagesOf(c, jobs)
+    failures.asScala.filter(f => stages(f.stageId)).toSeq
+  }
+
+  /** The most tasks that ran at once on each executor in the last stage of `job`, the one that reads its shuffle. */
+  def mostAtOnceInResultStage(c: SparkContext, job: Int): Map[String, Int] = {
+    val stage = stagesOf(c, Seq(job)).max
+    most.asScala.collect { case ((s, exec), n) if s == stage => exec -> n.intValue }.toMap
+  }
+}
