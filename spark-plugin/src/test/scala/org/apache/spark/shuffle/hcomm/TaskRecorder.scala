@@ -45,8 +45,9 @@ class TaskRecorder extends SparkListener {
   }
 
   /** The most tasks that ran at once on each executor in the last stage of `job`, the one that reads its shuffle. */
-  def mostAtOnceInResultStage(c: SparkContext, job: Int): Map[String, Int] = {
-    val stage = stagesOf(c, Seq(job)).max
+  def mostAtOnceInResultStage(c: SparkContext, job: Int): Map[String, Int] = mostAtOnce(stagesOf(c, Seq(job)).max)
+
+  /** The most tasks of `stage` that ran at once, per executor. */
+  def mostAtOnce(stage: Int): Map[String, Int] =
     most.asScala.collect { case ((s, exec), n) if s == stage => exec -> n.intValue }.toMap
-  }
 }
