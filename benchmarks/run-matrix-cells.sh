@@ -35,9 +35,12 @@ estimate_minutes() { # workload executors size
 
 save() {
   [[ -n "${SAVE:-}" ]] || return 0
+  # A mirror of the output directory's runs: the suite deletes a half-run cell's files before running it again,
+  # and a copy must not keep them.
+  rm -rf "$SAVE/runs"
   mkdir -p "$SAVE/runs"
   cp "$OUT/settings.txt" "$SAVE/"
-  cp "$OUT"/runs/*.json "$SAVE/runs/"
+  find "$OUT/runs" -maxdepth 1 -name "*.json" -exec cp -t "$SAVE/runs/" {} +
   cp "$OUT"/summary-*.md "$SAVE/" 2>/dev/null || true
 }
 
