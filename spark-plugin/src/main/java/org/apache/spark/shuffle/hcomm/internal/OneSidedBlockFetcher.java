@@ -6,7 +6,6 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 
 import org.apache.spark.serializer.SerializerManager;
@@ -349,10 +348,19 @@ final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId, InputS
             long waited = System.nanoTime() - t0;
             runtime.metrics().fetchWaited(what, waited);
             waitNanos += waited;
-            long ms = TimeUnit.NANOSECONDS.toMillis(waitNanos);
+            long ms = nearestMillis(waitNanos);
             readMetrics.incFetchWaitTime(ms - waitReportedMs);
             waitReportedMs = ms;
         }
+    }
+
+    /**
+     * Spark takes fetch wait in whole milliseconds. The reader reports the running total rounded to the nearest one,
+     * so a task's report is off by at most half a millisecond per shuffle it reads; flooring (as
+     * {@code TimeUnit.toMillis} does) dropped up to a whole one, and on a stage of many short waits most of them.
+     */
+    static long nearestMillis(long nanos) {
+        return (nanos + 500_000) / 1_000_000;
     }
 
     /** The fetch failure of wave {@code index}: names the first piece of the read {@link #blame} finds. */
