@@ -163,9 +163,7 @@ class ConcurrentReadersSuite extends LocalClusterSuite {
         recorder.failures.asScala.mkString("\n"))
     } finally sc.removeSparkListener(listener)
     assert(metric("bytesReadFallback") == 0)
-    eventually("the killed executor replaced", 60) {
-      sc.statusTracker.getExecutorInfos.length == executors + 1 && driverState.registeredExecutors() == executors
-    }
+    awaitReplaced(victim)
     assertEveryChunkFree()
   }
 }

@@ -162,9 +162,7 @@ class FailureSuite extends LocalClusterSuite {
       // once the relaunched executor is back with its HComm endpoint (so the next shuffle has a remote side): the
       // reads that failed with the dead executor gave their receive buffer back, and a later shuffle on the
       // surviving and relaunched executors runs one-sidedly without a single failed task
-      eventually("the killed executor replaced", 60) {
-        c.statusTracker.getExecutorInfos.length == executors + 1 && driverState.registeredExecutors() == executors
-      }
+      awaitReplaced(victim, c)
       assertEveryChunkFree(c)
       val before = metric("bytesReadOneSided")
       c.setJobGroup("after-kill", "the shuffle after the kill")

@@ -110,7 +110,7 @@ abstract class LocalClusterSuite extends AnyFunSuite with BeforeAndAfterAll {
     val deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds)
     var clean = false
     while (!clean) {
-      val live = c.statusTracker.getExecutorInfos.length - 1
+      val live = liveExecutors(c).size
       val notFree = c.parallelize(1 to 4 * live, 4 * live).map { _ =>
         Thread.sleep(50) // keep every executor busy, so each one runs a probe
         (SparkEnv.get.executorId, internal.ExecutorProbe.chunksNotFree())
@@ -121,9 +121,23 @@ abstract class LocalClusterSuite extends AnyFunSuite with BeforeAndAfterAll {
     }
   }
 
+  /**
+   * The executors `c` can run tasks on now: the scheduler's own list. The status tracker's (the block managers
+   * registered) and the plugin's registrations can still hold an executor that was killed, for a while after
+   * Spark saw it lost, so they cannot tell whether it has been replaced.
+   */
+  protected def liveExecutors(c: SparkContext = sc): Seq[String] = c.getExecutorIds()
+
+  /** Waits until `dead` is gone and `executors` executors run tasks, each registered with the plugin's driver side. */
+  protected def awaitReplaced(dead: String, c: SparkContext = sc): Unit =
+    eventually(s"executor $dead replaced: ${liveExecutors(c)}", 60) {
+      val live = liveExecutors(c)
+      !live.contains(dead) && live.size == executors && driverState.registeredExecutors() == executors
+    }
+
   /** Each executor's process id, from tasks that keep every executor of `c` busy long enough to run one. */
   protected def executorPids(c: SparkContext = sc): Map[String, Long] = {
-    val live = c.statusTracker.getExecutorInfos.length - 1
+    val live = liveExecutors(c).size
     val pids = c.parallelize(1 to 4 * live, 4 * live).map { _ =>
       Thread.sleep(200)
       SparkEnv.get.executorId -> ProcessHandle.current().pid()
