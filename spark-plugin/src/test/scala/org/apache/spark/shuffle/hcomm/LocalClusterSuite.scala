@@ -116,7 +116,9 @@ abstract class LocalClusterSuite extends AnyFunSuite with BeforeAndAfterAll {
         (SparkEnv.get.executorId, internal.ExecutorProbe.chunksNotFree())
       }.collect().toMap
       clean = notFree.size == live && notFree.values.forall(_ == 0)
-      assert(clean || System.nanoTime() < deadline, s"receive buffer chunks not free per executor: $notFree")
+      assert(clean || System.nanoTime() < deadline, s"receive buffer chunks not free per executor: $notFree " +
+        s"(executors ${liveExecutors(c).sorted.mkString(", ")}; tasks running per block manager: " +
+        c.statusTracker.getExecutorInfos.map(i => s"${i.host}:${i.port} ${i.numRunningTasks}").mkString(", ") + ")")
       if (!clean) Thread.sleep(200)
     }
   }

@@ -47,6 +47,10 @@ class TaskRecorder extends SparkListener {
   /** The most tasks that ran at once on each executor in the last stage of `job`, the one that reads its shuffle. */
   def mostAtOnceInResultStage(c: SparkContext, job: Int): Map[String, Int] = mostAtOnce(stagesOf(c, Seq(job)).max)
 
+  /** Tasks started and not yet ended, per stage and executor (zombie tasks of a finished job included). */
+  def runningNow: Map[(Int, String), Int] =
+    running.asScala.collect { case (key, n) if n.get > 0 => key -> n.get }.toMap
+
   /** The most tasks of `stage` that ran at once, per executor. */
   def mostAtOnce(stage: Int): Map[String, Int] =
     most.asScala.collect { case ((s, exec), n) if s == stage => exec -> n.intValue }.toMap
