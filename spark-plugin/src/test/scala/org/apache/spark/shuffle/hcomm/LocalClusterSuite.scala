@@ -130,12 +130,27 @@ abstract class LocalClusterSuite extends AnyFunSuite with BeforeAndAfterAll {
    */
   protected def liveExecutors(c: SparkContext = sc): Seq[String] = c.getExecutorIds()
 
-  /** Waits until `dead` is gone and `executors` executors run tasks, each registered with the plugin's driver side. */
-  protected def awaitReplaced(dead: String, c: SparkContext = sc): Unit =
+  /**
+   * Waits until `dead` is gone and `executors` executors run tasks, each registered with the plugin's driver side.
+   * The scheduler lists an executor from its registration on, but offers it tasks only once its `Executor` (plugins
+   * included) has started, which on a busy host can be many seconds later: so this also waits until a job's tasks
+   * ran on every executor listed.
+   */
+  protected def awaitReplaced(dead: String, c: SparkContext = sc): Unit = {
     eventually(s"executor $dead replaced: ${liveExecutors(c)}", 60) {
       val live = liveExecutors(c)
       !live.contains(dead) && live.size == executors && driverState.registeredExecutors() == executors
     }
+    var ran = Set.empty[String]
+    eventually(s"a task ran on every executor: ran on $ran of ${liveExecutors(c)}", 60) {
+      val live = liveExecutors(c)
+      ran = c.parallelize(1 to 4 * live.size, 4 * live.size).map { _ =>
+        Thread.sleep(50)
+        SparkEnv.get.executorId
+      }.collect().toSet
+      ran == live.toSet
+    }
+  }
 
   /** Each executor's process id, from tasks that keep every executor of `c` busy long enough to run one. */
   protected def executorPids(c: SparkContext = sc): Map[String, Long] = {
