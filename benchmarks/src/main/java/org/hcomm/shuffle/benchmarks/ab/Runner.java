@@ -87,7 +87,7 @@ final class Runner {
                     // Settled channels are not enough: every executor's last report must be in, or the measured
                     // run's counters would include some of the warm-up's bytes.
                     long remote = warm.stages().stream().mapToLong(st -> st.remoteBytes).sum();
-                    hcommBefore = HcommMetrics.settled(15_000, remote);
+                    hcommBefore = HcommMetrics.settled(15_000, remote, warm.stages());
                 }
             }
             StageMetricsListener listener = new StageMetricsListener();
@@ -106,7 +106,8 @@ final class Runner {
                 // as after the warm-up: wait for every executor's last report, i.e. for Spark's remote bytes
                 long remoteSoFar = hcommBefore.getOrDefault("bytesReadOneSided", 0L)
                         + listener.stages().stream().mapToLong(st -> st.remoteBytes).sum();
-                hcomm = HcommMetrics.since(hcommBefore, HcommMetrics.settled(15_000, remoteSoFar));
+                hcomm = HcommMetrics.since(hcommBefore,
+                        HcommMetrics.settled(15_000, remoteSoFar, listener.stages()));
             }
             List<StageMetricsListener.Stage> stages = listener.stages();
             List<StageMetricsListener.Stage> reduce = stages.stream().filter(StageMetricsListener.Stage::readsShuffle)

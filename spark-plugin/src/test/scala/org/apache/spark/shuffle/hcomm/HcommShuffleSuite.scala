@@ -20,7 +20,9 @@ class HcommShuffleSuite extends LocalClusterSuite {
   /** Waits until every executor reported the destroy of the last job's reduce stage, with its counters. */
   private def lastStageReported(): Unit = {
     val stage = sc.statusTracker.getJobIdsForGroup(null).map(sc.statusTracker.getJobInfo(_).get.stageIds().max).max
-    eventually(s"destroy reports of stage $stage")(driverState.destroyCallsOf(stage, 0) == executors)
+    eventually(s"destroy reports of stage $stage") {
+      driverState.destroyCallsExpected(stage, 0) == executors && driverState.destroyCallsOf(stage, 0) == executors
+    }
   }
 
   test("reduceByKey gives the same sums, read one-sidedly") {
@@ -106,9 +108,14 @@ class HcommShuffleSuite extends LocalClusterSuite {
 
   test("each stage's channels are destroyed in one call per executor, and nothing stays live") {
     sc.parallelize(1 to 1000, 4).map(i => (i % 10, 1)).reduceByKey(_ + _, 2).count()
-    val stage = sc.statusTracker.getJobIdsForGroup(null).map(sc.statusTracker.getJobInfo(_).get.stageIds().max).max
-    // each executor destroys its ends of the stage's channels in one call, and reports once per stage
+    val job = sc.statusTracker.getJobIdsForGroup(null).max
+    val stage = sc.statusTracker.getJobInfo(job).get.stageIds().max
+    // each executor destroys its ends of the stage's channels in one call, and reports once per stage; the driver
+    // knows how many reports to wait for
     lastStageReported()
+    // the map stage reads no shuffle: it had no channels, and its end brings no report
+    val mapStage = sc.statusTracker.getJobInfo(job).get.stageIds().min
+    assert(driverState.destroyCallsExpected(mapStage, 0) == 0 && driverState.destroyCallsOf(mapStage, 0) == 0)
     // one channel per executor pair, both ends counted (per stage: a cumulative counter read before the job could
     // still miss the previous test's last reports)
     assert(driverState.channelsDestroyedOf(stage, 0) == executors * (executors - 1))

@@ -31,7 +31,10 @@ public final class DriverState {
         long registrationsSeen = -1; // the registration count when the mesh was last extended
     }
 
-    /** Stage attempts remembered after their end (so late provisioning does not recreate channels): bounded. */
+    /**
+     * Stage attempts remembered after their end (so late provisioning does not recreate channels), each with the
+     * number of executors told to destroy channel ends of it: bounded.
+     */
     private static final int ENDED_KEPT = 4096;
 
     private final String appTag;
@@ -39,7 +42,7 @@ public final class DriverState {
     private final Map<String, ExecutorInfo> executors = new LinkedHashMap<>();
     private final Map<Integer, Map<Long, Location>> shuffles = new HashMap<>();
     private final Map<StageChannels.StageKey, StagePlan> stages = new HashMap<>();
-    private final Map<StageChannels.StageKey, Boolean> ended = boundedMap();
+    private final Map<StageChannels.StageKey, Integer> ended = boundedMap();
     private final Map<StageChannels.StageKey, StageChannels.Ended> reportedEnds = boundedMap();
     private long registrations; // executors registered so far; a plan needs extending only when it moved
 
@@ -160,19 +163,21 @@ public final class DriverState {
     void endStage(StageChannels.StageKey stage) {
         List<ExecutorInfo> members = new ArrayList<>();
         synchronized (this) {
-            if (ended.put(stage, Boolean.TRUE) != null) {
+            if (ended.containsKey(stage)) {
                 return;
             }
             StagePlan plan = stages.remove(stage);
-            if (plan == null) {
-                return;
-            }
-            for (String id : plan.members) {
-                ExecutorInfo e = executors.get(id);
-                if (e != null) {
-                    members.add(e);
+            if (plan != null) {
+                for (String id : plan.members) {
+                    ExecutorInfo e = executors.get(id);
+                    if (e != null) {
+                        members.add(e);
+                    }
                 }
             }
+            // each live member of a mesh of two or more holds channel ends and reports their destroy; one alone
+            // holds none (an executor removed since is not waited for)
+            ended.put(stage, plan != null && plan.members.size() > 1 ? members.size() : 0);
         }
         for (ExecutorInfo e : members) {
             e.agent().send(Wire.pack(new Messages.EndStage(stage.stageId(), stage.attempt())));
@@ -207,6 +212,15 @@ public final class DriverState {
 
     private StageChannels.Ended reportedEnd(int stageId, int attempt) {
         return reportedEnds.getOrDefault(new StageChannels.StageKey(stageId, attempt), StageChannels.Ended.NOTHING);
+    }
+
+    /**
+     * For tests and the benchmarks: the destroy calls a stage attempt's end is to bring, one per live executor that
+     * holds channel ends of it (0 when no task of it asked for channels), or -1 while it has not ended. Reports are
+     * complete when {@link #destroyCallsOf} reaches it.
+     */
+    public synchronized int destroyCallsExpected(int stageId, int attempt) {
+        return ended.getOrDefault(new StageChannels.StageKey(stageId, attempt), -1);
     }
 
     /** For tests and the example job: destroy calls the executors reported for a stage attempt. */
