@@ -14,8 +14,8 @@ import java.util.stream.Stream;
 
 /**
  * The Spark shuffle A/B suite (issue 4 §1): every configuration on the same generated data in the same run,
- * alternating them (builtin, builtin-network, hcomm, hcomm-tcp, builtin, …) within each cell of the matrix
- * workloads x sizes x executor counts x serializers, several repetitions each. Writes one JSON file per run
+ * alternating them within each cell of the matrix, each repetition in an order that {@link RunOrder} balances over
+ * the repetitions, in the cells of workloads x sizes x executor counts x serializers. Writes one JSON file per run
  * ({@code <out>/ab/runs/}), {@code <out>/ab/summary.md} (medians with min–max, ratios to builtin and
  * builtin-network) and {@code <out>/ab/ratio.png} (named after the slice when {@code -Dab.*} narrowed the preset,
  * see {@link Preset#sliceSuffix}); fails (exit code 1) when a run failed or answers differ.
@@ -86,8 +86,10 @@ public final class ShuffleAbSuite {
             }
             deleteRuns(runsDir, "-" + cell.fileStem() + "-r"); // a cell's runs alternate within one invocation
             System.out.println("== " + cell.label() + ": " + workload.describe(cell.targetMb()));
+            int[][] order = RunOrder.of(preset.configs().size(), preset.reps());
             for (int rep = 0; rep < preset.reps(); rep++) {
-                for (ShuffleConfig config : preset.configs()) {
+                for (int index : order[rep]) {
+                    ShuffleConfig config = preset.configs().get(index);
                     if (STOPPING.get()) {
                         System.out.println("stopping: the JVM is shutting down; " + cell.label()
                                 + " is incomplete and runs again on resume");
@@ -140,7 +142,7 @@ public final class ShuffleAbSuite {
     static String settingsLine(Preset preset) {
         return "preset=" + preset.name() + " configs=" + preset.configs() + " reps=" + preset.reps() + " hcommConf="
                 + preset.hcommConf() + " sparkConf=" + preset.sparkConf() + " jfr=" + preset.jfr() + " warmExecutors=" + preset.warmExecutors()
-                + "\n";
+                + " order=balanced\n";
     }
 
     /**

@@ -19,15 +19,26 @@ final class SummaryReport {
     private SummaryReport() {
     }
 
+    /** The repetitions' orders, e.g. "builtin → hcomm; hcomm → builtin". */
+    private static String orders(Preset preset) {
+        List<String> reps = new java.util.ArrayList<>();
+        for (int[] order : RunOrder.of(preset.configs().size(), preset.reps())) {
+            reps.add(String.join(" → ", java.util.Arrays.stream(order)
+                    .mapToObj(i -> preset.configs().get(i).label()).toList()));
+        }
+        return String.join("; ", reps);
+    }
+
     static String markdown(Preset preset, List<RunResult> results, Map<Preset.Cell, String> checks,
             List<String> warnings, double wallSec, String machine) {
         StringBuilder sb = new StringBuilder();
         sb.append("# Shuffle A/B suite — preset `").append(preset.name()).append("`\n\n");
         sb.append(String.format(Locale.ROOT, "%s. %d runs in %.1f min; %d repetition(s) per cell, configurations "
-                + "alternating %s within each repetition; a fresh application (local-cluster, executors of %d MB, "
-                + "1 core each) per run. Values are the median over the repetitions with (min–max).%n%n",
-                machine, results.size(), wallSec / 60, preset.reps(),
-                String.join(" → ", preset.configs().stream().map(ShuffleConfig::label).toList()), Runner.EXECUTOR_MB));
+                + "alternating within each repetition, in the orders %s (balanced so that a drift of the host's "
+                + "speed during a cell costs every configuration alike); a fresh application (local-cluster, "
+                + "executors of %d MB, 1 core each) per run. Values are the median over the repetitions with "
+                + "(min–max).%n%n",
+                machine, results.size(), wallSec / 60, preset.reps(), orders(preset), Runner.EXECUTOR_MB));
         if (preset.warmExecutors()) {
             sb.append("Each application first ran the same workload unmeasured at an eighth of the size (at least 16 "
                     + "MB), so the measured run meets executors whose read path is already JIT-compiled, as in a "
