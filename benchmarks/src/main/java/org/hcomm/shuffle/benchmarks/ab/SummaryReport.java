@@ -138,6 +138,7 @@ final class SummaryReport {
             }
             waitSplit(sb, preset, mine);
             refaults(sb, preset, mine);
+            drift(sb, preset, mine);
             for (RunResult r : mine) {
                 if (!r.ok()) {
                     sb.append("\n- ").append(r.config().label()).append(" rep ").append(r.rep()).append(" failed: `")
@@ -168,6 +169,24 @@ final class SummaryReport {
         if (!line.isEmpty()) {
             sb.append("\nOne-sided fetch wait by what the reduce tasks waited for (s): ").append(line).append(".\n");
         }
+    }
+
+    /** The host's drift during the cell and the reduce-stage ratios with it taken out ({@link DriftFit}). */
+    static void drift(StringBuilder sb, Preset preset, List<RunResult> mine) {
+        DriftFit fit = DriftFit.of(mine, preset.configs(), RunResult::reduceSec);
+        if (fit == null) {
+            return;
+        }
+        ShuffleConfig base = preset.configs().get(0);
+        StringJoiner ratios = new StringJoiner(", ");
+        fit.ratios().forEach((c, v) -> {
+            if (c != base) {
+                ratios.add(String.format(Locale.ROOT, "%s %.2f×", c.label(), v));
+            }
+        });
+        sb.append(String.format(Locale.ROOT, "%nHost drift during the cell: %+.1f %% per run (least-squares fit of "
+                + "log reduce-stage time on the run's order and configuration, a check on the medians); with it "
+                + "taken out, reduce / %s: %s.%n", 100 * fit.driftPerRun(), base.label(), ratios));
     }
 
     /** File pages the host read back after evicting them, during the measured job (runs that recorded it). */
