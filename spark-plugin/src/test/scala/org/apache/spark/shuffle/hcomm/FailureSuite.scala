@@ -162,13 +162,13 @@ class FailureSuite extends LocalClusterSuite {
       // once the relaunched executor is back with its HComm endpoint (so the next shuffle has a remote side): the
       // reads that failed with the dead executor gave their receive buffer back, and a later shuffle on the
       // surviving and relaunched executors runs one-sidedly without a single failed task
-      awaitReplaced(victim, c)
       // the job returned once every partition had one successful attempt; tasks of other attempts may still run,
       // and each must end without waiting out a timeout of its own (a task still running holds an executor's only
       // core and the receive buffer chunks it borrowed)
       val drainStart = System.nanoTime()
       eventually(s"tasks left running by the job to end: ${tasks.runningNow}", 30)(tasks.runningNow.isEmpty)
       info(s"tasks left running by the job ended within ${(System.nanoTime() - drainStart) / 1000000} ms")
+      awaitReplaced(victim, c)
       assertEveryChunkFree(c)
       val before = metric("bytesReadOneSided")
       c.setJobGroup("after-kill", "the shuffle after the kill")
