@@ -1,11 +1,13 @@
 package org.hcomm.shuffle.benchmarks.ab;
 
 import java.util.ArrayList;
+import java.util.IntSummaryStatistics;
 import java.util.List;
+import java.util.stream.IntStream;
 
 /**
- * The order of a cell's configurations in each repetition. A host's speed drifts during a cell (it did by 10–40 %
- * up to 40 % within one 25-minute cell on the machine of docs/BENCHMARKS.md), and with one fixed order a drift favours whichever
+ * The order of a cell's configurations in each repetition. A host's speed drifts during a cell (by up to 40 %
+ * within one 25-minute cell on the machine of docs/BENCHMARKS.md), and with one fixed order a drift favours whichever
  * configuration runs first in every repetition. Here each configuration's positions, summed over the repetitions,
  * are as equal as they can be: equal for an even number of repetitions (each forward order followed by its reverse),
  * at most one apart for an odd number of three or more (a searched block of three, then reversed pairs). A drift
@@ -26,10 +28,7 @@ final class RunOrder {
             throw new IllegalArgumentException("RunOrder: " + configs + " configurations (1–6), " + reps
                     + " repetitions (at least 1)");
         }
-        int[] forward = new int[configs];
-        for (int i = 0; i < configs; i++) {
-            forward[i] = i;
-        }
+        int[] forward = IntStream.range(0, configs).toArray();
         List<int[]> orders = new ArrayList<>();
         int rest = reps;
         if (reps % 2 == 1) {
@@ -64,9 +63,9 @@ final class RunOrder {
         List<int[]> bestBlock = null;
         for (int[] second : all) {
             for (int[] third : all) {
-                int[][] block = {forward, second, third};
-                int[] sums = positionSums(block);
-                int spread = max(sums) - min(sums);
+                IntSummaryStatistics sums = IntStream.of(positionSums(new int[][] {forward, second, third}))
+                        .summaryStatistics();
+                int spread = sums.getMax() - sums.getMin();
                 if (spread < best) {
                     best = spread;
                     bestBlock = List.of(forward.clone(), second, third);
@@ -103,21 +102,5 @@ final class RunOrder {
             r[i] = order[order.length - 1 - i];
         }
         return r;
-    }
-
-    private static int max(int[] a) {
-        int m = Integer.MIN_VALUE;
-        for (int v : a) {
-            m = Math.max(m, v);
-        }
-        return m;
-    }
-
-    private static int min(int[] a) {
-        int m = Integer.MAX_VALUE;
-        for (int v : a) {
-            m = Math.min(m, v);
-        }
-        return m;
     }
 }

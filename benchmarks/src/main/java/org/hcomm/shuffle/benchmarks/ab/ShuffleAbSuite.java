@@ -75,6 +75,7 @@ public final class ShuffleAbSuite {
         int total = preset.runs();
         int sequence = previous.stream().mapToInt(RunResult::sequence).max().orElse(0);
         int done = 0;
+        int[][] order = RunOrder.of(preset.configs().size(), preset.reps()); // the same in every cell
         for (Preset.Cell cell : preset.cells()) {
             Workload workload = Workload.of(cell.workload());
             List<RunResult> earlier = previous.stream().filter(r -> r.cell().equals(cell)).toList();
@@ -86,7 +87,6 @@ public final class ShuffleAbSuite {
             }
             deleteRuns(runsDir, "-" + cell.fileStem() + "-r"); // a cell's runs alternate within one invocation
             System.out.println("== " + cell.label() + ": " + workload.describe(cell.targetMb()));
-            int[][] order = RunOrder.of(preset.configs().size(), preset.reps());
             for (int rep = 0; rep < preset.reps(); rep++) {
                 for (int index : order[rep]) {
                     ShuffleConfig config = preset.configs().get(index);

@@ -1,5 +1,7 @@
 package org.hcomm.shuffle.benchmarks.ab;
 
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -21,9 +23,9 @@ final class SummaryReport {
 
     /** The repetitions' orders, e.g. "builtin → hcomm; hcomm → builtin". */
     private static String orders(Preset preset) {
-        List<String> reps = new java.util.ArrayList<>();
+        List<String> reps = new ArrayList<>();
         for (int[] order : RunOrder.of(preset.configs().size(), preset.reps())) {
-            reps.add(String.join(" → ", java.util.Arrays.stream(order)
+            reps.add(String.join(" → ", Arrays.stream(order)
                     .mapToObj(i -> preset.configs().get(i).label()).toList()));
         }
         return String.join("; ", reps);

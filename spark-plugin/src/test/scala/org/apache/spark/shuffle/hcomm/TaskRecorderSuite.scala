@@ -40,6 +40,18 @@ class TaskRecorderSuite extends AnyFunSuite {
     assert(r.mostAtOnce(7).isEmpty)
   }
 
+  test("tasks running now: started and not ended, per stage and executor, a failed end ending them too") {
+    val r = new TaskRecorder
+    val a1 = info("1"); val a2 = info("1"); val b1 = info("2")
+    start(r, 4, a1); start(r, 4, a2); start(r, 7, b1)
+    assert(r.runningNow == Map((4, "1") -> 2, (7, "2") -> 1))
+    end(r, 4, a1)
+    end(r, 7, b1, ExecutorLostFailure("2", exitCausedByApp = true, Some("killed")))
+    assert(r.runningNow == Map((4, "1") -> 1))
+    end(r, 4, a2)
+    assert(r.runningNow.isEmpty)
+  }
+
   test("failed tasks are recorded with stage attempt, executor and reason; remote bytes of successful ones summed") {
     val r = new TaskRecorder
     val ok1 = info("1"); val ok2 = info("2"); val lost = info("2")

@@ -31,10 +31,7 @@ public final class DriverState {
         long registrationsSeen = -1; // the registration count when the mesh was last extended
     }
 
-    /**
-     * Stage attempts remembered after their end (so late provisioning does not recreate channels), each with the
-     * number of executors told to destroy channel ends of it: bounded.
-     */
+    /** Stage attempts remembered after their end (so late provisioning does not recreate channels): bounded. */
     private static final int ENDED_KEPT = 4096;
 
     private final String appTag;
@@ -42,6 +39,7 @@ public final class DriverState {
     private final Map<String, ExecutorInfo> executors = new LinkedHashMap<>();
     private final Map<Integer, Map<Long, Location>> shuffles = new HashMap<>();
     private final Map<StageChannels.StageKey, StagePlan> stages = new HashMap<>();
+    /** Ended stage attempt → destroy reports its end is to bring (see {@link #destroyCallsExpected}). */
     private final Map<StageChannels.StageKey, Integer> ended = boundedMap();
     private final Map<StageChannels.StageKey, StageChannels.Ended> reportedEnds = boundedMap();
     private long registrations; // executors registered so far; a plan needs extending only when it moved
@@ -216,7 +214,8 @@ public final class DriverState {
 
     /**
      * For tests and the benchmarks: the destroy calls a stage attempt's end is to bring, one per live executor that
-     * holds channel ends of it (0 when no task of it asked for channels), or -1 while it has not ended. Reports are
+     * holds channel ends of it (0 for a stage without a parent stage: it reads no shuffle and gets no channels), or -1
+     * while it has not ended (or ended too long ago to be remembered). Reports are
      * complete when {@link #destroyCallsOf} reaches it.
      */
     public synchronized int destroyCallsExpected(int stageId, int attempt) {
