@@ -79,20 +79,25 @@ public final class ShuffleAbSuite {
         for (Preset.Cell cell : preset.cells()) {
             Workload workload = Workload.of(cell.workload());
             List<RunResult> earlier = previous.stream().filter(r -> r.cell().equals(cell)).toList();
-            if (earlier.size() == preset.configs().size() * preset.reps() && earlier.stream().allMatch(RunResult::ok)) {
-                System.out.println("== " + cell.label() + ": " + earlier.size() + " runs from an earlier invocation");
-                results.addAll(earlier);
-                done += earlier.size();
+            int kept = completeRepetitions(earlier, preset);
+            List<RunResult> keptRuns = earlier.stream().filter(r -> r.rep() < kept).toList();
+            results.addAll(keptRuns);
+            done += keptRuns.size();
+            if (kept == preset.reps()) {
+                System.out.println("== " + cell.label() + ": " + keptRuns.size() + " runs from an earlier invocation");
                 continue;
             }
-            deleteRuns(runsDir, "-" + cell.fileStem() + "-r"); // a cell's runs alternate within one invocation
-            System.out.println("== " + cell.label() + ": " + workload.describe(cell.targetMb()));
-            for (int rep = 0; rep < preset.reps(); rep++) {
+            for (int rep = kept; rep < preset.reps(); rep++) { // a repetition's runs alternate within one invocation
+                deleteRuns(runsDir, "-" + cell.fileStem() + "-r" + rep + "-");
+            }
+            System.out.println("== " + cell.label() + ": " + workload.describe(cell.targetMb()) + (kept == 0 ? ""
+                    : "; repetition(s) 0–" + (kept - 1) + " from an earlier invocation, the others run now"));
+            for (int rep = kept; rep < preset.reps(); rep++) {
                 for (int index : order[rep]) {
                     ShuffleConfig config = preset.configs().get(index);
                     if (STOPPING.get()) {
-                        System.out.println("stopping: the JVM is shutting down; " + cell.label()
-                                + " is incomplete and runs again on resume");
+                        System.out.println("stopping: the JVM is shutting down; repetition " + rep + " of "
+                                + cell.label() + " is incomplete and runs again on resume");
                         return;
                     }
                     sequence++;
@@ -146,8 +151,9 @@ public final class ShuffleAbSuite {
     }
 
     /**
-     * The runs of an earlier invocation into the same output directory ({@code -Dab.resume=true}): cells it
-     * completed without a failed run are kept, the others run again. Fails when the earlier invocation used other settings.
+     * The runs of an earlier invocation into the same output directory ({@code -Dab.resume=true}), all of
+     * them; the suite keeps each cell's complete repetitions ({@link #completeRepetitions}) and runs the others again.
+     * Fails when the earlier invocation used other settings.
      */
     static List<RunResult> resumable(Path out, Path runsDir, Preset preset) throws IOException {
         Path settings = out.resolve("settings.txt");
@@ -166,6 +172,26 @@ public final class ShuffleAbSuite {
         }
         System.out.println("resuming: " + runs.size() + " run files in " + runsDir);
         return runs;
+    }
+
+    /**
+     * How many of a cell's repetitions, counted from the first, an earlier invocation completed: every
+     * configuration ran successfully in each. A resumed cell keeps those and runs the rest, so a cell longer than a
+     * sitting can end in the next one; each repetition's runs still alternate within one invocation, which is what
+     * the per-repetition ratios of the summary compare.
+     */
+    static int completeRepetitions(List<RunResult> earlier, Preset preset) {
+        int rep = 0;
+        while (rep < preset.reps()) {
+            int r = rep;
+            boolean complete = preset.configs().stream().allMatch(c -> earlier.stream()
+                    .anyMatch(run -> run.rep() == r && run.config() == c && run.ok()));
+            if (!complete) {
+                break;
+            }
+            rep++;
+        }
+        return rep;
     }
 
     /** Deletes run files and recordings whose name contains {@code marker} (all of them for ""). */

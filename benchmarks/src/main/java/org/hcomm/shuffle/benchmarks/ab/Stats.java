@@ -14,6 +14,12 @@ record Stats(double median, double min, double max, int n) {
                 v.add(metric.applyAsDouble(r));
             }
         }
+        return ofValues(v);
+    }
+
+    /** Median, minimum and maximum of some values (NaN and n = 0 for none). */
+    static Stats ofValues(List<Double> values) {
+        List<Double> v = new ArrayList<>(values);
         if (v.isEmpty()) {
             return new Stats(Double.NaN, Double.NaN, Double.NaN, 0);
         }

@@ -6,6 +6,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.StringJoiner;
 import java.util.function.Function;
 import java.util.function.Predicate;
@@ -140,6 +141,7 @@ final class SummaryReport {
             }
             waitSplit(sb, preset, mine);
             refaults(sb, preset, mine);
+            perRepetition(sb, preset, mine);
             drift(sb, preset, mine);
             for (RunResult r : mine) {
                 if (!r.ok()) {
@@ -171,6 +173,45 @@ final class SummaryReport {
         if (!line.isEmpty()) {
             sb.append("\nOne-sided fetch wait by what the reduce tasks waited for (s): ").append(line).append(".\n");
         }
+    }
+
+    /**
+     * Each configuration's reduce-stage time over the base configuration's within each repetition (runs a few
+     * minutes apart, so the host's speed cancels; the ratios to read when a resumed cell's repetitions ran in
+     * different sittings), and their median.
+     */
+    static void perRepetition(StringBuilder sb, Preset preset, List<RunResult> mine) {
+        ShuffleConfig base = preset.configs().get(0);
+        StringJoiner line = new StringJoiner("; ");
+        for (ShuffleConfig c : preset.configs().subList(1, preset.configs().size())) {
+            List<Double> ratios = repetitionRatios(mine, c, base, preset.reps());
+            if (ratios.isEmpty()) {
+                continue;
+            }
+            StringJoiner each = new StringJoiner(", ");
+            ratios.forEach(v -> each.add(String.format(Locale.ROOT, "%.2f×", v)));
+            line.add(String.format(Locale.ROOT, "%s %s (median %.2f×)", c.label(), each,
+                    Stats.ofValues(ratios).median()));
+        }
+        if (line.length() > 0) {
+            sb.append("\nReduce / ").append(base.label()).append(" within each repetition: ").append(line)
+                    .append(".\n");
+        }
+    }
+
+    /** The ratios of {@code c}'s reduce-stage time to {@code base}'s, per repetition in which both succeeded. */
+    static List<Double> repetitionRatios(List<RunResult> mine, ShuffleConfig c, ShuffleConfig base, int reps) {
+        List<Double> ratios = new ArrayList<>();
+        for (int rep = 0; rep < reps; rep++) {
+            int r = rep;
+            Optional<RunResult> a = mine.stream().filter(x -> x.rep() == r && x.config() == c && x.ok()).findFirst();
+            Optional<RunResult> b = mine.stream().filter(x -> x.rep() == r && x.config() == base && x.ok())
+                    .findFirst();
+            if (a.isPresent() && b.isPresent()) {
+                ratios.add(a.get().reduceSec() / b.get().reduceSec());
+            }
+        }
+        return ratios;
     }
 
     /** The host's drift during the cell and the reduce-stage ratios with it taken out ({@link DriftFit}). */

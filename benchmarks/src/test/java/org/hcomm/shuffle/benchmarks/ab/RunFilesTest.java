@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -88,6 +89,47 @@ class RunFilesTest {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> ShuffleAbSuite.resumable(out, runs, other));
         assertTrue(e.getMessage().contains("other settings"), e.getMessage());
+    }
+
+    @Test
+    void resumingAHalfRunCellKeepsItsCompleteRepetitions(@TempDir Path runs) throws Exception {
+        Preset preset = new Preset("t", List.of("tpch"), List.of(4096L), List.of(4), List.of("java"),
+                List.of(ShuffleConfig.BUILTIN, ShuffleConfig.HCOMM), 3, false, Map.of(), Map.of(), false, true);
+        Preset.Cell cell = preset.cells().get(0);
+        List<RunResult> earlier = new ArrayList<>();
+        int seq = 0;
+        for (int rep = 0; rep < 2; rep++) {
+            for (ShuffleConfig c : preset.configs()) {
+                earlier.add(RunResult.failed(cell, c, rep, ++seq, "now", "placeholder"));
+            }
+        }
+        assertEquals(0, ShuffleAbSuite.completeRepetitions(earlier, preset), "failed runs complete nothing");
+        List<RunResult> ok = earlier.stream().map(r -> okRun(r)).toList();
+        assertEquals(2, ShuffleAbSuite.completeRepetitions(ok, preset));
+        assertEquals(1, ShuffleAbSuite.completeRepetitions(ok.subList(0, 3), preset), "rep 1 lacks hcomm");
+        List<RunResult> hole = new ArrayList<>(ok);
+        hole.set(1, earlier.get(1)); // rep 0's hcomm failed: rep 1 does not count either
+        assertEquals(0, ShuffleAbSuite.completeRepetitions(hole, preset));
+        List<RunResult> all = new ArrayList<>(ok);
+        all.add(okRun(RunResult.failed(cell, ShuffleConfig.BUILTIN, 2, ++seq, "now", "")));
+        all.add(okRun(RunResult.failed(cell, ShuffleConfig.HCOMM, 2, ++seq, "now", "")));
+        assertEquals(3, ShuffleAbSuite.completeRepetitions(all, preset));
+
+        // an incomplete repetition's files (and recordings) go; the complete ones stay
+        for (String f : List.of("001-tpch-4096m-4x-java-r0-builtin.json", "002-tpch-4096m-4x-java-r0-hcomm.json",
+                "003-tpch-4096m-4x-java-r1-builtin.json")) {
+            Files.writeString(runs.resolve(f), "{}");
+        }
+        Files.createDirectories(runs.resolve("004-tpch-4096m-4x-java-r1-hcomm-jfr"));
+        ShuffleAbSuite.deleteRuns(runs, "-tpch-4096m-4x-java-r1-");
+        assertEquals(List.of("001-tpch-4096m-4x-java-r0-builtin.json", "002-tpch-4096m-4x-java-r0-hcomm.json"),
+                Files.list(runs).map(p -> p.getFileName().toString()).sorted().toList());
+    }
+
+    /** The same run, successful. */
+    private static RunResult okRun(RunResult r) {
+        return new RunResult(r.cell(), r.config(), r.rep(), r.sequence(), r.startedAt(), 2, 1, 0, 0, 0, 0, 1, 0, 0, 0,
+                0, 0, Map.of(), "", 0, 0, Map.of(), List.of(), List.of(), Map.of(), Map.of(), null);
     }
 
     @Test
