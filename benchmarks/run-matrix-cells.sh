@@ -22,6 +22,8 @@ DEADLINE="${DEADLINE:-0}"
 STOP="${STOP:-$OUT/stop}"
 
 # Minutes a 4 GB cell took on the 2-core machine of docs/BENCHMARKS.md, rounded up; 1 GB cells take about a quarter.
+# Slow sittings of that machine took 1.5-2.5x these (4 GB / 4x TPC-H: about 200 min), so a DEADLINE check can pass
+# for a cell that then outlasts the sitting; the suite keeps its complete repetitions for the next.
 estimate_minutes() { # workload executors size
   local m
   case "$1:$2" in
@@ -35,8 +37,8 @@ estimate_minutes() { # workload executors size
 
 save() {
   [[ -n "${SAVE:-}" ]] || return 0
-  # A mirror of the output directory's runs: the suite deletes a half-run cell's files before running it again,
-  # and a copy must not keep them.
+  # A mirror of the output directory's runs: the suite deletes the files of a cell's incomplete repetition before
+  # running it again, and a copy must not keep them.
   rm -rf "$SAVE/runs"
   mkdir -p "$SAVE/runs"
   cp "$OUT/settings.txt" "$SAVE/"
@@ -59,7 +61,8 @@ for cell in $CELLS; do
         -Dab.out="$OUT" -Dab.resume=true) > "$log" 2>&1; then
     echo "$(date -Is) done $cell"
   else
-    echo "$(date -Is) FAILED $cell (see $log)"
+    # a failed run, or an invocation stopped between runs; either way the cell's complete repetitions are kept
+    echo "$(date -Is) $cell did not complete: exit $? (see $log); its complete repetitions are kept for a resume"
   fi
   save
 done
