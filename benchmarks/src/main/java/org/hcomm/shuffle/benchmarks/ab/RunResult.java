@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 /** Everything measured in one run (one fresh application running one workload under one configuration). */
 record RunResult(Preset.Cell cell, ShuffleConfig config, int rep, int sequence, String startedAt,
@@ -54,6 +55,11 @@ record RunResult(Preset.Cell cell, ShuffleConfig config, int rep, int sequence, 
 
     boolean ok() {
         return error == null;
+    }
+
+    /** The successful run of {@code config} in repetition {@code rep} among {@code runs} (one cell's), if any. */
+    static Optional<RunResult> successful(List<RunResult> runs, int rep, ShuffleConfig config) {
+        return runs.stream().filter(r -> r.rep == rep && r.config == config && r.ok()).findFirst();
     }
 
     long oneSidedBytes() {

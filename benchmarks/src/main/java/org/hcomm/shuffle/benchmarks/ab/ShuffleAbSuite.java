@@ -182,16 +182,14 @@ public final class ShuffleAbSuite {
      */
     static int completeRepetitions(List<RunResult> earlier, Preset preset) {
         int rep = 0;
-        while (rep < preset.reps()) {
-            int r = rep;
-            boolean complete = preset.configs().stream().allMatch(c -> earlier.stream()
-                    .anyMatch(run -> run.rep() == r && run.config() == c && run.ok()));
-            if (!complete) {
-                break;
-            }
+        while (rep < preset.reps() && complete(earlier, rep, preset)) {
             rep++;
         }
         return rep;
+    }
+
+    private static boolean complete(List<RunResult> earlier, int rep, Preset preset) {
+        return preset.configs().stream().allMatch(c -> RunResult.successful(earlier, rep, c).isPresent());
     }
 
     /** Deletes run files and recordings whose name contains {@code marker} (all of them for ""). */

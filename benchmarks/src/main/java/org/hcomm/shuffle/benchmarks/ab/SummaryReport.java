@@ -203,10 +203,8 @@ final class SummaryReport {
     static List<Double> repetitionRatios(List<RunResult> mine, ShuffleConfig c, ShuffleConfig base, int reps) {
         List<Double> ratios = new ArrayList<>();
         for (int rep = 0; rep < reps; rep++) {
-            int r = rep;
-            Optional<RunResult> a = mine.stream().filter(x -> x.rep() == r && x.config() == c && x.ok()).findFirst();
-            Optional<RunResult> b = mine.stream().filter(x -> x.rep() == r && x.config() == base && x.ok())
-                    .findFirst();
+            Optional<RunResult> a = RunResult.successful(mine, rep, c);
+            Optional<RunResult> b = RunResult.successful(mine, rep, base);
             if (a.isPresent() && b.isPresent()) {
                 ratios.add(a.get().reduceSec() / b.get().reduceSec());
             }
