@@ -57,7 +57,7 @@ public final class ShuffleAbSuite {
         Files.writeString(out.resolve("settings.txt"), settingsLine(preset), StandardCharsets.UTF_8);
         String machine = String.format(Locale.ROOT, "%s, %d cores, Java %s", hostName(),
                 Runtime.getRuntime().availableProcessors(), System.getProperty("java.version"));
-        printPlan(preset, machine);
+        printPlan(preset, previous, machine);
 
         long start = System.nanoTime();
         boolean pending = preset.cells().stream().anyMatch(c -> previous.stream().filter(r -> r.cell().equals(c))
@@ -74,7 +74,8 @@ public final class ShuffleAbSuite {
         List<RunResult> results = new ArrayList<>();
         int total = preset.runs();
         int sequence = previous.stream().mapToInt(RunResult::sequence).max().orElse(0);
-        int done = 0;
+        int done = 0; // runs of the preset that exist, kept from an earlier invocation or run now
+        int ranNow = 0;
         int[][] order = RunOrder.of(preset.configs().size(), preset.reps()); // the same in every cell
         for (Preset.Cell cell : preset.cells()) {
             Workload workload = Workload.of(cell.workload());
@@ -102,6 +103,7 @@ public final class ShuffleAbSuite {
                     }
                     sequence++;
                     done++;
+                    ranNow++;
                     RunResult r;
                     String startedAt = java.time.Instant.now().toString();
                     String stem = String.format(Locale.ROOT, "%03d-%s-r%d-%s", sequence, cell.fileStem(), rep,
@@ -119,7 +121,7 @@ public final class ShuffleAbSuite {
                     results.add(r);
                     Files.writeString(runsDir.resolve(stem + ".json"), Json.write(r.toJson()), StandardCharsets.UTF_8);
                     double elapsed = (System.nanoTime() - start) / 1e9;
-                    System.out.println(progressLine(r, done, total, elapsed));
+                    System.out.println(progressLine(r, done, total, elapsed, minutesLeft(elapsed, ranNow, total - done)));
                 }
             }
         }
@@ -269,25 +271,31 @@ public final class ShuffleAbSuite {
         return failed;
     }
 
-    static void printPlan(Preset preset, String machine) {
+    /** The plan, with the wall time of the runs still to run (a resumed cell's complete repetitions take none). */
+    static void printPlan(Preset preset, List<RunResult> previous, String machine) {
         double seconds = 0;
+        int toRun = 0;
         for (Preset.Cell cell : preset.cells()) {
-            seconds += preset.configs().size() * preset.reps()
+            int reps = preset.reps() - completeRepetitions(
+                    previous.stream().filter(r -> r.cell().equals(cell)).toList(), preset);
+            toRun += preset.configs().size() * reps;
+            seconds += preset.configs().size() * reps
                     * (SECONDS_PER_RUN + jobSeconds(cell.workload(), cell.targetMb())
                             + (preset.warmExecutors() ? jobSeconds(cell.workload(), Preset.warmMb(cell.targetMb())) : 0));
         }
-        if (preset.warmup()) {
+        if (preset.warmup() && toRun > 0) {
             for (String w : preset.workloads()) {
                 seconds += SECONDS_PER_RUN + jobSeconds(w, WARMUP_MB);
             }
         }
         System.out.printf(Locale.ROOT, "shuffle A/B suite, preset %s on %s%n  workloads %s; sizes %s; executors %s; "
-                + "serializers %s; configurations %s; %d rep(s)%n  hcomm settings %s%n  %d cells, %d runs; estimated wall time %.0f min "
-                + "(about %.0f s per run besides ~%.0f s start-up)%n", preset.name(), machine, preset.workloads(),
+                + "serializers %s; configurations %s; %d rep(s)%n  hcomm settings %s%n  %d cells, %d runs, %d of them "
+                + "to run now; estimated wall time %.0f min (about %.0f s per run besides ~%.0f s start-up)%n",
+                preset.name(), machine, preset.workloads(),
                 preset.sizesMb().stream().map(Preset::formatMb).toList(), preset.executors(), preset.serializers(),
                 preset.configs().stream().map(ShuffleConfig::label).toList(), preset.reps(),
                 preset.hcommConf().isEmpty() ? "(plugin defaults)" : preset.hcommConf(), preset.cells().size(),
-                preset.runs(), seconds / 60, Math.max(0, seconds / Math.max(1, preset.runs()) - SECONDS_PER_RUN),
+                preset.runs(), toRun, seconds / 60, Math.max(0, seconds / Math.max(1, toRun) - SECONDS_PER_RUN),
                 SECONDS_PER_RUN);
     }
 
@@ -296,8 +304,16 @@ public final class ShuffleAbSuite {
         return c[0] + c[1] * mb;
     }
 
-    static String progressLine(RunResult r, int sequence, int total, double elapsed) {
-        double eta = elapsed / sequence * (total - sequence);
+    /**
+     * Minutes the runs still to come will take at the pace of this invocation's: {@code elapsed} seconds for
+     * {@code ranNow} runs. Runs kept from an earlier invocation took none of this invocation's time, so they do not
+     * count (they made a resumed cell's estimate too short by the share of kept runs).
+     */
+    static double minutesLeft(double elapsed, int ranNow, int left) {
+        return ranNow == 0 ? Double.NaN : elapsed / ranNow * left / 60;
+    }
+
+    static String progressLine(RunResult r, int sequence, int total, double elapsed, double minutesLeft) {
         if (!r.ok()) {
             return String.format(Locale.ROOT, "[%d/%d] %-16s rep %d FAILED: %s", sequence, total,
                     r.config().label(), r.rep(), r.error());
@@ -307,7 +323,7 @@ public final class ShuffleAbSuite {
                 + "checksum %016x  (elapsed %.1f min, ~%.1f min left)", sequence, total, r.config().label(), r.rep(),
                 r.jobSec(), r.reduceSec(), r.fetchWaitSec(), r.reduceCpuSec(), r.nonTaskCpuSec(), r.ownerCpuSec(), r.shuffleWriteBytes() / 1e6,
                 r.oneSidedBytes() / 1e6, r.fallbackBytes(), r.hcomm().getOrDefault("channelsCreated", 0L),
-                r.hcomm().getOrDefault("channelsDestroyed", 0L), r.checksum(), elapsed / 60, eta / 60);
+                r.hcomm().getOrDefault("channelsDestroyed", 0L), r.checksum(), elapsed / 60, minutesLeft);
     }
 
     private static String hostName() {

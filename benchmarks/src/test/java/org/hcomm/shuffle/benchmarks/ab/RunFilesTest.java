@@ -133,6 +133,14 @@ class RunFilesTest {
     }
 
     @Test
+    void aResumedCellsTimeLeftIsPacedByTheRunsOfThisInvocation() {
+        // 8 of 12 runs kept from an earlier invocation, 1 run now in 15 min: 3 runs left take 45 min, not 5
+        assertEquals(45.0, ShuffleAbSuite.minutesLeft(15 * 60, 1, 3), 1e-9);
+        assertEquals(0.0, ShuffleAbSuite.minutesLeft(15 * 60, 4, 0), 1e-9);
+        assertTrue(Double.isNaN(ShuffleAbSuite.minutesLeft(0, 0, 3)), "no run yet: no pace to go by");
+    }
+
+    @Test
     void theMeasuredRunsCountersExcludeTheWarmUp() {
         Map<String, Long> warm = Map.of("bytesReadOneSided", 100L, "channelsCreated", 2L, "channelsLive", 0L);
         Map<String, Long> end = Map.of("bytesReadOneSided", 1100L, "channelsCreated", 6L, "channelsLive", 0L,
