@@ -22,7 +22,7 @@ DEADLINE="${DEADLINE:-0}"
 STOP="${STOP:-$OUT/stop}"
 
 # Minutes a 4 GB cell took on the 2-core machine of docs/BENCHMARKS.md, rounded up; 1 GB cells take about a quarter.
-# Slow sittings of that machine took 1.5-2.5x these (4 GB / 4x TPC-H: about 200 min), so a DEADLINE check can pass
+# Slow sittings of that machine took 1.5-2.5x these (4 GB / 4x TPC-H: about 180 min), so a DEADLINE check can pass
 # for a cell that then outlasts the sitting; the suite keeps its complete repetitions for the next.
 estimate_minutes() { # workload executors size
   local m
