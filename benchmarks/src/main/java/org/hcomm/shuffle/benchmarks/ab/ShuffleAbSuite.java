@@ -57,11 +57,11 @@ public final class ShuffleAbSuite {
         Files.writeString(out.resolve("settings.txt"), settingsLine(preset), StandardCharsets.UTF_8);
         String machine = String.format(Locale.ROOT, "%s, %d cores, Java %s", hostName(),
                 Runtime.getRuntime().availableProcessors(), System.getProperty("java.version"));
-        printPlan(preset, previous, machine);
+        Map<Preset.Cell, Integer> keptReps = keptRepetitions(previous, preset);
+        printPlan(preset, keptReps, machine);
 
         long start = System.nanoTime();
-        boolean pending = preset.cells().stream().anyMatch(c -> previous.stream().filter(r -> r.cell().equals(c))
-                .count() != (long) preset.configs().size() * preset.reps());
+        boolean pending = keptReps.values().stream().anyMatch(k -> k < preset.reps());
         if (preset.warmup() && pending) {
             System.out.println("warm-up (driver JVM only, discarded): each workload at " + WARMUP_MB + " MB, builtin");
             for (String w : preset.workloads()) {
@@ -79,9 +79,8 @@ public final class ShuffleAbSuite {
         int[][] order = RunOrder.of(preset.configs().size(), preset.reps()); // the same in every cell
         for (Preset.Cell cell : preset.cells()) {
             Workload workload = Workload.of(cell.workload());
-            List<RunResult> earlier = previous.stream().filter(r -> r.cell().equals(cell)).toList();
-            int kept = completeRepetitions(earlier, preset);
-            List<RunResult> keptRuns = earlier.stream().filter(r -> r.rep() < kept).toList();
+            int kept = keptReps.get(cell);
+            List<RunResult> keptRuns = previous.stream().filter(r -> r.cell().equals(cell) && r.rep() < kept).toList();
             results.addAll(keptRuns);
             done += keptRuns.size();
             if (kept == preset.reps()) {
@@ -194,6 +193,15 @@ public final class ShuffleAbSuite {
         return preset.configs().stream().allMatch(c -> RunResult.successful(earlier, rep, c).isPresent());
     }
 
+    /** {@link #completeRepetitions} of every cell of the preset, in the preset's order. */
+    static Map<Preset.Cell, Integer> keptRepetitions(List<RunResult> previous, Preset preset) {
+        Map<Preset.Cell, Integer> kept = new LinkedHashMap<>();
+        for (Preset.Cell cell : preset.cells()) {
+            kept.put(cell, completeRepetitions(previous.stream().filter(r -> r.cell().equals(cell)).toList(), preset));
+        }
+        return kept;
+    }
+
     /** Deletes run files and recordings whose name contains {@code marker} (all of them for ""). */
     static void deleteRuns(Path runsDir, String marker) throws IOException {
         try (Stream<Path> all = Files.walk(runsDir)) {
@@ -272,12 +280,11 @@ public final class ShuffleAbSuite {
     }
 
     /** The plan, with the wall time of the runs still to run (a resumed cell's complete repetitions take none). */
-    static void printPlan(Preset preset, List<RunResult> previous, String machine) {
+    static void printPlan(Preset preset, Map<Preset.Cell, Integer> keptReps, String machine) {
         double seconds = 0;
         int toRun = 0;
         for (Preset.Cell cell : preset.cells()) {
-            int reps = preset.reps() - completeRepetitions(
-                    previous.stream().filter(r -> r.cell().equals(cell)).toList(), preset);
+            int reps = preset.reps() - keptReps.get(cell);
             toRun += preset.configs().size() * reps;
             seconds += preset.configs().size() * reps
                     * (SECONDS_PER_RUN + jobSeconds(cell.workload(), cell.targetMb())
@@ -313,14 +320,14 @@ public final class ShuffleAbSuite {
         return ranNow == 0 ? Double.NaN : elapsed / ranNow * left / 60;
     }
 
-    static String progressLine(RunResult r, int sequence, int total, double elapsed, double minutesLeft) {
+    static String progressLine(RunResult r, int done, int total, double elapsed, double minutesLeft) {
         if (!r.ok()) {
-            return String.format(Locale.ROOT, "[%d/%d] %-16s rep %d FAILED: %s", sequence, total,
+            return String.format(Locale.ROOT, "[%d/%d] %-16s rep %d FAILED: %s", done, total,
                     r.config().label(), r.rep(), r.error());
         }
         return String.format(Locale.ROOT, "[%d/%d] %-16s rep %d  job %6.2f s  reduce %6.2f s  fetch wait %5.2f s  "
                 + "reduce cpu %5.2f s  non-task cpu %5.2f s  owner cpu %5.2f s  shuffle %5.0f MB  one-sided %5.0f MB  fallback %d  channels %d/%d  "
-                + "checksum %016x  (elapsed %.1f min, ~%.1f min left)", sequence, total, r.config().label(), r.rep(),
+                + "checksum %016x  (elapsed %.1f min, ~%.1f min left)", done, total, r.config().label(), r.rep(),
                 r.jobSec(), r.reduceSec(), r.fetchWaitSec(), r.reduceCpuSec(), r.nonTaskCpuSec(), r.ownerCpuSec(), r.shuffleWriteBytes() / 1e6,
                 r.oneSidedBytes() / 1e6, r.fallbackBytes(), r.hcomm().getOrDefault("channelsCreated", 0L),
                 r.hcomm().getOrDefault("channelsDestroyed", 0L), r.checksum(), elapsed / 60, minutesLeft);

@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 
 import org.junit.jupiter.api.Test;
 
@@ -15,8 +14,7 @@ class DriftFitTest {
     private static final Preset.Cell CELL = new Preset.Cell("aggregation", 4096, 2, "java");
 
     private static RunResult run(ShuffleConfig config, int sequence, double reduceSec) {
-        return new RunResult(CELL, config, 0, sequence, "now", reduceSec * 2, reduceSec, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0,
-                Map.of(), "", 0, 0, Map.of(), List.of(), List.of(), Map.of(), Map.of(), null);
+        return TestRuns.ok(CELL, config, 0, sequence, reduceSec);
     }
 
     /** Three repetitions in the fixed order, each run {@code drift} slower than the one before. */

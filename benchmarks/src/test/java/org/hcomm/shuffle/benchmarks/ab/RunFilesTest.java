@@ -104,15 +104,15 @@ class RunFilesTest {
             }
         }
         assertEquals(0, ShuffleAbSuite.completeRepetitions(earlier, preset), "failed runs complete nothing");
-        List<RunResult> ok = earlier.stream().map(r -> okRun(r)).toList();
+        List<RunResult> ok = earlier.stream().map(r -> TestRuns.ok(cell, r.config(), r.rep(), r.sequence(), 1)).toList();
         assertEquals(2, ShuffleAbSuite.completeRepetitions(ok, preset));
         assertEquals(1, ShuffleAbSuite.completeRepetitions(ok.subList(0, 3), preset), "rep 1 lacks hcomm");
         List<RunResult> hole = new ArrayList<>(ok);
         hole.set(1, earlier.get(1)); // rep 0's hcomm failed: rep 1 does not count either
         assertEquals(0, ShuffleAbSuite.completeRepetitions(hole, preset));
         List<RunResult> all = new ArrayList<>(ok);
-        all.add(okRun(RunResult.failed(cell, ShuffleConfig.BUILTIN, 2, ++seq, "now", "")));
-        all.add(okRun(RunResult.failed(cell, ShuffleConfig.HCOMM, 2, ++seq, "now", "")));
+        all.add(TestRuns.ok(cell, ShuffleConfig.BUILTIN, 2, ++seq, 1));
+        all.add(TestRuns.ok(cell, ShuffleConfig.HCOMM, 2, ++seq, 1));
         assertEquals(3, ShuffleAbSuite.completeRepetitions(all, preset));
 
         // an incomplete repetition's files (and recordings) go; the complete ones stay
@@ -124,12 +124,6 @@ class RunFilesTest {
         ShuffleAbSuite.deleteRuns(runs, "-tpch-4096m-4x-java-r1-");
         assertEquals(List.of("001-tpch-4096m-4x-java-r0-builtin.json", "002-tpch-4096m-4x-java-r0-hcomm.json"),
                 Files.list(runs).map(p -> p.getFileName().toString()).sorted().toList());
-    }
-
-    /** The same run, successful. */
-    private static RunResult okRun(RunResult r) {
-        return new RunResult(r.cell(), r.config(), r.rep(), r.sequence(), r.startedAt(), 2, 1, 0, 0, 0, 0, 1, 0, 0, 0,
-                0, 0, Map.of(), "", 0, 0, Map.of(), List.of(), List.of(), Map.of(), Map.of(), null);
     }
 
     @Test

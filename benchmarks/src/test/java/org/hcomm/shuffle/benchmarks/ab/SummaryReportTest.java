@@ -16,8 +16,7 @@ class SummaryReportTest {
             List.of(ShuffleConfig.BUILTIN, ShuffleConfig.HCOMM), 3, false, Map.of(), Map.of(), false, true);
 
     private static RunResult run(ShuffleConfig config, int rep, int sequence, double reduceSec) {
-        return new RunResult(CELL, config, rep, sequence, "now", reduceSec * 2, reduceSec, 0, 0, 0, 0, 1, 0, 0, 0, 0,
-                0, Map.of(), "", 0, 0, Map.of(), List.of(), List.of(), Map.of(), Map.of(), null);
+        return TestRuns.ok(CELL, config, rep, sequence, reduceSec);
     }
 
     @Test
