@@ -173,10 +173,7 @@ public final class HcommShuffleReader<K, C> implements ShuffleReader<K, C> {
                 String why = "no READY channel to executor " + owner.executorId() + " within "
                         + HcommConf.CHANNEL_SETUP_TIMEOUT.key();
                 if (runtime.fallbackNever()) {
-                    if (runtime.stageEnded(stage)) {
-                        throw runtime.endedWhileReading(stage, why, null);
-                    }
-                    throw unreachable(owner, e.getValue().get(0), why);
+                    throw ownerFailed(stage, owner, e.getValue().get(0), why);
                 }
                 fallBack(owner, e.getValue(), sparkBlocks, why);
                 continue;
@@ -184,10 +181,11 @@ public final class HcommShuffleReader<K, C> implements ShuffleReader<K, C> {
             // the partitions this task reads of each map output, in map order
             Map<Long, TreeMap<Integer, Tuple3<BlockId, Object, Object>>> byMap = new LinkedHashMap<>();
             Map<Long, Integer> mapIndex = new HashMap<>();
+            List<Tuple3<BlockId, Object, Object>> otherKinds = new ArrayList<>();
             List<Tuple3<BlockId, Object, Object>> unpublished = new ArrayList<>();
             for (Tuple3<BlockId, Object, Object> b : e.getValue()) {
                 if (!(b._1() instanceof ShuffleBlockId id)) {
-                    unpublished.add(b);
+                    otherKinds.add(b); // e.g. push-based shuffle's merged blocks: not published one-sidedly
                     continue;
                 }
                 byMap.computeIfAbsent(id.mapId(), k -> new TreeMap<>()).put(id.reduceId(), b);
@@ -208,19 +206,33 @@ public final class HcommShuffleReader<K, C> implements ShuffleReader<K, C> {
                 oneSided.add(new MapRead(owner, m.getKey(), mapIndex.get(m.getKey()), first, end,
                         where.indexAddress(), where.dataAddress(), channel, new ArrayList<>(m.getValue().values())));
             }
+            if (!otherKinds.isEmpty()) {
+                fallBack(owner, otherKinds, sparkBlocks, "blocks of a kind HComm does not read ("
+                        + otherKinds.get(0)._1() + ")");
+            }
             if (!unpublished.isEmpty()) {
-                fallBack(owner, unpublished, sparkBlocks, "map outputs not published for one-sided reads by executor "
-                        + owner.executorId() + " (its log says why)");
+                String why = "map outputs not published for one-sided reads by executor " + owner.executorId()
+                        + " (lost, or its log says why)";
+                if (runtime.fallbackNever()) {
+                    throw ownerFailed(stage, owner, unpublished.get(0), why);
+                }
+                fallBack(owner, unpublished, sparkBlocks, why);
             }
         }
     }
 
     /**
-     * An owner that did not answer the stage's channel setup cannot serve its blocks one-sidedly; with fallback
-     * `never` that is a fetch failure naming it (as Spark's own fetch from an unreachable executor is), so Spark
-     * recomputes its map outputs instead of failing the task until the job aborts.
+     * An owner that did not answer the stage's channel setup, or whose map outputs are not in the directory (it was
+     * lost, and the driver forgot its outputs before Spark's map output tracker did), cannot serve its blocks
+     * one-sidedly; with fallback `never` that is a fetch failure naming it (as Spark's own fetch from a lost executor
+     * is), so Spark recomputes its map outputs instead of failing the task, with the same stale map statuses, until
+     * the job aborts. A task of a stage attempt that has ended is killed instead: it must not blame a healthy owner.
      */
-    private RuntimeException unreachable(BlockManagerId owner, Tuple3<BlockId, Object, Object> first, String why) {
+    private RuntimeException ownerFailed(StageChannels.StageKey stage, BlockManagerId owner,
+            Tuple3<BlockId, Object, Object> first, String why) {
+        if (runtime.stageEnded(stage)) {
+            return runtime.endedWhileReading(stage, why, null);
+        }
         BlockId block = first._1();
         long mapId = -1;
         int reduceId = -1;
