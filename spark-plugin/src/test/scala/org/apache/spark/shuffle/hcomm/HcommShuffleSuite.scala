@@ -2,7 +2,7 @@ package org.apache.spark.shuffle.hcomm
 
 import scala.jdk.CollectionConverters._
 
-import org.apache.spark.{HashPartitioner, SparkEnv}
+import org.apache.spark.{FetchFailed, HashPartitioner, ShuffleDependency, SparkEnv}
 import org.apache.spark.rdd.ShuffledRDD
 import org.apache.spark.serializer.KryoSerializer
 
@@ -128,5 +128,34 @@ class HcommShuffleSuite extends LocalClusterSuite {
     }
     settled() // channelsLive == 0: every created channel destroyed, in one read of the executors' reports
     assertEveryChunkFree()
+  }
+
+  test("fallback never: map outputs the driver's directory no longer lists are a fetch failure, and Spark recomputes them") {
+    val tasks = new TaskRecorder
+    sc.addSparkListener(tasks)
+    try {
+      // one map task, so one owner; the reducers on the other executors read it remotely
+      val shuffled = sc.parallelize(1 to 60000, 1).map(i => (i % 500, i.toLong)).reduceByKey(_ + _, 6)
+      val dep = shuffled.dependencies.head.asInstanceOf[ShuffleDependency[Int, Long, Long]]
+      sc.submitMapStage(dep).get()
+      // what the driver plugin does on hearing an executor was removed, possibly before Spark's map output tracker
+      // and the reduce tasks' map statuses do: the directory forgets the owner's outputs (no executor has looked
+      // them up yet, so none has them cached)
+      driverState.shuffleRemoved(dep.shuffleId)
+      sc.setJobGroup("unlisted", "the reduce of outputs the directory forgot")
+      val got = shuffled.collect().toMap
+      sc.clearJobGroup()
+      assert(got == (1 to 60000).groupBy(_ % 500).map { case (k, v) => k -> v.map(_.toLong).sum })
+      sc.listenerBus.waitUntilEmpty()
+      val failures = tasks.failuresIn(sc, sc.statusTracker.getJobIdsForGroup("unlisted").toSeq)
+      // before, each was an IllegalStateException with the same stale map statuses, until the job aborted
+      assert(failures.nonEmpty, "no read failed: the directory was not consulted")
+      assert(failures.forall(_.reason.isInstanceOf[FetchFailed]), failures.mkString("\n"))
+      assert(metric("bytesReadFallback") == 0)
+      settled()
+      assertEveryChunkFree()
+    } finally {
+      sc.removeSparkListener(tasks)
+    }
   }
 }
