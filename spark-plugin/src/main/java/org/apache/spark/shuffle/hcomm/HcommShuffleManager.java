@@ -16,6 +16,7 @@ import org.apache.spark.shuffle.hcomm.internal.DriverState;
 import org.apache.spark.shuffle.hcomm.internal.ExecutorRuntime;
 import org.apache.spark.shuffle.hcomm.internal.HcommConf;
 import org.apache.spark.shuffle.hcomm.internal.HcommShuffleReader;
+import org.apache.spark.shuffle.hcomm.internal.LineCheck;
 import org.apache.spark.shuffle.hcomm.internal.PublishingShuffleWriter;
 import org.apache.spark.shuffle.hcomm.internal.Runtimes;
 import org.apache.spark.shuffle.sort.SortShuffleManager;
@@ -30,6 +31,10 @@ public final class HcommShuffleManager implements ShuffleManager {
     private final SortShuffleManager sort;
 
     public HcommShuffleManager(SparkConf conf, boolean isDriver) {
+        LineCheck.verifyLine();
+        if (isDriver) {
+            LineCheck.verifyManagerLoadable(conf);
+        }
         HcommConf.validate(conf);
         this.sort = new SortShuffleManager(conf);
     }

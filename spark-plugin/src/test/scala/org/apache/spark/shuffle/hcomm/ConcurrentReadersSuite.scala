@@ -9,7 +9,7 @@ import scala.jdk.CollectionConverters._
 
 import org.apache.spark.{ExceptionFailure, FetchFailed, HashPartitioner, TaskKilled}
 import org.apache.spark.scheduler._
-import org.apache.spark.sql.classic.SparkSession
+import org.apache.spark.shuffle.hcomm.TestLine.SparkSession
 import org.apache.spark.sql.functions.{count, sum}
 
 /**
@@ -81,9 +81,7 @@ class ConcurrentReadersSuite extends LocalClusterSuite {
         val got = spark.range(0, n, 1, 16).selectExpr("id % 10007 AS k", "id AS v")
           .groupBy("k").agg(count("*"), sum("v")).collect()
           .map(r => r.getLong(0) -> (r.getLong(1), r.getLong(2))).toMap
-        val expected = (0L until n).groupMapReduce(_ % 10007)(v => (1L, v)) { case ((c1, s1), (c2, s2)) =>
-          (c1 + c2, s1 + s2)
-        }
+        val expected = (0L until n).groupBy(_ % 10007).map { case (k, vs) => k -> (vs.size.toLong, vs.sum) }
         assert(got == expected)
         assertReadConcurrently(recorder)
         assert(recorder.failures.isEmpty, recorder.failures.asScala.mkString("\n"))
@@ -115,7 +113,7 @@ class ConcurrentReadersSuite extends LocalClusterSuite {
       .partitionBy(new HashPartitioner(8)) // no aggregation: a reduce task reads its blocks as it consumes them
     assert(shuffled.count() == maps.toLong * perMap) // the map outputs now live in both executors
     val expected = (for (m <- 0 until maps; i <- 0 until perMap) yield (i % 1000, payload(m, i)))
-      .groupMapReduce(_._1)(r => (1L, r._2.hashCode.toLong)) { case ((c1, h1), (c2, h2)) => (c1 + c2, h1 + h2) }
+      .groupBy(_._1).map { case (k, rs) => k -> (rs.size.toLong, rs.map(_._2.hashCode.toLong).sum) }
 
     val victim = "1"
     val resultStage = new AtomicInteger(-1)

@@ -1,5 +1,6 @@
 package org.apache.spark.shuffle.hcomm
 
+import java.lang.reflect.InvocationTargetException
 import java.util.concurrent.{ConcurrentLinkedQueue, CountDownLatch, TimeUnit}
 import java.util.concurrent.atomic.AtomicInteger
 
@@ -10,6 +11,7 @@ import scala.jdk.CollectionConverters._
 import org.apache.spark.{HashPartitioner, SparkConf, SparkContext, SparkEnv}
 import org.apache.spark.deploy.LocalSparkCluster
 import org.apache.spark.scheduler._
+import org.apache.spark.shuffle.hcomm.internal.compat.SparkLine
 
 /** Records why executors were removed; named in `spark.extraListeners`, so it sees even the first executor. */
 class ExecutorLossRecorder extends SparkListener {
@@ -49,22 +51,33 @@ class FailureSuite extends LocalClusterSuite {
 
   // ---- bad configuration: the driver refuses to start ----
 
+  /**
+   * The error a SparkContext fails with at start-up. On Spark 4 the plugin's driver component validates first and its
+   * error is the one thrown; on Spark 3.5 SparkEnv creates the shuffle manager first, by reflection, so the manager's
+   * error arrives wrapped in an InvocationTargetException (what spark-submit prints as "Caused by: ...").
+   */
   private def startupError(key: String, value: String): IllegalArgumentException = {
     val t0 = System.nanoTime()
-    val e = intercept[IllegalArgumentException](new SparkContext(baseConf.set(key, value)))
+    val thrown = intercept[Exception](new SparkContext(baseConf.set(key, value)))
     assert(TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - t0) < 30, "startup error was not immediate")
     assert(SparkContext.getActive.isEmpty, "a SparkContext is still active after the failed start")
-    e
+    val e = thrown match {
+      case w: InvocationTargetException if SparkLine.MANAGER_BEFORE_PLUGINS => w.getCause
+      case other => other
+    }
+    assert(e.isInstanceOf[IllegalArgumentException], s"not the configuration error: $thrown")
+    e.asInstanceOf[IllegalArgumentException]
   }
 
-  test("a bad value fails the SparkContext at startup, naming the key, the value and the allowed values") {
+  test("a bad value fails the SparkContext at startup, naming the key, the value and the allowed values", CrossLine) {
     val e = startupError("spark.shuffle.hcomm.readStrategy", "bogus")
     assert(e.getMessage.contains("spark.shuffle.hcomm.readStrategy"), e.getMessage)
     assert(e.getMessage.contains("'bogus'"), e.getMessage)
     assert(e.getMessage.contains("onThread, nbiFence"), e.getMessage)
   }
 
-  test("an unknown spark.shuffle.hcomm key fails the SparkContext at startup, naming it and the known keys") {
+  test("an unknown spark.shuffle.hcomm key fails the SparkContext at startup, naming it and the known keys",
+      CrossLine) {
     val e = startupError("spark.shuffle.hcomm.nope", "1")
     assert(e.getMessage.contains("spark.shuffle.hcomm.nope"), e.getMessage)
     assert(e.getMessage.contains("spark.shuffle.hcomm.readStrategy"), e.getMessage)
@@ -73,7 +86,8 @@ class FailureSuite extends LocalClusterSuite {
 
   // ---- the HComm library cannot load ----
 
-  test("library unavailable, fallback auto: Spark's fetch gives the right answer and the driver counts its bytes") {
+  test("library unavailable, fallback auto: Spark's fetch gives the right answer and the driver counts its bytes",
+      CrossLine) {
     val conf = baseConf.set("spark.shuffle.hcomm.libraryPath", bogusLibrary).set("spark.shuffle.hcomm.fallback", "auto")
     withContext(conf, hcommRegistered = false) { c =>
       assert(driverState.registeredExecutors() == 0, "an executor registered an HComm endpoint without a library")
@@ -91,7 +105,7 @@ class FailureSuite extends LocalClusterSuite {
     }
   }
 
-  test("library unavailable, fallback never: executors cannot start, naming spark.shuffle.hcomm.fallback") {
+  test("library unavailable, fallback never: executors cannot start, naming spark.shuffle.hcomm.fallback", CrossLine) {
     ExecutorLossRecorder.reasons.clear()
     val conf = baseConf.setMaster("local-cluster[1,1,1024]")
       .set("spark.shuffle.hcomm.libraryPath", bogusLibrary)
@@ -120,7 +134,7 @@ class FailureSuite extends LocalClusterSuite {
 
   // ---- an executor dies ----
 
-  test("an executor killed during the reduce stage: Spark retries and the answer is right") {
+  test("an executor killed during the reduce stage: Spark retries and the answer is right", CrossLine) {
     // a short read timeout, so that a reduce task starved of receive buffer fails fast instead of after 60 s
     withContext(baseConf.set("spark.shuffle.hcomm.readTimeout", "10s")) { c =>
       val pids = executorPids(c)
@@ -233,7 +247,7 @@ class FailureSuite extends LocalClusterSuite {
       finally signal(pids(victim), "CONT")
       val got = Await.result(job, 180.seconds)
       assert(got.length == 7200)
-      assert(got.groupMapReduce(_._1)(_._2)(_ + _) == (0 until 60).map(k => k -> 10L * (0 until 12).sum).toMap)
+      assert(got.groupBy(_._1).map { case (k, vs) => k -> vs.map(_._2).sum } == (0 until 60).map(k => k -> 10L * (0 until 12).sum).toMap)
       c.listenerBus.waitUntilEmpty()
       // every fetch failure names the stopped owner: tasks still running in the failed attempt (on any executor,
       // the stopped one too once resumed) lose reads when other executors destroy their ends of its channels, and

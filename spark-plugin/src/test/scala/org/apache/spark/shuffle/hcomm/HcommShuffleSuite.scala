@@ -25,7 +25,7 @@ class HcommShuffleSuite extends LocalClusterSuite {
     }
   }
 
-  test("reduceByKey gives the same sums, read one-sidedly") {
+  test("reduceByKey gives the same sums, read one-sidedly", CrossLine) {
     val before = metric("bytesReadOneSided")
     val got = sc.parallelize(1 to 200000, 8).map(i => (i % 1000, i.toLong)).reduceByKey(_ + _, 6).collect().toMap
     val want = (1 to 200000).groupBy(_ % 1000).map { case (k, v) => k -> v.map(_.toLong).sum }
@@ -35,7 +35,7 @@ class HcommShuffleSuite extends LocalClusterSuite {
     assert(metric("bytesReadFallback") == 0)
   }
 
-  test("a reduce task reading from two owners waits for one index round and one wave, not one per owner") {
+  test("a reduce task reading from two owners waits for one index round and one wave, not one per owner", CrossLine) {
     sc.parallelize(1 to 100, 3).map(i => (i % 7, i)).reduceByKey(_ + _, 3).count()
     lastStageReported() // this and every earlier stage's counters are in: the ones below move by this job alone
     val (roundsBefore, wavesBefore) = (metric("indexRounds"), metric("readWaves"))
@@ -55,33 +55,33 @@ class HcommShuffleSuite extends LocalClusterSuite {
     assert(metric("bytesReadFallback") == 0)
   }
 
-  test("groupByKey keeps every value") {
+  test("groupByKey keeps every value", CrossLine) {
     val got = sc.parallelize(1 to 100000, 6).map(i => (i % 97, i)).groupByKey(5).mapValues(_.toSeq.sorted).collect()
       .toMap
     val want = (1 to 100000).groupBy(_ % 97).map { case (k, v) => k -> v.sorted }
     assert(got == want)
   }
 
-  test("sortByKey orders every record") {
+  test("sortByKey orders every record", CrossLine) {
     val rnd = new scala.util.Random(7)
     val data = Seq.fill(50000)(rnd.nextInt())
     val got = sc.parallelize(data, 7).map(x => (x, 1)).sortByKey(numPartitions = 5).keys.collect().toSeq
     assert(got == data.sorted)
   }
 
-  test("join and cogroup") {
+  test("join and cogroup", CrossLine) {
     val left = sc.parallelize(1 to 20000, 4).map(i => (i % 500, i))
     val right = sc.parallelize(1 to 3000, 3).map(i => (i % 700, s"r$i"))
     val got = left.join(right, 4).count()
-    val l = (1 to 20000).groupBy(_ % 500).view.mapValues(_.size).toMap
-    val r = (1 to 3000).groupBy(_ % 700).view.mapValues(_.size).toMap
+    val l = (1 to 20000).groupBy(_ % 500).map { case (k, v) => k -> v.size }
+    val r = (1 to 3000).groupBy(_ % 700).map { case (k, v) => k -> v.size }
     assert(got == l.keySet.intersect(r.keySet).toSeq.map(k => l(k).toLong * r(k)).sum)
     val cg = left.cogroup(right, 3).mapValues { case (a, b) => (a.size, b.size) }.collect().toMap
     assert(cg.size == l.keySet.union(r.keySet).size)
     assert(cg.forall { case (k, (a, b)) => a == l.getOrElse(k, 0) && b == r.getOrElse(k, 0) })
   }
 
-  test("repartition with a skewed key and many empty partitions") {
+  test("repartition with a skewed key and many empty partitions", CrossLine) {
     // five keys, 80% of the records on one of them, spread over 64 partitions: most partitions are empty
     val data = sc.parallelize(1 to 60000, 4).map(i => if (i % 10 < 8) (0, i) else (i % 5, i))
     val got = data.partitionBy(new HashPartitioner(64)).mapPartitions(it => Iterator(it.size)).collect()
@@ -90,14 +90,14 @@ class HcommShuffleSuite extends LocalClusterSuite {
     assert(got.max >= 48000, "expected the skewed key's partition")
   }
 
-  test("a partition larger than the receive buffer streams through it") {
+  test("a partition larger than the receive buffer streams through it", CrossLine) {
     // 16 MiB receive buffer; one reduce partition of ~40 MB
     val got = sc.parallelize(0 until 8, 8).flatMap(p => (0 until 5000).map(i => (i % 2, new Array[Byte](1000))))
       .partitionBy(new HashPartitioner(2)).mapPartitions(it => Iterator(it.map(_._2.length.toLong).sum)).collect()
     assert(got.sum == 8L * 5000 * 1000)
   }
 
-  test("Kryo serializer") {
+  test("Kryo serializer", CrossLine) {
     val pairs = sc.parallelize(1 to 50000, 5).map(i => (i % 333, i.toLong))
     val shuffled = new ShuffledRDD[Int, Long, Long](pairs, new HashPartitioner(4))
       .setSerializer(new KryoSerializer(sc.getConf))
@@ -106,7 +106,7 @@ class HcommShuffleSuite extends LocalClusterSuite {
     assert(got == want)
   }
 
-  test("each stage's channels are destroyed in one call per executor, and nothing stays live") {
+  test("each stage's channels are destroyed in one call per executor, and nothing stays live", CrossLine) {
     sc.parallelize(1 to 1000, 4).map(i => (i % 10, 1)).reduceByKey(_ + _, 2).count()
     val job = sc.statusTracker.getJobIdsForGroup(null).max
     val stage = sc.statusTracker.getJobInfo(job).get.stageIds().max
@@ -130,7 +130,8 @@ class HcommShuffleSuite extends LocalClusterSuite {
     assertEveryChunkFree()
   }
 
-  test("fallback never: map outputs the driver's directory no longer lists are a fetch failure, and Spark recomputes them") {
+  test("fallback never: map outputs the driver's directory no longer lists are a fetch failure, and Spark recomputes them",
+      CrossLine) {
     val tasks = new TaskRecorder
     sc.addSparkListener(tasks)
     try {

@@ -65,7 +65,7 @@ class SerializerCompressionSuite extends LocalClusterSuite {
     assert(seen == Set((classOf[KryoSerializer].getName, false)))
   }
 
-  test("reduceByKey, groupByKey and sortByKey give the answers of plain Scala") {
+  test("reduceByKey, groupByKey and sortByKey give the answers of plain Scala", CrossLine) {
     val before = metric("bytesReadOneSided")
     val data = (1 to 120000).map(i => (i % 1013, i.toLong))
     val rdd = sc.parallelize(data, 6)
@@ -97,7 +97,7 @@ class SerializerCompressionSuite extends LocalClusterSuite {
     assertReadOneSided(before)
   }
 
-  test("every remote byte Spark counted was read one-sidedly, none by the fallback") {
+  test("every remote byte Spark counted was read one-sidedly, none by the fallback", CrossLine) {
     // everything before this test has been reported: the plugin's total equals Spark's
     sc.listenerBus.waitUntilEmpty()
     eventually("earlier reports")(metric("bytesReadOneSided") == RemoteBytes.total.get)
@@ -119,7 +119,7 @@ class SerializerCompressionSuite extends LocalClusterSuite {
     assertEveryChunkFree()
   }
 
-  test("the fetch wait split covers the one-sided wait Spark's task metrics show, phase by phase") {
+  test("the fetch wait split covers the one-sided wait Spark's task metrics show, phase by phase", CrossLine) {
     sc.listenerBus.waitUntilEmpty()
     eventually("earlier reports")(metric("bytesReadOneSided") == RemoteBytes.total.get)
     val before = fetchWaitSplit.map(metric)
@@ -163,7 +163,7 @@ class SerializerCompressionSuite extends LocalClusterSuite {
     assertEveryChunkFree()
   }
 
-  test("the HcommShuffle metrics source with every gauge, on the driver and on executors") {
+  test("the HcommShuffle metrics source with every gauge, on the driver and on executors", CrossLine) {
     val sources = SparkEnv.get.metricsSystem.getSourcesByName("HcommShuffle")
     assert(sources.size == 1, s"driver sources named HcommShuffle: $sources")
     val registry = sources.head.metricRegistry

@@ -3,8 +3,8 @@ package org.apache.spark.shuffle.hcomm
 import scala.collection.mutable
 
 import org.apache.spark.scheduler.{SparkListener, SparkListenerTaskEnd}
+import org.apache.spark.shuffle.hcomm.TestLine.SparkSession
 import org.apache.spark.sql.DataFrame
-import org.apache.spark.sql.classic.SparkSession
 import org.apache.spark.sql.execution.SparkPlan
 import org.apache.spark.sql.execution.adaptive.{AdaptiveSparkPlanHelper, AQEShuffleReadExec}
 import org.apache.spark.sql.execution.joins.SortMergeJoinExec
@@ -67,8 +67,8 @@ class SqlAqeSuite extends LocalClusterSuite {
 
   /** What an inner equi-join followed by (count, sum a, sum b) per key gives, computed in plain Scala. */
   private def joinOracle(left: Seq[(Long, Long)], right: Seq[(Long, Long)]): Map[Long, (Long, Long, Long)] = {
-    val l = left.groupBy(_._1).view.mapValues(v => (v.size.toLong, v.map(_._2).sum)).toMap
-    val r = right.groupBy(_._1).view.mapValues(v => (v.size.toLong, v.map(_._2).sum)).toMap
+    val l = left.groupBy(_._1).map { case (k, v) => k -> (v.size.toLong, v.map(_._2).sum) }
+    val r = right.groupBy(_._1).map { case (k, v) => k -> (v.size.toLong, v.map(_._2).sum) }
     l.keySet.intersect(r.keySet).map { k =>
       val (lc, ls) = l(k)
       val (rc, rs) = r(k)
@@ -76,7 +76,7 @@ class SqlAqeSuite extends LocalClusterSuite {
     }.toMap
   }
 
-  test("groupBy aggregation gives the same sums and counts, read one-sidedly") {
+  test("groupBy aggregation gives the same sums and counts, read one-sidedly", CrossLine) {
     val before = metric("bytesReadOneSided")
     val n = 300000L
     val df = withSqlConf("spark.sql.shuffle.partitions" -> "12") {
@@ -91,7 +91,7 @@ class SqlAqeSuite extends LocalClusterSuite {
     assertReadOneSided(before)
   }
 
-  test("sort-merge join (no broadcast) gives the same rows per key, read one-sidedly") {
+  test("sort-merge join (no broadcast) gives the same rows per key, read one-sidedly", CrossLine) {
     val before = metric("bytesReadOneSided")
     val left = (0L until 100000L).map(i => (i % 5000, i))
     val right = (0L until 20000L).map(i => (i % 7000, i * 2))
@@ -107,7 +107,7 @@ class SqlAqeSuite extends LocalClusterSuite {
     assertReadOneSided(before)
   }
 
-  test("AQE coalesces 200 shuffle partitions into a few reads, same answer, read one-sidedly") {
+  test("AQE coalesces 200 shuffle partitions into a few reads, same answer, read one-sidedly", CrossLine) {
     val before = metric("bytesReadOneSided")
     val tasksPerStage = mutable.Map.empty[Int, Int].withDefaultValue(0)
     val listener = new SparkListener {
@@ -135,7 +135,7 @@ class SqlAqeSuite extends LocalClusterSuite {
     assertReadOneSided(before)
   }
 
-  test("AQE splits a skewed join partition by map ranges, same answer, read one-sidedly") {
+  test("AQE splits a skewed join partition by map ranges, same answer, read one-sidedly", CrossLine) {
     val before = metric("bytesReadOneSided")
     // 80% of the left rows on key 0; every key has two right rows
     val left = (0L until 200000L).map(i => (if (i % 10 < 8) 0L else i % 1000, i))
@@ -163,26 +163,28 @@ class SqlAqeSuite extends LocalClusterSuite {
     assertEveryChunkFree()
   }
 
-  test("a send arena too small for the application: outputs published from Spark's files, all read one-sidedly") {
+  test("a send arena too small for the application: outputs published from Spark's files, all read one-sidedly",
+      CrossLine) {
     val before = metric("bytesReadOneSided")
     val mapped = Seq("outputsMapped", "indexesMapped")
     def counts = mapped.map(m => m -> metric(m)).toMap
     sc.listenerBus.waitUntilEmpty()
     eventually("earlier stage reports")(metric("channelsLive") == 0)
     val countsBefore = counts
-    // 200 partitions: each output's index is 1,608 bytes, so a few fill the 8 KiB the arena keeps for indexes
+    // 200 partitions: each output's index is 1,608 bytes, so a few fill the 8 KiB the arena keeps for indexes; 48 map
+    // tasks a round: ~24 outputs per executor, whose indexes (77 KB in two rounds) overflow even an empty arena
     withSqlConf("spark.sql.shuffle.partitions" -> "200", "spark.sql.adaptive.coalescePartitions.enabled" -> "false") {
       for (round <- 1 to 2) {
         val n = 200000L
-        val q = spark.range(0, n, 1, 16).selectExpr(s"id % 3001 AS k", s"id * $round AS v").groupBy("k")
+        val q = spark.range(0, n, 1, 48).selectExpr(s"id % 3001 AS k", s"id * $round AS v").groupBy("k")
           .agg(sum("v").as("s"))
         val got = q.collect().map(r => r.getLong(0) -> r.getLong(1)).toMap
         assert(got == (0L until n).groupBy(_ % 3001).map { case (k, vs) => k -> vs.map(_ * round).sum })
       }
     }
     assertReadOneSided(before)
-    // this test's own outputs (16 per executor, ~70 KB each) cannot be copied into 64 KB, and their indexes
-    // overflow the 8 KB the arena keeps for indexes: both Spark files are registered, and read one-sidedly
+    // this test's own outputs (~24 per executor a round, ~23 KB each) soon cannot be copied into 64 KB, and their
+    // indexes overflow the arena: both Spark files are registered, and read one-sidedly
     eventually(s"data and index files mapped by this test (before: $countsBefore, last seen: $counts)") {
       mapped.forall(m => counts(m) > countsBefore(m))
     }

@@ -25,6 +25,8 @@ import org.apache.spark.shuffle.BaseShuffleHandle;
 import org.apache.spark.shuffle.FetchFailedException;
 import org.apache.spark.shuffle.ShuffleReadMetricsReporter;
 import org.apache.spark.shuffle.ShuffleReader;
+import org.apache.spark.shuffle.hcomm.internal.compat.ScalaCollections;
+import org.apache.spark.shuffle.hcomm.internal.compat.SparkLine;
 import org.apache.spark.storage.BlockId;
 import org.apache.spark.storage.BlockManager;
 import org.apache.spark.storage.BlockManagerId;
@@ -42,8 +44,6 @@ import scala.Tuple2;
 import scala.Tuple3;
 import scala.collection.AbstractIterator;
 import scala.collection.Iterator;
-import scala.collection.immutable.Seq;
-import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * A reduce task's reader: remote blocks whose owner has a READY channel and a published index are read one-sidedly
@@ -96,7 +96,7 @@ public final class HcommShuffleReader<K, C> implements ShuffleReader<K, C> {
             if (entry._1().executorId().equals(self) || runtime == null || !runtime.canRead()) {
                 sparkBlocks.add(entry);
             } else {
-                remote.put(entry._1(), new ArrayList<>(CollectionConverters.asJava(entry._2())));
+                remote.put(entry._1(), new ArrayList<>(ScalaCollections.asJava(entry._2())));
             }
         }
         OneSidedBlockFetcher fetcher = null;
@@ -154,9 +154,9 @@ public final class HcommShuffleReader<K, C> implements ShuffleReader<K, C> {
         // Spark's fetch starts at construction, so its blocks arrive while the one-sided ones are consumed
         Iterator<Tuple2<BlockId, InputStream>> spark = sparkBlocks.isEmpty() ? null : sparkFetch(env, sparkBlocks);
         Iterator<Tuple2<BlockId, InputStream>> streams = fetcher != null ? fetcher
-                : spark != null ? spark : scala.collection.Iterator$.MODULE$.empty();
+                : spark != null ? spark : ScalaCollections.emptyIterator();
         if (fetcher != null && spark != null) {
-            streams = streams.concat(() -> spark);
+            streams = ScalaCollections.concat(streams, spark);
         }
         return aggregate(records(streams));
     }
@@ -261,7 +261,7 @@ public final class HcommShuffleReader<K, C> implements ShuffleReader<K, C> {
             LOG.warn("Shuffle blocks from executor {} are fetched by Spark's transfer instead of one-sided reads: {} "
                     + "(set {}=never to make this an error)", owner.executorId(), reason, HcommConf.FALLBACK.key());
         }
-        sparkBlocks.add(new Tuple2<>(owner, CollectionConverters.asScala(blocks).toSeq()));
+        sparkBlocks.add(new Tuple2<>(owner, ScalaCollections.toSeq(blocks)));
     }
 
     private Iterator<Tuple2<BlockId, InputStream>> sparkFetch(SparkEnv env,
@@ -273,7 +273,7 @@ public final class HcommShuffleReader<K, C> implements ShuffleReader<K, C> {
         ShuffleReadMetricsReporter metrics = runtime == null ? readMetrics
                 : new FallbackCountingMetrics(readMetrics, runtime.metrics());
         return new ShuffleBlockFetcherIterator(context, bm.blockStoreClient(), bm, env.mapOutputTracker(),
-                CollectionConverters.asScala(blocks.iterator()),
+                ScalaCollections.asScala(blocks.iterator()),
                 (scala.Function2<BlockId, InputStream, InputStream>) sm::wrapStream,
                 (Long) conf.get(config.REDUCER_MAX_SIZE_IN_FLIGHT()) * 1024 * 1024,
                 (Integer) conf.get(config.REDUCER_MAX_REQS_IN_FLIGHT()),
@@ -291,7 +291,7 @@ public final class HcommShuffleReader<K, C> implements ShuffleReader<K, C> {
     private Iterator<Tuple2<Object, Object>> records(Iterator<Tuple2<BlockId, InputStream>> streams) {
         SerializerInstance serializer = handle.dependency().serializer().newInstance();
         Iterator<Tuple2<Object, Object>> recs = new AbstractIterator<>() {
-            private Iterator<Tuple2<Object, Object>> current = scala.collection.Iterator$.MODULE$.empty();
+            private Iterator<Tuple2<Object, Object>> current = ScalaCollections.emptyIterator();
             private boolean merged;
 
             @Override
@@ -336,9 +336,8 @@ public final class HcommShuffleReader<K, C> implements ShuffleReader<K, C> {
             } else {
                 agg = Option.empty();
             }
-            ExternalSorter sorter = new ExternalSorter(context, (Option) agg, Option.empty(),
-                    (Option) dep.keyOrdering(), dep.serializer(),
-                    new org.apache.spark.shuffle.checksum.RowBasedChecksum[0]);
+            ExternalSorter sorter = SparkLine.sorter(context, (Option) agg, (Option) dep.keyOrdering(),
+                    dep.serializer());
             result = sorter.insertAllAndUpdateMetrics((Iterator) in);
         } else if (dep.aggregator().isDefined()) {
             Aggregator a = dep.aggregator().get();

@@ -18,6 +18,7 @@ public final class ShuffleDriverPlugin implements DriverPlugin {
 
     @Override
     public Map<String, String> init(SparkContext sc, PluginContext pluginContext) {
+        LineCheck.verifyLine();
         HcommConf.validate(sc.conf());
         state = new DriverState();
         Runtimes.setDriver(state);

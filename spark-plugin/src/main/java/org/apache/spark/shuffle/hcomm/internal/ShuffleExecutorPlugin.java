@@ -13,6 +13,7 @@ public final class ShuffleExecutorPlugin implements ExecutorPlugin {
 
     @Override
     public void init(PluginContext ctx, Map<String, String> extraConf) {
+        LineCheck.verifyLine();
         try {
             runtime = ExecutorRuntime.start(ctx, SparkEnv.get().conf());
         } catch (RuntimeException e) {

@@ -1,0 +1,164 @@
+package org.apache.spark.shuffle.hcomm;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.DataInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.URISyntaxException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import java.util.jar.JarEntry;
+import java.util.jar.JarFile;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
+
+import org.apache.spark.SparkConf;
+import org.apache.spark.SparkContext;
+import org.apache.spark.api.java.JavaSparkContext;
+import org.apache.spark.deploy.LocalSparkCluster$;
+import org.apache.spark.shuffle.hcomm.internal.DriverState;
+import org.apache.spark.shuffle.hcomm.internal.Runtimes;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import scala.Tuple2;
+
+/**
+ * The line's bundle, as a user gets it: run by failsafe after {@code package}, with the bundle in place of the
+ * plugin's and the bridge's classes and of JNA on the class path (so the executor JVMs, which inherit the class path
+ * in local-cluster mode, load it too). What is inside it, and a shuffle on real executor JVMs from it alone.
+ */
+class BundleIT {
+    /** Read in the test JVM only: the executors load this class too (for the lambdas), without the property. */
+    private final Path bundle = Path.of(System.getProperty("hcomm.bundle"));
+    private static final int JAVA_17 = 61;
+    /** Where every class of the bundle lives: the plugin, the bridge and JNA. */
+    private static final List<String> CLASS_ROOTS = List.of("org/apache/spark/shuffle/hcomm/", "org/hcomm/bridge/",
+            "com/sun/jna/");
+
+    @Test
+    void holdsThePluginTheBridgeSoftHcommAndJnaButNoSparkOrScala() throws IOException {
+        String expected = "hcomm-spark" + System.getProperty("hcomm.spark.line") + "_"
+                + System.getProperty("hcomm.scala.binary") + "-" + System.getProperty("hcomm.version") + ".jar";
+        assertEquals(expected, bundle.getFileName().toString());
+        try (JarFile jar = new JarFile(bundle.toFile())) {
+            List<String> names = jar.stream().map(JarEntry::getName).collect(Collectors.toList());
+            List<String> strays = names.stream()
+                    .filter(n -> n.endsWith(".class") && CLASS_ROOTS.stream().noneMatch(n::startsWith))
+                    .collect(Collectors.toList());
+            assertEquals(List.of(), strays, "classes outside the plugin, the bridge and JNA");
+            assertTrue(names.stream().noneMatch(n -> n.startsWith("scala/")), "Scala inside the bundle");
+            assertTrue(names.stream().noneMatch(n -> n.startsWith("org/apache/spark/")
+                    && !"org/apache/spark/".startsWith(n) && !"org/apache/spark/shuffle/".startsWith(n)
+                    && !n.startsWith("org/apache/spark/shuffle/hcomm/")), "Spark inside the bundle");
+            for (String c : List.of("org/apache/spark/shuffle/hcomm/HcommShuffleManager.class",
+                    "org/apache/spark/shuffle/hcomm/HcommShufflePlugin.class",
+                    "org/apache/spark/shuffle/hcomm/internal/compat/SparkLine.class",
+                    "org/hcomm/bridge/transport/Transport.class", "com/sun/jna/Native.class")) {
+                assertTrue(names.contains(c), c + " missing");
+            }
+            List<String> natives = names.stream().filter(n -> n.matches(".*\\.(so|dll|dylib|jnilib|a)$"))
+                    .sorted().collect(Collectors.toList());
+            System.out.println(bundle.getFileName() + ": " + names.size() + " entries, native libraries:\n  "
+                    + String.join("\n  ", natives));
+            assertTrue(natives.contains("linux-x86-64/libhcomm_soft.so"), "soft HComm missing: " + natives);
+            assertTrue(natives.contains("com/sun/jna/linux-x86-64/libjnidispatch.so"), "JNA's dispatch: " + natives);
+            byte[] elf = jar.getInputStream(jar.getEntry("linux-x86-64/libhcomm_soft.so")).readNBytes(20);
+            assertTrue(elf[0] == 0x7f && elf[1] == 'E' && elf[2] == 'L' && elf[3] == 'F', "not an ELF file");
+            assertEquals(62, (elf[18] & 0xff) | (elf[19] & 0xff) << 8, "soft HComm is not an x86-64 library");
+            var attributes = jar.getManifest().getMainAttributes();
+            assertEquals(System.getProperty("hcomm.spark.line"), attributes.getValue("Hcomm-Spark-Line"));
+            assertEquals(System.getProperty("hcomm.scala.binary"), attributes.getValue("Hcomm-Scala-Binary-Version"));
+        }
+    }
+
+    @Test
+    void everyClassRunsOnJava17AndTheProjectsOwnAreJava17Bytecode() throws IOException {
+        Map<Integer, Integer> ownVersions = new TreeMap<>();
+        Map<Integer, Integer> jnaVersions = new TreeMap<>();
+        try (JarFile jar = new JarFile(bundle.toFile())) {
+            for (JarEntry e : jar.stream().filter(e -> e.getName().endsWith(".class")).toList()) {
+                int major = majorVersion(jar, e);
+                (e.getName().startsWith("com/sun/jna/") ? jnaVersions : ownVersions).merge(major, 1, Integer::sum);
+            }
+        }
+        System.out.println(bundle.getFileName() + ": class-file major versions, own " + ownVersions + ", JNA "
+                + jnaVersions);
+        assertEquals(List.of(JAVA_17), new ArrayList<>(ownVersions.keySet()), "the project's classes: " + ownVersions);
+        assertTrue(jnaVersions.keySet().stream().allMatch(v -> v <= JAVA_17), "JNA needs more than Java 17");
+    }
+
+    @Test
+    @Timeout(value = 240, unit = TimeUnit.SECONDS)
+    void aShuffleOnTwoExecutorJvmsReadsOneSidedlyWithTheBundleAlone() throws Exception {
+        assertEquals(bundle, jarOf(HcommShuffleManager.class), "the plugin must come from the bundle");
+        assertEquals(bundle, jarOf(com.sun.jna.Native.class), "JNA must come from the bundle");
+        SparkConf conf = new SparkConf()
+                .setMaster("local-cluster[2,1,1024]")
+                .setAppName("BundleIT")
+                .set("spark.plugins", HcommShufflePlugin.class.getName())
+                .set("spark.shuffle.manager", HcommShuffleManager.class.getName())
+                .set("spark.shuffle.hcomm.fallback", "never")
+                .set("spark.shuffle.hcomm.receiveBufferSize", "16m")
+                .set("spark.shuffle.hcomm.sendArenaSize", "64m")
+                .set("spark.executor.extraJavaOptions", "-XX:+UseSerialGC")
+                .set("spark.ui.enabled", "false");
+        SparkContext sc = new SparkContext(conf);
+        try {
+            awaitExecutors(sc, 2);
+            JavaSparkContext jsc = new JavaSparkContext(sc);
+            Map<Integer, Long> got = jsc.parallelize(IntStream.rangeClosed(1, 100_000).boxed().toList(), 6)
+                    .mapToPair(i -> new Tuple2<>(i % 101, (long) i))
+                    .reduceByKey(Long::sum, 4)
+                    .collectAsMap();
+            Map<Integer, Long> want = IntStream.rangeClosed(1, 100_000).boxed()
+                    .collect(Collectors.groupingBy(i -> i % 101, Collectors.summingLong(i -> (long) i)));
+            assertEquals(want, new TreeMap<>(got));
+            List<String> executorJars = jsc.parallelize(Arrays.asList(1, 2, 3, 4, 5, 6, 7, 8), 8)
+                    .map(i -> {
+                        Thread.sleep(100);
+                        return jarOf(HcommShuffleManager.class).toString();
+                    }).distinct().collect();
+            assertEquals(List.of(bundle.toString()), executorJars, "executors loaded the plugin from elsewhere");
+            DriverState driver = Runtimes.driver();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (driver.clusterTotal("channelsLive") != 0 || driver.clusterTotal("bytesReadOneSided") == 0) {
+                assertTrue(System.nanoTime() < deadline, "one-sided bytes "
+                        + driver.clusterTotal("bytesReadOneSided") + ", channels live " + driver.clusterTotal(
+                                "channelsLive"));
+                Thread.sleep(50);
+            }
+            assertEquals(0, driver.clusterTotal("bytesReadFallback"));
+            assertEquals(driver.clusterTotal("channelsCreated"), driver.clusterTotal("channelsDestroyed"));
+        } finally {
+            sc.stop();
+        }
+        assertTrue(LocalSparkCluster$.MODULE$.get().isEmpty(), "a local cluster outlived its SparkContext");
+    }
+
+    private static void awaitExecutors(SparkContext sc, int n) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
+        while (sc.statusTracker().getExecutorInfos().length < n + 1 || Runtimes.driver().registeredExecutors() < n) {
+            assertTrue(!sc.isStopped() && System.nanoTime() < deadline, "executors did not start");
+            Thread.sleep(100);
+        }
+    }
+
+    private static int majorVersion(JarFile jar, JarEntry e) throws IOException {
+        try (InputStream raw = jar.getInputStream(e); DataInputStream in = new DataInputStream(raw)) {
+            assertEquals(0xCAFEBABE, in.readInt(), e.getName() + " is not a class file");
+            in.readUnsignedShort();
+            return in.readUnsignedShort();
+        }
+    }
+
+    private static Path jarOf(Class<?> c) throws URISyntaxException {
+        return Path.of(c.getProtectionDomain().getCodeSource().getLocation().toURI()).toAbsolutePath();
+    }
+}
