@@ -1,25 +1,72 @@
 #!/usr/bin/env bash
 # Runs the example ETL job with spark-submit on a real Spark standalone cluster (one Master, one Worker with two
-# executors) started on this host from Maven's Spark jars alone, with the HComm shuffle activated by its two
-# settings and its jars passed with --jars. Everything binds to 127.0.0.1 and is stopped at the end.
+# executors) started on this host from one Spark line's jars, fetched from Maven, with that line's HComm bundle:
+# one jar and the two settings, the way a user on that line starts it. Everything binds to 127.0.0.1 and is stopped
+# at the end.
 #
-#   examples/standalone-cluster.sh [events]
+#   examples/standalone-cluster.sh [--spark 3.5|4.0|4.1|4.2] [--scala 2.12|2.13] [--jars-only] [events]
+#
+#   --spark      the Spark line (default 4.2)
+#   --scala      the Scala binary version (default 2.13; 2.12 exists only for 3.5)
+#   --jars-only  pass the bundle with --jars alone, also on 3.5, to see what a 3.5 user who does that is told
+#   events       the job's size (default 1000000)
+#
+# Activation per line (what the script passes to spark-submit):
+#   4.0, 4.1, 4.2:  --jars hcomm-spark<line>_2.13-<version>.jar
+#   3.5:            --conf spark.driver.extraClassPath=/abs/hcomm-spark3.5_<scala>-<version>.jar
+#                   --conf spark.executor.extraClassPath=/abs/hcomm-spark3.5_<scala>-<version>.jar
+#   and on every line:
+#                   --conf spark.plugins=org.apache.spark.shuffle.hcomm.HcommShufflePlugin
+#                   --conf spark.shuffle.manager=org.apache.spark.shuffle.hcomm.HcommShuffleManager
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-events="${1:-1000000}"
-work="$root/examples/target/standalone"
+line=4.2 scala="" jars_only=false events=1000000
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --spark) line="$2"; shift 2 ;;
+    --scala) scala="$2"; shift 2 ;;
+    --jars-only) jars_only=true; shift ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    *) events="$1"; shift ;;
+  esac
+done
+scala="${scala:-2.13}"
+case "$line/$scala" in
+  4.2/2.13) profiles=() ;;
+  4.0/2.13|4.1/2.13|3.5/2.13) profiles=(-Pspark-"$line") ;;
+  3.5/2.12) profiles=(-Pspark-3.5 -Pscala-2.12) ;;
+  *) echo "Spark $line with Scala $scala is not a supported line: 3.5 (Scala 2.12 or 2.13), 4.0, 4.1, 4.2 (2.13)" >&2
+     exit 2 ;;
+esac
+version=$(sed -n 's:^  <version>\(.*\)</version>$:\1:p' "$root/pom.xml" | head -n 1)
+id="spark${line}_${scala}"
+work="$root/examples/target/standalone/$id"
 spark_home="$work/spark-home"
-export SPARK_HOME="$spark_home" SPARK_LOCAL_IP=127.0.0.1 SPARK_SCALA_VERSION=2.13
+# every line, the default one too, builds in target/lines/<line>, beside (not over) the default build's output
+build="$root/examples/target/lines/$id"
+bundle="$root/spark-plugin/target/hcomm-${id}-${version}.jar"
+app_jar="$build/hcomm-examples-${version}.jar"
+export SPARK_HOME="$spark_home" SPARK_LOCAL_IP=127.0.0.1 SPARK_SCALA_VERSION="$scala"
 
-echo "== building the plugin and the example jars, and collecting Spark's jars from Maven into $spark_home/jars"
+echo "== building the Spark $line (Scala $scala) bundle and the example jar, and collecting that line's Spark jars"
+rm -rf "$spark_home/jars"
 mkdir -p "$spark_home/jars" "$work/logs"
-(cd "$root" && mvn -B -q -pl examples -am -DskipTests package dependency:copy-dependencies \
+(cd "$root" && mvn -B -q "${profiles[@]}" -Dline.build.subdir="/lines/$id" -pl examples -am -DskipTests \
+    package dependency:copy-dependencies \
     -DincludeScope=provided -DexcludeGroupIds=org.hcomm.shuffle -DoutputDirectory="$spark_home/jars")
-plugin_jars="$root/spark-plugin/target/hcomm-spark-plugin-0.1.0-SNAPSHOT.jar,$root/native-bridge/target/hcomm-native-bridge-0.1.0-SNAPSHOT.jar"
-plugin_jars="$plugin_jars,$(ls "$HOME"/.m2/repository/net/java/dev/jna/jna/5.18.1/jna-5.18.1.jar)"
-app_jar="$root/examples/target/hcomm-examples-0.1.0-SNAPSHOT.jar"
+ls "$spark_home/jars"/spark-core_"$scala"-*.jar > /dev/null
+echo "   bundle: $bundle"
+echo "   Spark:  $(basename "$(ls "$spark_home/jars"/spark-core_"$scala"-*.jar)")"
 cp="$spark_home/jars/*"
-java_opts=(-Xmx512m -cp "$cp")
+# the options Spark's launcher adds on Java 17 (bin/spark-submit would; this script starts the JVMs itself)
+opens=(-XX:+IgnoreUnrecognizedVMOptions --add-opens=java.base/java.lang=ALL-UNNAMED --add-opens=java.base/java.lang.invoke=ALL-UNNAMED
+  --add-opens=java.base/java.lang.reflect=ALL-UNNAMED --add-opens=java.base/java.io=ALL-UNNAMED
+  --add-opens=java.base/java.net=ALL-UNNAMED --add-opens=java.base/java.nio=ALL-UNNAMED
+  --add-opens=java.base/java.util=ALL-UNNAMED --add-opens=java.base/java.util.concurrent=ALL-UNNAMED
+  --add-opens=java.base/java.util.concurrent.atomic=ALL-UNNAMED --add-opens=java.base/sun.nio.ch=ALL-UNNAMED
+  --add-opens=java.base/sun.nio.cs=ALL-UNNAMED --add-opens=java.base/sun.security.action=ALL-UNNAMED
+  --add-opens=java.base/sun.util.calendar=ALL-UNNAMED --add-opens=java.base/jdk.internal.ref=ALL-UNNAMED)
+java_opts=(-Xmx512m "${opens[@]}" -cp "$cp")
 
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
@@ -38,13 +85,29 @@ for _ in $(seq 1 60); do
 done
 grep -q "Successfully registered with master" "$work/logs/worker.log" || { echo "worker did not register"; exit 1; }
 
-echo "== spark-submit with the HComm shuffle (two --conf lines, jars with --jars)"
-java -Xmx1g -cp "$cp" org.apache.spark.deploy.SparkSubmit \
+driver_cp="$cp"
+if [ "$line" = 3.5 ] && [ "$jars_only" = false ]; then
+  # Spark 3.5 creates the shuffle manager before it fetches --jars: the bundle goes on every JVM's class path.
+  # bin/spark-submit applies spark.driver.extraClassPath to the driver JVM it starts; started by hand, the driver
+  # gets it on its own class path here.
+  activation=(--conf spark.driver.extraClassPath="$bundle" --conf spark.executor.extraClassPath="$bundle")
+  driver_cp="$bundle:$cp"
+  echo "== spark-submit with the HComm shuffle (two --conf lines; on Spark 3.5 the bundle on extraClassPath)"
+else
+  activation=(--jars "$bundle")
+  echo "== spark-submit with the HComm shuffle (two --conf lines, the bundle with --jars)"
+fi
+set +e
+java -Xmx1g "${opens[@]}" -cp "$driver_cp" org.apache.spark.deploy.SparkSubmit \
   --master spark://127.0.0.1:7177 --deploy-mode client \
   --class org.hcomm.shuffle.examples.EtlPipelineJob \
   --executor-memory 1g --executor-cores 1 --total-executor-cores 2 \
-  --jars "$plugin_jars" \
-  --conf spark.executorEnv.SPARK_SCALA_VERSION=2.13 \
+  "${activation[@]}" \
+  --conf spark.executorEnv.SPARK_SCALA_VERSION="$scala" \
   --conf spark.plugins=org.apache.spark.shuffle.hcomm.HcommShufflePlugin \
   --conf spark.shuffle.manager=org.apache.spark.shuffle.hcomm.HcommShuffleManager \
-  "$app_jar" --submitted "$events"
+  "$app_jar" --submitted "$events" 2>&1 | tee "$work/logs/submit.log" | grep -v -E "^[0-9/: ]+ (INFO|WARN) "
+rc=${PIPESTATUS[0]}
+set -e
+echo "== spark-submit exited with $rc (driver log: $work/logs/submit.log)"
+exit "$rc"

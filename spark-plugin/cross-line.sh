@@ -3,7 +3,11 @@
 # For each Spark line it builds the bridge and the plugin with that line's profiles in a Maven of its own, then:
 #   - other lines: the plugin's unit tests, the Spark suites' tests tagged CrossLine (real executor JVMs), the line's
 #     bundle, and BundleIT on it (what is inside; a shuffle on two executor JVMs from the bundle alone);
-#   - the default line (4.2), whose suites the build itself just ran: its bundle and BundleIT only.
+#   - the default line (4.2), whose suites the build itself just ran: its bundle and BundleIT only;
+#   - every line: examples/standalone-cluster.sh, the example job with spark-submit on a real standalone Master and
+#     Worker started from that line's Spark jars, the bundle passed as a user passes it (--jars on 4.x,
+#     extraClassPath on 3.5), checked for one-sided bytes, no fallback byte, no live channel and, across lines, the
+#     same answer; on 3.5 also the bundle with --jars alone, which must fail at once with the advice.
 # Each line builds in spark-plugin/target/lines/<line>/ and leaves its bundle in spark-plugin/target/; its whole
 # Maven output is in spark-plugin/target/cross-line/<line>.log. Every line runs even when one fails; the exit code
 # is non-zero when any failed.
@@ -31,6 +35,39 @@ profiles_of() {
   esac
 }
 
+# The example job on a real standalone cluster of the line; sets verdict, and the answer's checksum in checksums.
+events=300000
+declare -A checksums=()
+verdict=""
+standalone() {
+  local line="$1" log="$2" spark="${1%_*}" scala=2.13 metrics
+  [ "$line" = "${line/_/}" ] || scala="${1#*_}"
+  if ! bash "$root/examples/standalone-cluster.sh" --spark "$spark" --scala "$scala" "$events" > "$log" 2>&1; then
+    verdict="spark-submit failed (log: $log)"; return 1
+  fi
+  metric() { sed -n "s/^  $1 *\([0-9][0-9]*\)\$/\1/p" "$log" | tail -n 1; }
+  local sum oneSided fallback created destroyed live
+  sum=$(sed -n 's/.*checksum \([0-9a-f]*\) ===$/\1/p' "$log" | tail -n 1)
+  oneSided=$(metric bytesReadOneSided) fallback=$(metric bytesReadFallback) live=$(metric channelsLive)
+  created=$(metric channelsCreated) destroyed=$(metric channelsDestroyed)
+  checksums[$line]="$sum"
+  verdict="checksum $sum, one-sided ${oneSided:-?} B, fallback ${fallback:-?} B, channels ${created:-?} created"
+  verdict="$verdict = ${destroyed:-?} destroyed"
+  if [ -z "$sum" ] || [ "${oneSided:-0}" -le 0 ] || [ "${fallback:-1}" != 0 ] || [ "${live:-1}" != 0 ] \
+      || [ "$created" != "$destroyed" ]; then
+    verdict="$verdict (log: $log)"; return 1
+  fi
+  if [ "$spark" = 3.5 ]; then
+    local jl="${log%.log}.jars-only.log"
+    if bash "$root/examples/standalone-cluster.sh" --spark 3.5 --scala "$scala" --jars-only "$events" > "$jl" 2>&1; then
+      verdict="$verdict; --jars alone did not fail (log: $jl)"; return 1
+    fi
+    grep -q "passed only with --jars cannot be loaded there" "$jl" \
+      || { verdict="$verdict; --jars alone failed without the advice (log: $jl)"; return 1; }
+    verdict="$verdict; --jars alone refused with the advice"
+  fi
+}
+
 failed=()
 summary="$out/summary.txt"
 : > "$summary"
@@ -43,7 +80,7 @@ for line in "${lines[@]}"; do
   log="$out/$line.log"
   if [ "$line" = 4.2 ]; then
     # the default line: its suites ran in the calling build; only its bundle, built where it cannot disturb it
-    tests=(-Dline.build.dir="$root/spark-plugin/target/lines/spark4.2_2.13" -Dtest=none
+    tests=(-Dline.build.subdir=/lines/spark4.2_2.13 -Dtest=none
            -Dsurefire.failIfNoSpecifiedTests=false -Dscalatest.skip=true)
   else
     tests=(-DtagsToInclude=org.apache.spark.shuffle.hcomm.CrossLine)
@@ -53,6 +90,10 @@ for line in "${lines[@]}"; do
   "$mvn" -B -f "$root/pom.xml" -pl native-bridge,spark-plugin $profiles "${repo[@]}" -Dbridge.tests.skip=true \
     -Dcrossline.skip=true "${tests[@]}" verify > "$log" 2>&1
   rc=$?
+  job="not run"
+  if [ $rc -eq 0 ]; then
+    standalone "$line" "$out/$line.standalone.log" && job="$verdict" || { rc=1; job="FAILED: $verdict"; }
+  fi
   secs=$(( $(date +%s) - start ))
   suites=$(grep -E "^Tests: succeeded" "$log" | tail -n 1 \
     | sed -E 's/Tests: succeeded ([0-9]+), failed ([0-9]+).*/\1 passed, \2 failed/')
@@ -60,8 +101,8 @@ for line in "${lines[@]}"; do
     | sed -E 's/.*Tests run: ([0-9]+), Failures: ([0-9]+), Errors: ([0-9]+).*/\1 run, \2 failed, \3 errors/')
   status=PASS
   [ $rc -eq 0 ] || { status=FAIL; failed+=("$line"); }
-  printf '%-9s %s in %dm%02ds | Spark suites (CrossLine): %s | BundleIT: %s\n' "$line" "$status" $((secs / 60)) \
-    $((secs % 60)) "${suites:-not run}" "${bundle:-not run}" | tee -a "$summary"
+  printf '%-9s %s in %dm%02ds | Spark suites (CrossLine): %s | BundleIT: %s | standalone: %s\n' "$line" "$status" \
+    $((secs / 60)) $((secs % 60)) "${suites:-not run}" "${bundle:-not run}" "$job" | tee -a "$summary"
   grep -E "^- .*|\*\*\* FAILED \*\*\*" "$log" | sed 's/^/    /'
   if [ $rc -ne 0 ]; then
     echo "---- last 80 lines of $log"
@@ -69,6 +110,12 @@ for line in "${lines[@]}"; do
     echo "----"
   fi
 done
+distinct=$(printf '%s\n' "${checksums[@]}" | sort -u | grep -c .)
+if [ "$distinct" -gt 1 ]; then
+  echo "== the example job's answers differ between lines:"
+  for l in "${!checksums[@]}"; do echo "   $l ${checksums[$l]}"; done
+  failed+=("answers")
+fi
 if [ ${#failed[@]} -gt 0 ]; then
   echo "== cross-line pass FAILED on: ${failed[*]}"
   exit 1

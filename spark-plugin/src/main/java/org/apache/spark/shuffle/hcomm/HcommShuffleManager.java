@@ -1,5 +1,8 @@
 package org.apache.spark.shuffle.hcomm;
 
+import java.util.Arrays;
+import java.util.concurrent.atomic.AtomicBoolean;
+
 import org.apache.spark.ShuffleDependency;
 import org.apache.spark.SparkConf;
 import org.apache.spark.TaskContext;
@@ -20,6 +23,8 @@ import org.apache.spark.shuffle.hcomm.internal.LineCheck;
 import org.apache.spark.shuffle.hcomm.internal.PublishingShuffleWriter;
 import org.apache.spark.shuffle.hcomm.internal.Runtimes;
 import org.apache.spark.shuffle.sort.SortShuffleManager;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The HComm shuffle manager. Map outputs are written by Spark's own sort-shuffle writers and then published into
@@ -28,7 +33,12 @@ import org.apache.spark.shuffle.sort.SortShuffleManager;
  * shuffle.
  */
 public final class HcommShuffleManager implements ShuffleManager {
+    private static final Logger LOG = LoggerFactory.getLogger(HcommShuffleManager.class);
     private final SortShuffleManager sort;
+    /** An executor whose configuration names the plugin: its runtime must be there by the first task. */
+    private final boolean pluginExpected;
+    private final boolean fallbackNever;
+    private final AtomicBoolean missingRuntimeLogged = new AtomicBoolean();
 
     public HcommShuffleManager(SparkConf conf, boolean isDriver) {
         LineCheck.verifyLine();
@@ -37,6 +47,32 @@ public final class HcommShuffleManager implements ShuffleManager {
         }
         HcommConf.validate(conf);
         this.sort = new SortShuffleManager(conf);
+        this.pluginExpected = !isDriver && Arrays.stream(conf.get("spark.plugins", "").split(","))
+                .map(String::trim).anyMatch(HcommShufflePlugin.class.getName()::equals);
+        this.fallbackNever = "never".equals(HcommConf.FALLBACK.get(conf));
+    }
+
+    /**
+     * The plugin's executor runtime in this JVM, or null: no plugin here, so Spark's own shuffle. On an executor that
+     * names the plugin, null means the plugin and this manager were loaded by two class loaders and do not see each
+     * other: an error under fallback {@code never}, a warning (once) otherwise.
+     */
+    ExecutorRuntime runtime() {
+        ExecutorRuntime runtime = Runtimes.executor();
+        if (runtime == null && pluginExpected) {
+            String why = "the HComm shuffle plugin is in spark.plugins but this executor's shuffle manager cannot see "
+                    + "it: the two were loaded by different class loaders (e.g. spark.executor.userClassPathFirst=true "
+                    + "with the jar both on the class path and in --jars); pass the jar one way only";
+            if (fallbackNever) {
+                throw new IllegalStateException(why + " (" + HcommConf.FALLBACK.key() + "=never forbids Spark's "
+                        + "own shuffle fetch)");
+            }
+            if (missingRuntimeLogged.compareAndSet(false, true)) {
+                LOG.warn("{}. Shuffle blocks are fetched by Spark's transfer (set {}=never to make this an error)", why,
+                        HcommConf.FALLBACK.key());
+            }
+        }
+        return runtime;
     }
 
     @Override
@@ -48,7 +84,7 @@ public final class HcommShuffleManager implements ShuffleManager {
     public <K, V> ShuffleWriter<K, V> getWriter(ShuffleHandle handle, long mapId, TaskContext context,
             ShuffleWriteMetricsReporter metrics) {
         ShuffleWriter<K, V> writer = sort.getWriter(handle, mapId, context, metrics);
-        ExecutorRuntime runtime = Runtimes.executor();
+        ExecutorRuntime runtime = runtime();
         if (runtime == null) {
             return writer;
         }
@@ -61,7 +97,7 @@ public final class HcommShuffleManager implements ShuffleManager {
     public <K, C> ShuffleReader<K, C> getReader(ShuffleHandle handle, int startMapIndex, int endMapIndex,
             int startPartition, int endPartition, TaskContext context, ShuffleReadMetricsReporter metrics) {
         BaseShuffleHandle<K, ?, C> base = (BaseShuffleHandle<K, ?, C>) handle;
-        ExecutorRuntime runtime = Runtimes.executor();
+        ExecutorRuntime runtime = runtime();
         if (runtime == null || base.dependency().isShuffleMergeFinalizedMarked()) {
             // no plugin here, or push-based shuffle's merged blocks: Spark's reader
             return sort.getReader(handle, startMapIndex, endMapIndex, startPartition, endPartition, context, metrics);
