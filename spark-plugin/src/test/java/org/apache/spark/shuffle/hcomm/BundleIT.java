@@ -59,7 +59,8 @@ class BundleIT {
                     && !n.startsWith("org/apache/spark/shuffle/hcomm/")), "Spark inside the bundle");
             for (String c : List.of("org/apache/spark/shuffle/hcomm/HcommShuffleManager.class",
                     "org/apache/spark/shuffle/hcomm/HcommShufflePlugin.class",
-                    "org/apache/spark/shuffle/hcomm/internal/compat/SparkLine.class",
+                    "org/apache/spark/shuffle/hcomm/internal/compat/Sorters.class",
+                    "org/apache/spark/shuffle/hcomm/internal/compat/StartupOrder.class",
                     "org/hcomm/bridge/transport/Transport.class", "com/sun/jna/Native.class")) {
                 assertTrue(names.contains(c), c + " missing");
             }
@@ -76,6 +77,15 @@ class BundleIT {
             assertEquals(System.getProperty("hcomm.spark.line"), attributes.getValue("Hcomm-Spark-Line"));
             assertEquals(System.getProperty("hcomm.scala.binary"), attributes.getValue("Hcomm-Scala-Binary-Version"));
         }
+    }
+
+    @Test
+    void itsCompatClassesAreTheLinesOwn() throws ReflectiveOperationException, URISyntaxException {
+        // read from the bundle's class, not the constant javac would inline into this test
+        boolean managerFirst = Class.forName("org.apache.spark.shuffle.hcomm.internal.compat.StartupOrder")
+                .getField("MANAGER_BEFORE_PLUGINS").getBoolean(null);
+        assertEquals("3.5".equals(System.getProperty("hcomm.spark.line")), managerFirst);
+        assertEquals(bundle, jarOfName("org.apache.spark.shuffle.hcomm.internal.compat.Sorters"));
     }
 
     @Test
@@ -156,6 +166,10 @@ class BundleIT {
             in.readUnsignedShort();
             return in.readUnsignedShort();
         }
+    }
+
+    private static Path jarOfName(String className) throws ReflectiveOperationException, URISyntaxException {
+        return jarOf(Class.forName(className));
     }
 
     private static Path jarOf(Class<?> c) throws URISyntaxException {

@@ -11,7 +11,7 @@ import scala.jdk.CollectionConverters._
 import org.apache.spark.{HashPartitioner, SparkConf, SparkContext, SparkEnv}
 import org.apache.spark.deploy.LocalSparkCluster
 import org.apache.spark.scheduler._
-import org.apache.spark.shuffle.hcomm.internal.compat.SparkLine
+import org.apache.spark.shuffle.hcomm.internal.compat.StartupOrder
 
 /** Records why executors were removed; named in `spark.extraListeners`, so it sees even the first executor. */
 class ExecutorLossRecorder extends SparkListener {
@@ -62,7 +62,7 @@ class FailureSuite extends LocalClusterSuite {
     assert(TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - t0) < 30, "startup error was not immediate")
     assert(SparkContext.getActive.isEmpty, "a SparkContext is still active after the failed start")
     val e = thrown match {
-      case w: InvocationTargetException if SparkLine.MANAGER_BEFORE_PLUGINS => w.getCause
+      case w: InvocationTargetException if StartupOrder.MANAGER_BEFORE_PLUGINS => w.getCause
       case other => other
     }
     assert(e.isInstanceOf[IllegalArgumentException], s"not the configuration error: $thrown")

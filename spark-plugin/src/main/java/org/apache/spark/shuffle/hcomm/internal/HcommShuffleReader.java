@@ -26,7 +26,7 @@ import org.apache.spark.shuffle.FetchFailedException;
 import org.apache.spark.shuffle.ShuffleReadMetricsReporter;
 import org.apache.spark.shuffle.ShuffleReader;
 import org.apache.spark.shuffle.hcomm.internal.compat.ScalaCollections;
-import org.apache.spark.shuffle.hcomm.internal.compat.SparkLine;
+import org.apache.spark.shuffle.hcomm.internal.compat.Sorters;
 import org.apache.spark.storage.BlockId;
 import org.apache.spark.storage.BlockManager;
 import org.apache.spark.storage.BlockManagerId;
@@ -336,7 +336,7 @@ public final class HcommShuffleReader<K, C> implements ShuffleReader<K, C> {
             } else {
                 agg = Option.empty();
             }
-            ExternalSorter sorter = SparkLine.sorter(context, (Option) agg, (Option) dep.keyOrdering(),
+            ExternalSorter sorter = Sorters.sorter(context, (Option) agg, (Option) dep.keyOrdering(),
                     dep.serializer());
             result = sorter.insertAllAndUpdateMetrics((Iterator) in);
         } else if (dep.aggregator().isDefined()) {

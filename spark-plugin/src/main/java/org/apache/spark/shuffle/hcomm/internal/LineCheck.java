@@ -11,7 +11,7 @@ import java.util.Optional;
 import java.util.Properties;
 
 import org.apache.spark.SparkConf;
-import org.apache.spark.shuffle.hcomm.internal.compat.SparkLine;
+import org.apache.spark.shuffle.hcomm.internal.compat.StartupOrder;
 
 /**
  * Start-up checks that the jar fits the Spark it runs in, made before anything else of the plugin runs, so that a
@@ -58,7 +58,7 @@ public final class LineCheck {
      * every line, so only the manager calls this.
      */
     public static void verifyManagerLoadable(SparkConf conf) {
-        if (!SparkLine.MANAGER_BEFORE_PLUGINS) {
+        if (!StartupOrder.MANAGER_BEFORE_PLUGINS) {
             return;
         }
         boolean onJvmClassPath = LineCheck.class.getClassLoader() == ClassLoader.getSystemClassLoader();

@@ -1,0 +1,25 @@
+package org.apache.spark.shuffle.hcomm.internal.compat;
+
+import org.apache.spark.Aggregator;
+import org.apache.spark.TaskContext;
+import org.apache.spark.serializer.Serializer;
+import org.apache.spark.util.collection.ExternalSorter;
+import scala.Option;
+import scala.math.Ordering;
+
+/**
+ * ExternalSorter as Spark 3.5 and 4.0 build it: five arguments.
+ *
+ * <p>One of the compat layer's twins: the build compiles the one its Spark line needs (the parent pom's spark-*
+ * profiles choose the directory).
+ */
+public final class Sorters {
+    private Sorters() {
+    }
+
+    /** Spark's external sorter without a partitioner, for a reduce side that aggregates or orders keys. */
+    public static <K, V, C> ExternalSorter<K, V, C> sorter(TaskContext context, Option<Aggregator<K, V, C>> aggregator,
+            Option<Ordering<K>> ordering, Serializer serializer) {
+        return new ExternalSorter<>(context, aggregator, Option.empty(), ordering, serializer);
+    }
+}
