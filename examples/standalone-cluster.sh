@@ -47,11 +47,14 @@ build="$root/examples/target/lines/$id"
 bundle="$root/spark-plugin/target/hcomm-${id}-${version}.jar"
 app_jar="$build/hcomm-examples-${version}.jar"
 export SPARK_HOME="$spark_home" SPARK_LOCAL_IP=127.0.0.1 SPARK_SCALA_VERSION="$scala"
+# the Maven and local repository of a calling build (spark-plugin/cross-line.sh), else the one on the PATH
+mvn_cmd=("${MVN:-mvn}")
+[ -z "${MVN_REPO_LOCAL:-}" ] || mvn_cmd+=(-Dmaven.repo.local="$MVN_REPO_LOCAL")
 
 echo "== building the Spark $line (Scala $scala) bundle and the example jar, and collecting that line's Spark jars"
 rm -rf "$spark_home/jars"
 mkdir -p "$spark_home/jars" "$work/logs"
-(cd "$root" && mvn -B -q "${profiles[@]}" -Dline.build.subdir="/lines/$id" -pl examples -am -DskipTests \
+(cd "$root" && "${mvn_cmd[@]}" -B -q "${profiles[@]}" -Dline.build.subdir="/lines/$id" -pl examples -am -DskipTests \
     package dependency:copy-dependencies \
     -DincludeScope=provided -DexcludeGroupIds=org.hcomm.shuffle -DoutputDirectory="$spark_home/jars")
 ls "$spark_home/jars"/spark-core_"$scala"-*.jar > /dev/null
