@@ -72,8 +72,10 @@ opens=(-XX:+IgnoreUnrecognizedVMOptions --add-opens=java.base/java.lang=ALL-UNNA
 java_opts=(-Xmx512m "${opens[@]}" -cp "$cp")
 
 pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; pids=(); }
 trap cleanup EXIT
+# every JVM of this cluster (Master, Worker, executors) has this line's jars directory on its command line
+leftovers() { pgrep -f -- "$spark_home/jars" || true; }
 
 echo "== starting a standalone Master and Worker on 127.0.0.1"
 java "${java_opts[@]}" org.apache.spark.deploy.master.Master --host 127.0.0.1 --port 7177 --webui-port 18180 \
@@ -113,4 +115,14 @@ java -Xmx1g "${opens[@]}" -cp "$driver_cp" org.apache.spark.deploy.SparkSubmit \
 rc=${PIPESTATUS[0]}
 set -e
 echo "== spark-submit exited with $rc (driver log: $work/logs/submit.log)"
+cleanup
+for _ in $(seq 1 40); do [ -z "$(leftovers)" ] && break; sleep 0.5; done
+left=$(leftovers)
+if [ -n "$left" ]; then
+  echo "== processes of the cluster still running 20 s after it was stopped (killed now):"
+  ps -o pid,args -p "$(echo "$left" | paste -sd,)" | cut -c1-200
+  kill -9 $left 2>/dev/null || true
+  exit 1
+fi
+echo "== the Master, the Worker and every executor JVM are gone"
 exit "$rc"

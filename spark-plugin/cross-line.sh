@@ -40,7 +40,7 @@ events=300000
 declare -A checksums=()
 verdict=""
 standalone() {
-  local line="$1" log="$2" spark="${1%_*}" scala=2.13 metrics
+  local line="$1" log="$2" spark="${1%_*}" scala=2.13
   [ "$line" = "${line/_/}" ] || scala="${1#*_}"
   if ! bash "$root/examples/standalone-cluster.sh" --spark "$spark" --scala "$scala" "$events" > "$log" 2>&1; then
     verdict="spark-submit failed (log: $log)"; return 1
@@ -54,7 +54,7 @@ standalone() {
   verdict="checksum $sum, one-sided ${oneSided:-?} B, fallback ${fallback:-?} B, channels ${created:-?} created"
   verdict="$verdict = ${destroyed:-?} destroyed"
   if [ -z "$sum" ] || [ "${oneSided:-0}" -le 0 ] || [ "${fallback:-1}" != 0 ] || [ "${live:-1}" != 0 ] \
-      || [ "$created" != "$destroyed" ]; then
+      || [ "$created" != "$destroyed" ] || ! grep -q "every executor JVM are gone" "$log"; then
     verdict="$verdict (log: $log)"; return 1
   fi
   if [ "$spark" = 3.5 ]; then
@@ -91,8 +91,10 @@ for line in "${lines[@]}"; do
     -Dcrossline.skip=true "${tests[@]}" verify > "$log" 2>&1
   rc=$?
   job="not run"
+  failed_log="$log"
   if [ $rc -eq 0 ]; then
-    standalone "$line" "$out/$line.standalone.log" && job="$verdict" || { rc=1; job="FAILED: $verdict"; }
+    failed_log="$out/$line.standalone.log"
+    standalone "$line" "$failed_log" && job="$verdict" || { rc=1; job="FAILED: $verdict"; }
   fi
   secs=$(( $(date +%s) - start ))
   suites=$(grep -E "^Tests: succeeded" "$log" | tail -n 1 \
@@ -105,8 +107,8 @@ for line in "${lines[@]}"; do
     $((secs / 60)) $((secs % 60)) "${suites:-not run}" "${bundle:-not run}" "$job" | tee -a "$summary"
   grep -E "^- .*|\*\*\* FAILED \*\*\*" "$log" | sed 's/^/    /'
   if [ $rc -ne 0 ]; then
-    echo "---- last 80 lines of $log"
-    tail -n 80 "$log"
+    echo "---- last 80 lines of $failed_log"
+    tail -n 80 "$failed_log"
     echo "----"
   fi
 done
