@@ -4,12 +4,17 @@
 # one jar and the two settings, the way a user on that line starts it. Everything binds to 127.0.0.1 and is stopped
 # at the end.
 #
-#   examples/standalone-cluster.sh [--spark 3.5|4.0|4.1|4.2] [--scala 2.12|2.13] [--jars-only] [events]
+#   examples/standalone-cluster.sh [--spark 3.5|4.0|4.1|4.2] [--scala 2.12|2.13] [--jars-only] [--compare] [events]
 #
 #   --spark      the Spark line (default 4.2)
 #   --scala      the Scala binary version (default 2.13; 2.12 exists only for 3.5)
 #   --jars-only  pass the bundle with --jars alone, also on 3.5, to see what a 3.5 user who does that is told
+#   --compare    then run the job again on the same cluster with Spark's own shuffle (no jar, no settings) and fail
+#                unless both answers are identical
 #   events       the job's size (default 1000000)
+#
+# Each spark-submit may take 5 minutes at most (then it is stopped and the script fails), and the script fails when
+# any JVM of the cluster outlives it.
 #
 # Activation per line (what the script passes to spark-submit):
 #   4.0, 4.1, 4.2:  --jars hcomm-spark<line>_2.13-<version>.jar
@@ -20,24 +25,23 @@
 #                   --conf spark.shuffle.manager=org.apache.spark.shuffle.hcomm.HcommShuffleManager
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-line=4.2 scala="" jars_only=false events=1000000
+# shellcheck source=../spark-plugin/spark-lines.sh
+. "$root/spark-plugin/spark-lines.sh"
+usage() { sed -n '2,/^set /{/^#/p}' "$0" | sed 's/^# \{0,1\}//'; exit "$1"; }
+line=4.2 scala=2.13 jars_only=false compare=false events=1000000
 while [ $# -gt 0 ]; do
   case "$1" in
-    --spark) line="$2"; shift 2 ;;
-    --scala) scala="$2"; shift 2 ;;
+    --spark|--scala) [ $# -ge 2 ] || { echo "$1 needs a value" >&2; usage 2; }
+       if [ "$1" = --spark ]; then line="$2"; else scala="$2"; fi; shift 2 ;;
     --jars-only) jars_only=true; shift ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
-    *) events="$1"; shift ;;
+    --compare) compare=true; shift ;;
+    -h|--help) usage 0 ;;
+    [0-9]*) events="$1"; shift ;;
+    *) echo "unknown argument: $1" >&2; usage 2 ;;
   esac
 done
-scala="${scala:-2.13}"
-case "$line/$scala" in
-  4.2/2.13) profiles=() ;;
-  4.0/2.13|4.1/2.13|3.5/2.13) profiles=(-Pspark-"$line") ;;
-  3.5/2.12) profiles=(-Pspark-3.5 -Pscala-2.12) ;;
-  *) echo "Spark $line with Scala $scala is not a supported line: 3.5 (Scala 2.12 or 2.13), 4.0, 4.1, 4.2 (2.13)" >&2
-     exit 2 ;;
-esac
+line_options=$(line_profiles "${line}_${scala}") || usage 2
+read -r -a profiles <<< "$line_options"
 version=$(sed -n 's:^  <version>\(.*\)</version>$:\1:p' "$root/pom.xml" | head -n 1)
 id="spark${line}_${scala}"
 work="$root/examples/target/standalone/$id"
@@ -70,6 +74,11 @@ opens=(-XX:+IgnoreUnrecognizedVMOptions --add-opens=java.base/java.lang=ALL-UNNA
   --add-opens=java.base/sun.nio.cs=ALL-UNNAMED --add-opens=java.base/sun.security.action=ALL-UNNAMED
   --add-opens=java.base/sun.util.calendar=ALL-UNNAMED --add-opens=java.base/jdk.internal.ref=ALL-UNNAMED)
 java_opts=(-Xmx512m "${opens[@]}" -cp "$cp")
+for port in 7177 18180 18181; do
+  if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+    echo "port $port on 127.0.0.1 is taken (another cluster of this script still running?)" >&2; exit 1
+  fi
+done
 
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; pids=(); }
@@ -90,6 +99,22 @@ for _ in $(seq 1 60); do
 done
 grep -q "Successfully registered with master" "$work/logs/worker.log" || { echo "worker did not register"; exit 1; }
 
+# submit NAME [spark-submit options...]: the example job, at most 5 minutes, its output in logs/NAME.log
+submit() {
+  local name="$1"
+  shift
+  timeout --kill-after=10 300 java -Xmx1g "${opens[@]}" -cp "$driver_cp" org.apache.spark.deploy.SparkSubmit \
+    --master spark://127.0.0.1:7177 --deploy-mode client \
+    --class org.hcomm.shuffle.examples.EtlPipelineJob \
+    --executor-memory 1g --executor-cores 1 --total-executor-cores 2 \
+    --conf spark.executorEnv.SPARK_SCALA_VERSION="$scala" "$@" \
+    "$app_jar" --submitted "$events" 2>&1 | tee "$work/logs/$name.log" | grep -v -E "^[0-9/: ]+ (INFO|WARN) "
+  local rc=${PIPESTATUS[0]}
+  [ "$rc" -ne 124 ] || echo "== spark-submit did not end within 5 minutes and was stopped"
+  echo "== spark-submit exited with $rc (driver log: $work/logs/$name.log)"
+  return "$rc"
+}
+
 driver_cp="$cp"
 if [ "$line" = 3.5 ] && [ "$jars_only" = false ]; then
   # Spark 3.5 creates the shuffle manager before it fetches --jars: the bundle goes on every JVM's class path.
@@ -103,18 +128,25 @@ else
   echo "== spark-submit with the HComm shuffle (two --conf lines, the bundle with --jars)"
 fi
 set +e
-java -Xmx1g "${opens[@]}" -cp "$driver_cp" org.apache.spark.deploy.SparkSubmit \
-  --master spark://127.0.0.1:7177 --deploy-mode client \
-  --class org.hcomm.shuffle.examples.EtlPipelineJob \
-  --executor-memory 1g --executor-cores 1 --total-executor-cores 2 \
-  "${activation[@]}" \
-  --conf spark.executorEnv.SPARK_SCALA_VERSION="$scala" \
+submit hcomm "${activation[@]}" \
   --conf spark.plugins=org.apache.spark.shuffle.hcomm.HcommShufflePlugin \
-  --conf spark.shuffle.manager=org.apache.spark.shuffle.hcomm.HcommShuffleManager \
-  "$app_jar" --submitted "$events" 2>&1 | tee "$work/logs/submit.log" | grep -v -E "^[0-9/: ]+ (INFO|WARN) "
-rc=${PIPESTATUS[0]}
+  --conf spark.shuffle.manager=org.apache.spark.shuffle.hcomm.HcommShuffleManager
+rc=$?
+if [ "$rc" -eq 0 ] && [ "$compare" = true ]; then
+  echo "== the same job with Spark's own shuffle (no jar, no settings), for the answer"
+  driver_cp="$cp"
+  submit builtin
+  rc=$?
+  answer() { sed -n "s/.*($1 shuffle): .*, checksum \([0-9a-f]*\) ===$/\1/p" "$work/logs/$2.log" | tail -n 1; }
+  hcomm_sum=$(answer HComm hcomm) builtin_sum=$(answer built-in builtin)
+  if [ "$rc" -eq 0 ] && [ -n "$hcomm_sum" ] && [ "$hcomm_sum" = "$builtin_sum" ]; then
+    echo "== answers identical: HComm $hcomm_sum, built-in $builtin_sum"
+  else
+    echo "== answers differ or missing: HComm '$hcomm_sum', built-in '$builtin_sum'"
+    rc=1
+  fi
+fi
 set -e
-echo "== spark-submit exited with $rc (driver log: $work/logs/submit.log)"
 cleanup
 for _ in $(seq 1 40); do [ -z "$(leftovers)" ] && break; sleep 0.5; done
 left=$(leftovers)

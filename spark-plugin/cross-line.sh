@@ -6,44 +6,38 @@
 #   - the default line (4.2), whose suites the build itself just ran: its bundle and BundleIT only;
 #   - every line: examples/standalone-cluster.sh, the example job with spark-submit on a real standalone Master and
 #     Worker started from that line's Spark jars, the bundle passed as a user passes it (--jars on 4.x,
-#     extraClassPath on 3.5), checked for one-sided bytes, no fallback byte, no live channel and, across lines, the
-#     same answer; on 3.5 also the bundle with --jars alone, which must fail at once with the advice.
-# Each line builds in spark-plugin/target/lines/<line>/ and leaves its bundle in spark-plugin/target/; its whole
-# Maven output is in spark-plugin/target/cross-line/<line>.log. Every line runs even when one fails; the exit code
-# is non-zero when any failed.
+#     extraClassPath on 3.5), then again with Spark's own shuffle: the same answer, one-sided bytes, no fallback
+#     byte, channels created = destroyed, no JVM left; on 3.5 also the bundle with --jars alone, which must fail at
+#     once with the advice. Across lines, the answers must be the same too.
+# Each line's plugin builds in spark-plugin/target/lines/<line>/ and leaves its bundle in spark-plugin/target/ (the
+# bridge, the same for every line, builds in native-bridge/target/ again: up to date, unchanged); its whole Maven
+# output is in spark-plugin/target/cross-line/<line>.log. Every line runs even when one fails; the exit code is
+# non-zero when any failed.
 #
-#   spark-plugin/cross-line.sh [LINE ...]      LINE: 3.5_2.12 3.5_2.13 4.0 4.1 4.2 (default: $HCOMM_LINES, or all)
+#   spark-plugin/cross-line.sh [LINE ...]    LINE: one of spark-lines.sh's (default: $HCOMM_LINES, or all of them)
 #   environment: MVN (the mvn to run), MVN_REPO_LOCAL (the local repository to share)
+# A line's Maven may take 20 minutes at most, a spark-submit 5 (then they are stopped and the line fails).
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=spark-lines.sh
+. "$root/spark-plugin/spark-lines.sh"
 mvn="${MVN:-mvn}"
 lines=("$@")
-[ ${#lines[@]} -gt 0 ] || read -r -a lines <<< "${HCOMM_LINES:-3.5_2.12 3.5_2.13 4.0 4.1 4.2}"
+[ ${#lines[@]} -gt 0 ] || read -r -a lines <<< "${HCOMM_LINES:-${SPARK_LINES[*]}}"
 out="$root/spark-plugin/target/cross-line"
 mkdir -p "$out"
 repo=()
 [ -n "${MVN_REPO_LOCAL:-}" ] && repo=(-Dmaven.repo.local="$MVN_REPO_LOCAL")
-
-profiles_of() {
-  case "$1" in
-    3.5_2.12) echo "-Pspark-3.5 -Pscala-2.12" ;;
-    3.5_2.13) echo "-Pspark-3.5" ;;
-    4.0) echo "-Pspark-4.0" ;;
-    4.1) echo "-Pspark-4.1" ;;
-    4.2) echo "" ;;
-    *) return 1 ;;
-  esac
-}
 
 # The example job on a real standalone cluster of the line; sets verdict, and the answer's checksum in checksums.
 events=300000
 declare -A checksums=()
 verdict=""
 standalone() {
-  local line="$1" log="$2" spark="${1%_*}" scala=2.13
-  [ "$line" = "${line/_/}" ] || scala="${1#*_}"
-  if ! bash "$root/examples/standalone-cluster.sh" --spark "$spark" --scala "$scala" "$events" > "$log" 2>&1; then
-    verdict="spark-submit failed (log: $log)"; return 1
+  local line="$1" log="$2" spark="${1%_*}" scala="${1#*_}"
+  if ! bash "$root/examples/standalone-cluster.sh" --spark "$spark" --scala "$scala" --compare "$events" \
+      > "$log" 2>&1; then
+    verdict="examples/standalone-cluster.sh failed (log: $log)"; return 1
   fi
   metric() { sed -n "s/^  $1 *\([0-9][0-9]*\)\$/\1/p" "$log" | tail -n 1; }
   local sum oneSided fallback created destroyed live
@@ -51,15 +45,17 @@ standalone() {
   oneSided=$(metric bytesReadOneSided) fallback=$(metric bytesReadFallback) live=$(metric channelsLive)
   created=$(metric channelsCreated) destroyed=$(metric channelsDestroyed)
   checksums[$line]="$sum"
-  verdict="checksum $sum, one-sided ${oneSided:-?} B, fallback ${fallback:-?} B, channels ${created:-?} created"
-  verdict="$verdict = ${destroyed:-?} destroyed"
+  verdict="checksum $sum = Spark's own shuffle's, one-sided ${oneSided:-?} B, fallback ${fallback:-?} B, channels"
+  verdict="$verdict ${created:-?} created = ${destroyed:-?} destroyed"
   if [ -z "$sum" ] || [ "${oneSided:-0}" -le 0 ] || [ "${fallback:-1}" != 0 ] || [ "${live:-1}" != 0 ] \
-      || [ "$created" != "$destroyed" ] || ! grep -q "every executor JVM are gone" "$log"; then
+      || [ "${created:-0}" -le 0 ] || [ "$created" != "${destroyed:-}" ] \
+      || ! grep -q "^== answers identical" "$log" || ! grep -q "every executor JVM are gone" "$log"; then
     verdict="$verdict (log: $log)"; return 1
   fi
   if [ "$spark" = 3.5 ]; then
     local jl="${log%.log}.jars-only.log"
-    if bash "$root/examples/standalone-cluster.sh" --spark 3.5 --scala "$scala" --jars-only "$events" > "$jl" 2>&1; then
+    if bash "$root/examples/standalone-cluster.sh" --spark 3.5 --scala "$scala" --jars-only "$events" > "$jl" 2>&1
+    then
       verdict="$verdict; --jars alone did not fail (log: $jl)"; return 1
     fi
     grep -q "passed only with --jars cannot be loaded there" "$jl" \
@@ -73,22 +69,19 @@ summary="$out/summary.txt"
 : > "$summary"
 echo "== cross-line pass: ${lines[*]} (logs in $out)"
 for line in "${lines[@]}"; do
-  if ! profiles="$(profiles_of "$line")"; then
-    echo "unknown Spark line '$line' (known: 3.5_2.12 3.5_2.13 4.0 4.1 4.2)" >&2
-    exit 2
-  fi
+  profiles="$(line_profiles "$line")" || exit 2
   log="$out/$line.log"
-  if [ "$line" = 4.2 ]; then
-    # the default line: its suites ran in the calling build; only its bundle, built where it cannot disturb it
-    tests=(-Dline.build.subdir=/lines/spark4.2_2.13 -Dtest=none
+  if [ "$line" = "$DEFAULT_LINE" ]; then
+    # the default line: its suites ran in the calling build; only its bundle, built beside the calling build's output
+    tests=(-Dline.build.subdir="/lines/spark$line" -Dtest=none
            -Dsurefire.failIfNoSpecifiedTests=false -Dscalatest.skip=true)
   else
     tests=(-DtagsToInclude=org.apache.spark.shuffle.hcomm.CrossLine)
   fi
   start=$(date +%s)
   # shellcheck disable=SC2086 # profiles are separate words
-  "$mvn" -B -f "$root/pom.xml" -pl native-bridge,spark-plugin $profiles "${repo[@]}" -Dbridge.tests.skip=true \
-    -Dcrossline.skip=true "${tests[@]}" verify > "$log" 2>&1
+  timeout --kill-after=30 1200 "$mvn" -B -f "$root/pom.xml" -pl native-bridge,spark-plugin $profiles "${repo[@]}" \
+    -Dbridge.tests.skip=true -Dcrossline.skip=true "${tests[@]}" verify > "$log" 2>&1
   rc=$?
   job="not run"
   failed_log="$log"

@@ -2,6 +2,7 @@ package org.apache.spark.shuffle.hcomm;
 
 import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.stream.Stream;
 
 import org.apache.spark.ShuffleDependency;
 import org.apache.spark.SparkConf;
@@ -47,7 +48,9 @@ public final class HcommShuffleManager implements ShuffleManager {
         }
         HcommConf.validate(conf);
         this.sort = new SortShuffleManager(conf);
-        this.pluginExpected = !isDriver && Arrays.stream(conf.get("spark.plugins", "").split(","))
+        // Spark starts the plugins of both settings (spark.plugins.defaultList is for cluster-wide defaults)
+        this.pluginExpected = !isDriver && Stream.of("spark.plugins", "spark.plugins.defaultList")
+                .flatMap(key -> Arrays.stream(conf.get(key, "").split(",")))
                 .map(String::trim).anyMatch(HcommShufflePlugin.class.getName()::equals);
         this.fallbackNever = "never".equals(HcommConf.FALLBACK.get(conf));
     }

@@ -7,6 +7,7 @@ import java.io.DataInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.URISyntaxException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -38,6 +39,7 @@ class BundleIT {
     /** Read in the test JVM only: the executors load this class too (for the lambdas), without the property. */
     private final Path bundle = Path.of(System.getProperty("hcomm.bundle"));
     private static final int JAVA_17 = 61;
+    private static final String COMPAT = "org.apache.spark.shuffle.hcomm.internal.compat.";
     /** Where every class of the bundle lives: the plugin, the bridge and JNA. */
     private static final List<String> CLASS_ROOTS = List.of("org/apache/spark/shuffle/hcomm/", "org/hcomm/bridge/",
             "com/sun/jna/");
@@ -80,12 +82,26 @@ class BundleIT {
     }
 
     @Test
-    void itsCompatClassesAreTheLinesOwn() throws ReflectiveOperationException, URISyntaxException {
+    void itsCompatClassesAreTheLinesOwnVariants() throws IOException, ReflectiveOperationException {
+        String line = System.getProperty("hcomm.spark.line");
         // read from the bundle's class, not the constant javac would inline into this test
-        boolean managerFirst = Class.forName("org.apache.spark.shuffle.hcomm.internal.compat.StartupOrder")
-                .getField("MANAGER_BEFORE_PLUGINS").getBoolean(null);
-        assertEquals("3.5".equals(System.getProperty("hcomm.spark.line")), managerFirst);
-        assertEquals(bundle, jarOfName("org.apache.spark.shuffle.hcomm.internal.compat.Sorters"));
+        boolean managerFirst = Class.forName(COMPAT + "StartupOrder").getField("MANAGER_BEFORE_PLUGINS")
+                .getBoolean(null);
+        assertEquals("3.5".equals(line), managerFirst, "StartupOrder");
+        try (JarFile jar = new JarFile(bundle.toFile())) {
+            boolean sixArgs = classRefers(jar, "Sorters", "RowBasedChecksum");
+            assertEquals(!line.equals("3.5") && !line.equals("4.0"), sixArgs, "Sorters: the 6-argument sorter");
+            boolean scala212 = classRefers(jar, "ScalaCollections", "scala/collection/JavaConverters");
+            assertEquals("2.12".equals(System.getProperty("hcomm.scala.binary")), scala212, "ScalaCollections");
+        }
+    }
+
+    /** Whether a compat class of the bundle names {@code what} in its constant pool. */
+    private static boolean classRefers(JarFile jar, String compatClass, String what) throws IOException {
+        JarEntry entry = jar.getJarEntry(COMPAT.replace('.', '/') + compatClass + ".class");
+        try (InputStream in = jar.getInputStream(entry)) {
+            return new String(in.readAllBytes(), StandardCharsets.ISO_8859_1).contains(what);
+        }
     }
 
     @Test
@@ -166,10 +182,6 @@ class BundleIT {
             in.readUnsignedShort();
             return in.readUnsignedShort();
         }
-    }
-
-    private static Path jarOfName(String className) throws ReflectiveOperationException, URISyntaxException {
-        return jarOf(Class.forName(className));
     }
 
     private static Path jarOf(Class<?> c) throws URISyntaxException {

@@ -28,6 +28,15 @@ class ManagerRendezvousTest {
     }
 
     @Test
+    void aPluginInTheClusterWideDefaultListCountsToo() {
+        HcommShuffleManager m = new HcommShuffleManager(new SparkConf(false)
+                .set("spark.plugins.defaultList", HcommShufflePlugin.class.getName())
+                .set("spark.shuffle.hcomm.fallback", "never"), false);
+        assertThrows(IllegalStateException.class, m::runtime);
+        m.stop();
+    }
+
+    @Test
     void underFallbackAutoItIsSparksShuffle() {
         HcommShuffleManager m = new HcommShuffleManager(conf(HcommShufflePlugin.class.getName(), "auto"), false);
         assertNull(m.runtime());

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.net.URISyntaxException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.CodeSource;
 import java.util.Arrays;
@@ -63,7 +64,8 @@ public final class LineCheck {
         }
         boolean onJvmClassPath = LineCheck.class.getClassLoader() == ClassLoader.getSystemClassLoader();
         jarsOnlyProblem(builtFor(), conf.get("spark.master", ""), onJvmClassPath, jarOf(LineCheck.class),
-                conf.get("spark.executor.extraClassPath", "")).ifPresent(m -> {
+                conf.get("spark.driver.extraClassPath", ""), conf.get("spark.executor.extraClassPath", ""))
+                .ifPresent(m -> {
                     throw new IllegalStateException(m);
                 });
     }
@@ -82,31 +84,46 @@ public final class LineCheck {
     }
 
     /**
-     * On Spark 3.5, why the executors will not find the shuffle manager, if they will not: the driver loaded this jar
-     * from the application's jars (not the JVM's class path), and {@code spark.executor.extraClassPath} does not name
-     * it. In local mode the executor is the driver's JVM and nothing is needed.
+     * On Spark 3.5, why the executors will not find the shuffle manager, if it is certain that they will not, given
+     * where the driver loaded this jar from: from the application's jars ({@code --jars}, not the JVM's class path),
+     * or from {@code spark.driver.extraClassPath}, while {@code spark.executor.extraClassPath} names no HComm jar. A
+     * jar in the driver's {@code $SPARK_HOME/jars} is taken to be in every node's. A wildcard entry names the jar
+     * when its directory here holds the jar, or is not here to look at. In local mode the executor is the driver's JVM
+     * and nothing is needed.
      */
     static Optional<String> jarsOnlyProblem(BuiltFor built, String master, boolean onJvmClassPath,
-            Optional<Path> jar, String executorClassPath) {
+            Optional<Path> jar, String driverClassPath, String executorClassPath) {
         boolean local = master.startsWith("local") && !master.startsWith("local-cluster");
-        if (local || onJvmClassPath) {
-            return Optional.empty();
-        }
-        String name = jar.map(p -> p.getFileName().toString()).orElse(built.bundle());
-        boolean named = Arrays.stream(executorClassPath.split("[:,]"))
-                .map(String::trim)
-                .filter(e -> !e.isEmpty())
-                .anyMatch(e -> Path.of(e).getFileName().toString().equals(name) || e.endsWith("*"));
-        if (named) {
+        String name = jar.map(p -> String.valueOf(p.getFileName())).orElse(built.bundle());
+        boolean fromDriverExtraClassPath = onJvmClassPath && jar.isPresent() && names(driverClassPath, name);
+        if (local || (onJvmClassPath && !fromDriverExtraClassPath) || names(executorClassPath, name)) {
             return Optional.empty();
         }
         String path = jar.map(Path::toString).orElse("/path/to/" + name);
+        String how = fromDriverExtraClassPath ? name + " is on spark.driver.extraClassPath but not on "
+                + "spark.executor.extraClassPath, so" : name + " passed only with --jars";
         return Optional.of("On Spark " + built.sparkLine() + " the executors create the shuffle manager "
-                + "(spark.shuffle.manager) before they fetch --jars, so " + name + " passed only with --jars cannot be "
-                + "loaded there and the executors would fail over and over. Put the jar on the class path of every "
-                + "JVM instead: --conf spark.driver.extraClassPath=" + path + " --conf spark.executor.extraClassPath="
-                + path + " (the jar at that path on every node), or copy it into $SPARK_HOME/jars on every node. "
-                + "Spark 4.0 and later load it from --jars.");
+                + "(spark.shuffle.manager) before they fetch --jars: " + how + " cannot be loaded there and the "
+                + "executors would fail over and over. Put the jar on the class path of every JVM instead: --conf "
+                + "spark.driver.extraClassPath=" + path + " --conf spark.executor.extraClassPath=" + path
+                + " (the jar at that path on every node), or copy it into $SPARK_HOME/jars on every node. Spark 4.0 "
+                + "and later load it from --jars.");
+    }
+
+    /** Whether a class path names an HComm jar: this one by name, any other hcomm*.jar, or a wildcard holding it. */
+    private static boolean names(String classPath, String jarName) {
+        return Arrays.stream(classPath.split("[:,]"))
+                .map(String::trim)
+                .filter(e -> !e.isEmpty())
+                .anyMatch(e -> {
+                    Path entry = Path.of(e);
+                    String file = String.valueOf(entry.getFileName());
+                    if (file.equals("*")) {
+                        Path dir = entry.getParent();
+                        return dir == null || !Files.isDirectory(dir) || Files.exists(dir.resolve(jarName));
+                    }
+                    return file.equals(jarName) || (file.startsWith("hcomm") && file.endsWith(".jar"));
+                });
     }
 
     private static String majorMinor(String version) {

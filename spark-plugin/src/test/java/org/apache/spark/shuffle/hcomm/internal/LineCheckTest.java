@@ -3,10 +3,13 @@ package org.apache.spark.shuffle.hcomm.internal;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Optional;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /** The start-up checks' decisions: which Spark a jar fits, and when Spark 3.5's executors could not load it. */
 class LineCheckTest {
@@ -42,21 +45,39 @@ class LineCheckTest {
 
     @Test
     void spark35JarsOnlyIsRefusedWithTheSettingsThatFixIt() {
-        String m = LineCheck.jarsOnlyProblem(SPARK35, "spark://master:7077", false, JAR, "").orElseThrow();
+        String m = LineCheck.jarsOnlyProblem(SPARK35, "spark://master:7077", false, JAR, "", "").orElseThrow();
         assertTrue(m.contains("passed only with --jars cannot be loaded there"), m);
         assertTrue(m.contains("--conf spark.driver.extraClassPath=/opt/hcomm/hcomm-spark3.5_2.12-0.2.0.jar"
                 + " --conf spark.executor.extraClassPath=/opt/hcomm/hcomm-spark3.5_2.12-0.2.0.jar"), m);
         assertTrue(m.contains("$SPARK_HOME/jars"), m);
+        assertTrue(LineCheck.jarsOnlyProblem(SPARK35, "local-cluster[2,1,1024]", false, JAR, "", "/other.jar:/")
+                .isPresent());
     }
 
     @Test
-    void spark35JarOnTheClassPathOrNamedForExecutorsOrLocalModeIsFine() {
-        assertEquals(Optional.empty(), LineCheck.jarsOnlyProblem(SPARK35, "spark://m:7077", true, JAR, ""));
-        assertEquals(Optional.empty(), LineCheck.jarsOnlyProblem(SPARK35, "spark://m:7077", false, JAR,
+    void spark35JarOnlyOnTheDriversExtraClassPathIsRefusedToo() {
+        String m = LineCheck.jarsOnlyProblem(SPARK35, "spark://m:7077", true, JAR, JAR.get().toString(), "")
+                .orElseThrow();
+        assertTrue(m.contains("is on spark.driver.extraClassPath but not on spark.executor.extraClassPath"), m);
+    }
+
+    @Test
+    void spark35JarOnTheClassPathOrNamedForExecutorsOrLocalModeIsFine(@TempDir Path dir) throws IOException {
+        // on the JVM's class path without the driver's extraClassPath naming it: $SPARK_HOME/jars
+        assertEquals(Optional.empty(), LineCheck.jarsOnlyProblem(SPARK35, "spark://m:7077", true, JAR, "", ""));
+        assertEquals(Optional.empty(), LineCheck.jarsOnlyProblem(SPARK35, "spark://m:7077", false, JAR, "",
                 "/other.jar:/nodes/hcomm/hcomm-spark3.5_2.12-0.2.0.jar"));
-        assertEquals(Optional.empty(), LineCheck.jarsOnlyProblem(SPARK35, "yarn", false, JAR, "/opt/hcomm/*"));
-        assertEquals(Optional.empty(), LineCheck.jarsOnlyProblem(SPARK35, "local[4]", false, JAR, ""));
-        assertTrue(LineCheck.jarsOnlyProblem(SPARK35, "local-cluster[2,1,1024]", false, JAR, "/other.jar")
-                .isPresent());
+        assertEquals(Optional.empty(), LineCheck.jarsOnlyProblem(SPARK35, "spark://m:7077", true, JAR,
+                JAR.get().toString(), "/nodes/hcomm.jar"), "a renamed HComm jar");
+        assertEquals(Optional.empty(), LineCheck.jarsOnlyProblem(SPARK35, "yarn", false, JAR, "",
+                "/no/such/dir/*"), "a wildcard that cannot be looked into here");
+        Files.createFile(dir.resolve("hcomm-spark3.5_2.12-0.2.0.jar"));
+        assertEquals(Optional.empty(), LineCheck.jarsOnlyProblem(SPARK35, "yarn", false, JAR, "", dir + "/*"));
+        assertEquals(Optional.empty(), LineCheck.jarsOnlyProblem(SPARK35, "local[4]", false, JAR, "", ""));
+    }
+
+    @Test
+    void spark35WildcardOfADirectoryWithoutTheJarIsNotEnough(@TempDir Path dir) {
+        assertTrue(LineCheck.jarsOnlyProblem(SPARK35, "spark://m:7077", false, JAR, "", dir + "/*").isPresent());
     }
 }
