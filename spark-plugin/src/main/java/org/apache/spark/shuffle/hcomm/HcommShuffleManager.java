@@ -6,6 +6,7 @@ import java.util.stream.Stream;
 
 import org.apache.spark.ShuffleDependency;
 import org.apache.spark.SparkConf;
+import org.apache.spark.SparkEnv;
 import org.apache.spark.TaskContext;
 import org.apache.spark.shuffle.BaseShuffleHandle;
 import org.apache.spark.shuffle.IndexShuffleBlockResolver;
@@ -63,8 +64,9 @@ public final class HcommShuffleManager implements ShuffleManager {
     ExecutorRuntime runtime() {
         ExecutorRuntime runtime = Runtimes.executor();
         if (runtime == null && pluginExpected) {
-            String why = "the HComm shuffle plugin is in spark.plugins but this executor's shuffle manager cannot see "
-                    + "it: the two were loaded by different class loaders (e.g. spark.executor.userClassPathFirst=true "
+            SparkEnv env = SparkEnv.get();
+            String why = "the HComm shuffle plugin is in spark.plugins but the shuffle manager of executor "
+                    + (env == null ? "?" : env.executorId()) + " cannot see it: the two were loaded by different class loaders (e.g. spark.executor.userClassPathFirst=true "
                     + "with the jar both on the class path and in --jars); pass the jar one way only";
             if (fallbackNever) {
                 throw new IllegalStateException(why + " (" + HcommConf.FALLBACK.key() + "=never forbids Spark's "

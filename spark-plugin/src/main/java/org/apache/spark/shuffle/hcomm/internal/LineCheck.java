@@ -27,7 +27,7 @@ import org.apache.spark.shuffle.hcomm.internal.compat.StartupOrder;
  */
 public final class LineCheck {
     /** What the build wrote into {@code build-line.properties}. */
-    public record BuiltFor(String sparkLine, String sparkVersion, String scalaBinary, String version) {
+    record BuiltFor(String sparkLine, String scalaBinary, String version) {
         /** The bundle's file name for this line. */
         public String bundle() {
             return bundleName(sparkLine, scalaBinary, version);
@@ -44,7 +44,8 @@ public final class LineCheck {
 
     /**
      * Fails when this jar was built for another Spark line or Scala version than the running one. Called first by
-     * the shuffle manager's constructor and the plugin's components.
+     * the shuffle manager's constructor and by both plugin components, since which of them starts first differs
+     * between lines (a 4.x driver thus checks twice; it reads one small resource).
      */
     public static void verifyLine() {
         lineMismatch(builtFor(), org.apache.spark.package$.MODULE$.SPARK_VERSION(),
@@ -144,7 +145,7 @@ public final class LineCheck {
     }
 
     /** The line this jar was built for, from {@code build-line.properties} (read at each call: start-up only). */
-    public static BuiltFor builtFor() {
+    static BuiltFor builtFor() {
         Properties p = new Properties();
         try (InputStream in = LineCheck.class.getResourceAsStream("build-line.properties")) {
             if (in == null) {
@@ -154,7 +155,7 @@ public final class LineCheck {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        return new BuiltFor(p.getProperty("spark.line"), p.getProperty("spark.version"),
-                p.getProperty("scala.binary.version"), p.getProperty("version"));
+        return new BuiltFor(p.getProperty("spark.line"), p.getProperty("scala.binary.version"),
+                p.getProperty("version"));
     }
 }

@@ -4,8 +4,9 @@ import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * Where the shuffle manager finds the plugin's runtime in the same JVM. Spark creates the plugin and the
- * ShuffleManager separately and gives neither a handle on the other (on executors the plugin even starts first),
- * so this is the one piece of static state: set by the plugin at init, cleared at shutdown, read by the manager.
+ * ShuffleManager separately and gives neither a handle on the other (which starts first differs between Spark
+ * lines), so this is the one piece of static state: set by the plugin at init, cleared at shutdown, read lazily by
+ * the manager, which works in either order.
  */
 public final class Runtimes {
     private static final AtomicReference<ExecutorRuntime> EXECUTOR = new AtomicReference<>();
