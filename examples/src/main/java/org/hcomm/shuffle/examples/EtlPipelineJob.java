@@ -22,7 +22,8 @@ import scala.Tuple2;
  * (sortByKey). Every stage boundary is a shuffle.
  *
  * <p>Arguments: {@code [master] [events]}; defaults {@code local-cluster[2,1,1024]} and 2,000,000 events. Under
- * spark-submit: {@code --submitted [events]} runs once with the configuration spark-submit gave.
+ * spark-submit: {@code --submitted [events] [executors]} runs once with the configuration spark-submit gave, once
+ * that many executors (default 2) have registered.
  */
 public final class EtlPipelineJob {
     static final int USERS = 50_000;
@@ -35,7 +36,8 @@ public final class EtlPipelineJob {
 
     public static void main(String[] args) throws Exception {
         if (args.length > 0 && args[0].equals("--submitted")) {
-            submitted(args.length > 1 ? Integer.parseInt(args[1]) : 1_000_000);
+            submitted(args.length > 1 ? Integer.parseInt(args[1]) : 1_000_000,
+                    args.length > 2 ? Integer.parseInt(args[2]) : 2);
             return;
         }
         String master = args.length > 0 ? args[0] : "local-cluster[2,1,1024]";
@@ -64,11 +66,11 @@ public final class EtlPipelineJob {
      * Under spark-submit: one run with the configuration spark-submit gave (the HComm shuffle when its two settings
      * are there); fails when the HComm shuffle was expected but read nothing one-sidedly.
      */
-    static void submitted(int events) throws InterruptedException {
+    static void submitted(int events, int executors) throws InterruptedException {
         SparkConf conf = new SparkConf().setAppName("hcomm-example-etl-submitted");
         boolean hcomm = conf.get("spark.shuffle.manager", "").endsWith("HcommShuffleManager");
         try (JavaSparkContext sc = new JavaSparkContext(conf)) {
-            while (sc.sc().statusTracker().getExecutorInfos().length < 3) {
+            while (sc.sc().statusTracker().getExecutorInfos().length < executors + 1) {
                 Thread.sleep(100);
             }
             long t0 = System.nanoTime();

@@ -22,12 +22,17 @@ class TaskRecorder extends SparkListener {
   val failures = new ConcurrentLinkedQueue[TaskFailure]()
   private val running = new ConcurrentHashMap[(Int, String), AtomicInteger]()
   private val most = new ConcurrentHashMap[(Int, String), Integer]()
+  private val started = new ConcurrentHashMap[Int, AtomicInteger]()
 
   override def onTaskStart(e: SparkListenerTaskStart): Unit = {
     val key = (e.stageId, e.taskInfo.executorId)
     val now = running.computeIfAbsent(key, _ => new AtomicInteger()).incrementAndGet()
     most.merge(key, now, (a, b) => math.max(a, b))
+    started.computeIfAbsent(e.stageId, _ => new AtomicInteger()).incrementAndGet()
   }
+
+  /** Task attempts started in `stage`, all its attempts together. */
+  def tasksOf(stage: Int): Int = Option(started.get(stage)).map(_.get).getOrElse(0)
 
   override def onTaskEnd(e: SparkListenerTaskEnd): Unit = {
     Option(running.get((e.stageId, e.taskInfo.executorId))).foreach(_.decrementAndGet())

@@ -33,6 +33,7 @@ public final class DriverState {
 
     /** Stage attempts remembered after their end (so late provisioning does not recreate channels): bounded. */
     private static final int ENDED_KEPT = 4096;
+    private static final long MOVED_ASK_SECONDS = 10;
 
     private final String appTag;
     private final ShuffleMetrics metrics = ShuffleMetrics.forDriver();
@@ -69,6 +70,8 @@ public final class DriverState {
             return Messages.Ack.OK;
         } else if (message instanceof Messages.LookupShuffle l) {
             return lookup(l.shuffleId());
+        } else if (message instanceof Messages.PublishMoved m) {
+            return publishMoved(m);
         } else if (message instanceof Messages.EnsureStage e) {
             provision(new StageChannels.StageKey(e.stageId(), e.attempt()));
             return Messages.Ack.OK;
@@ -94,6 +97,37 @@ public final class DriverState {
     private synchronized void published(Messages.Published p) {
         shuffles.computeIfAbsent(p.shuffleId(), k -> new HashMap<>()).put(p.mapId(),
                 new Location(p.executorId(), p.indexAddress(), p.dataAddress(), p.numPartitions()));
+    }
+
+    /**
+     * Asks the executor that Spark's tracker now names as the owner of these map outputs to publish them, records
+     * what it published, and answers with the shuffle's directory. The ask waits on the plugin's RPC thread, at most
+     * {@link #MOVED_ASK_SECONDS} (only readers of outputs that moved, e.g. off a decommissioned executor, ever cause
+     * one; the executor answers from its own files without asking the driver anything).
+     */
+    private Messages.ShuffleLocations publishMoved(Messages.PublishMoved m) {
+        ExecutorInfo owner;
+        synchronized (this) {
+            owner = executors.get(m.executorId());
+        }
+        if (owner != null) {
+            try {
+                Object reply = owner.agent().askSync(Wire.pack(new Messages.PublishLocal(m.shuffleId(), m.mapIds())),
+                        new org.apache.spark.rpc.RpcTimeout(
+                                scala.concurrent.duration.FiniteDuration.apply(MOVED_ASK_SECONDS, "s"),
+                                "spark.shuffle.hcomm (publish moved map outputs)"),
+                        scala.reflect.ClassTag$.MODULE$.apply(Object.class));
+                Messages.Moved moved = (Messages.Moved) Wire.reply(reply);
+                moved.published().forEach(this::published);
+                LOG.info("HComm shuffle: executor {} published {} moved map outputs of shuffle {}{}", m.executorId(),
+                        moved.published().size(), m.shuffleId(),
+                        moved.missing() == null ? "" : "; not there: " + moved.missing());
+            } catch (RuntimeException e) {
+                LOG.warn("HComm shuffle: executor {} did not publish the map outputs of shuffle {} moved to it",
+                        m.executorId(), m.shuffleId(), e);
+            }
+        }
+        return lookup(m.shuffleId());
     }
 
     private synchronized Messages.ShuffleLocations lookup(int shuffleId) {

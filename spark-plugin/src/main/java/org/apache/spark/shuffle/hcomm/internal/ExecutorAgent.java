@@ -1,5 +1,8 @@
 package org.apache.spark.shuffle.hcomm.internal;
 
+import java.util.function.Consumer;
+
+import org.apache.spark.rpc.RpcCallContext;
 import org.apache.spark.rpc.RpcEnv;
 import org.apache.spark.rpc.ThreadSafeRpcEndpoint;
 import org.slf4j.Logger;
@@ -10,7 +13,8 @@ import scala.runtime.BoxedUnit;
 
 /**
  * The executor's RPC endpoint through which the driver tells it to create or destroy a stage's channels (Spark's
- * plugin RPC only goes from executors to the driver). One message at a time, in the order the driver sent them.
+ * plugin RPC only goes from executors to the driver), and asks it to publish map outputs that moved to it. One
+ * message at a time, in the order the driver sent them.
  */
 final class ExecutorAgent implements ThreadSafeRpcEndpoint {
     static final String NAME = "hcomm-shuffle-agent";
@@ -31,6 +35,32 @@ final class ExecutorAgent implements ThreadSafeRpcEndpoint {
 
     @Override
     public PartialFunction<Object, BoxedUnit> receive() {
+        return packets(message -> {
+            if (message instanceof Messages.ProvisionStage p) {
+                runtime.provision(p);
+            } else if (message instanceof Messages.EndStage e) {
+                runtime.endStage(e);
+            }
+        }, e -> LOG.error("Executor {} failed to handle a message", runtime.executorId(), e));
+    }
+
+    @Override
+    public PartialFunction<Object, BoxedUnit> receiveAndReply(RpcCallContext context) {
+        return packets(message -> {
+            if (message instanceof Messages.PublishLocal p) {
+                context.reply(Wire.pack(runtime.publishLocal(p)));
+            } else {
+                context.sendFailure(new IllegalArgumentException("unknown ask " + message));
+            }
+        }, e -> {
+            LOG.error("Executor {} failed to answer an ask", runtime.executorId(), e);
+            context.sendFailure(e);
+        });
+    }
+
+    /** Handles the plugin's packets (anything else is not this endpoint's); a handler's failure goes to onError. */
+    private static PartialFunction<Object, BoxedUnit> packets(Consumer<Object> handler,
+            Consumer<RuntimeException> onError) {
         return new AbstractPartialFunction<>() {
             @Override
             public boolean isDefinedAt(Object wire) {
@@ -39,16 +69,10 @@ final class ExecutorAgent implements ThreadSafeRpcEndpoint {
 
             @Override
             public BoxedUnit apply(Object wire) {
-                Object message = null;
                 try {
-                    message = Wire.unpack(wire).message();
-                    if (message instanceof Messages.ProvisionStage p) {
-                        runtime.provision(p);
-                    } else if (message instanceof Messages.EndStage e) {
-                        runtime.endStage(e);
-                    }
+                    handler.accept(Wire.unpack(wire).message());
                 } catch (RuntimeException e) {
-                    LOG.error("Executor {} failed to handle {}", runtime.executorId(), message, e);
+                    onError.accept(e);
                 }
                 return BoxedUnit.UNIT;
             }

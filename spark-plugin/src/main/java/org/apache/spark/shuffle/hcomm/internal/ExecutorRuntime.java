@@ -16,6 +16,7 @@ import org.apache.spark.SparkEnv;
 import org.apache.spark.TaskKilledException;
 import org.apache.spark.api.plugin.PluginContext;
 import org.apache.spark.rpc.RpcEndpointRef;
+import org.apache.spark.shuffle.IndexShuffleBlockResolver;
 import org.hcomm.bridge.HcommNative;
 import org.hcomm.bridge.transport.HcommTransport;
 import org.hcomm.bridge.transport.LiveObjects;
@@ -45,6 +46,8 @@ public final class ExecutorRuntime implements AutoCloseable {
     private static final long STAGE_END_GRACE_MS = 2_000;
 
     private final String executorId;
+    /** This executor's host as its block manager advertises it (an owner with another one is on another host). */
+    private final String host;
     private final PluginContext plugin;
     private final boolean fallbackNever;
     private final long setupTimeoutMs;
@@ -58,6 +61,8 @@ public final class ExecutorRuntime implements AutoCloseable {
     private final StageChannels channels;
     private final ConcurrentLinkedQueue<ReadBatch> idleBatches = new ConcurrentLinkedQueue<>();
     private final Map<Integer, ShuffleDirectory> directories = new ConcurrentHashMap<>();
+    /** Map outputs that moved to this executor and were published ("shuffle/mapId"), so each is published once. */
+    private final Map<String, Messages.Published> movedIn = new ConcurrentHashMap<>();
     private final Set<StageChannels.StageKey> ensured = ConcurrentHashMap.newKeySet();
     /** Orders every metrics report this executor sends (stage reports come from several threads). */
     private final Object reportLock = new Object();
@@ -71,6 +76,7 @@ public final class ExecutorRuntime implements AutoCloseable {
 
     private ExecutorRuntime(PluginContext plugin, SparkConf conf, Transport transport) {
         this.executorId = plugin.executorID();
+        this.host = advertisedHost();
         this.plugin = plugin;
         this.fallbackNever = "never".equals(HcommConf.FALLBACK.get(conf));
         this.setupTimeoutMs = HcommConf.CHANNEL_SETUP_TIMEOUT.get(conf);
@@ -100,16 +106,18 @@ public final class ExecutorRuntime implements AutoCloseable {
     }
 
     /** Opens the transport (or records why it cannot), registers with the driver and starts the agent. */
-    public static ExecutorRuntime start(PluginContext plugin, SparkConf conf) throws Exception {
+    public static ExecutorRuntime start(PluginContext plugin, SparkConf conf, Map<String, String> fromDriver)
+            throws Exception {
         HcommConf.validate(conf);
-        Transport transport = openTransport(plugin, conf);
+        String secret = ChannelSecret.resolve(conf, SparkEnv.get().securityManager(), fromDriver);
+        Transport transport = openTransport(plugin, conf, secret);
         ExecutorRuntime rt = new ExecutorRuntime(plugin, conf, transport);
         try {
             SparkEnv env = SparkEnv.get();
             env.metricsSystem().registerSource(rt.metrics);
             if (transport != null) {
                 rt.agent = env.rpcEnv().setupEndpoint(ExecutorAgent.NAME, new ExecutorAgent(env.rpcEnv(), rt));
-                plugin.ask(Wire.pack(new Messages.RegisterExecutor(rt.executorId, host(),
+                plugin.ask(Wire.pack(new Messages.RegisterExecutor(rt.executorId, rt.host,
                         transport.endpointDescriptor(), transport.listenPort()), rt.agent));
                 LOG.info("HComm shuffle on executor {}: {}", rt.executorId, transport.describe());
             }
@@ -120,7 +128,7 @@ public final class ExecutorRuntime implements AutoCloseable {
         }
     }
 
-    private static Transport openTransport(PluginContext plugin, SparkConf conf) {
+    private static Transport openTransport(PluginContext plugin, SparkConf conf, String secret) {
         String provider = HcommConf.PROVIDER.get(conf);
         String path = HcommConf.LIBRARY_PATH.get(conf);
         System.setProperty(HcommNative.PROVIDER_PROPERTY, provider);
@@ -129,13 +137,14 @@ public final class ExecutorRuntime implements AutoCloseable {
         }
         Throwable why;
         try {
-            InetAddress address = InetAddress.getByName(host());
+            String host = advertisedHost();
+            InetAddress address = InetAddress.getByName(host);
             if (!(address instanceof Inet4Address)) {
-                throw new IllegalStateException("host " + host() + " resolves to " + address
+                throw new IllegalStateException("host " + host + " resolves to " + address
                         + ", HComm host endpoints need IPv4");
             }
             return HcommTransport.open(new TransportOptions(address, "nbiFence".equals(HcommConf.READ_STRATEGY.get(
-                    conf)), HcommConf.SECRET.get(conf), HcommConf.duration(HcommConf.READ_TIMEOUT, conf),
+                    conf)), secret, HcommConf.duration(HcommConf.READ_TIMEOUT, conf),
                     HcommConf.duration(HcommConf.CHANNEL_SETUP_TIMEOUT, conf)));
         } catch (RuntimeException | IOException e) {
             why = e;
@@ -152,12 +161,16 @@ public final class ExecutorRuntime implements AutoCloseable {
     }
 
     /** The executor's host as its block manager advertises it (an executor's RpcEnv has no address). */
-    private static String host() {
+    private static String advertisedHost() {
         return SparkEnv.get().blockManager().blockManagerId().host();
     }
 
     String executorId() {
         return executorId;
+    }
+
+    String host() {
+        return host;
     }
 
     ShuffleMetrics metrics() {
@@ -186,8 +199,80 @@ public final class ExecutorRuntime implements AutoCloseable {
         plugin.ask(Wire.pack(publisher.publish(shuffleId, mapId, partitionLengths, dataFile, indexFile, executorId)));
     }
 
+    /**
+     * Publishes map outputs that moved to this executor (Spark migrated their files here when it decommissioned
+     * their first owner) from the files Spark keeps for them, once each; answers the driver's {@code PublishLocal}.
+     */
+    Messages.Moved publishLocal(Messages.PublishLocal ask) {
+        List<Messages.Published> done = new ArrayList<>();
+        StringBuilder missing = new StringBuilder();
+        for (long mapId : ask.mapIds()) {
+            String key = ask.shuffleId() + "/" + mapId;
+            try {
+                Messages.Published p = movedIn.get(key);
+                if (p == null && publisher != null) {
+                    IndexShuffleBlockResolver resolver =
+                            (IndexShuffleBlockResolver) SparkEnv.get().shuffleManager().shuffleBlockResolver();
+                    File index = resolver.getIndexFile(ask.shuffleId(), mapId, scala.Option.empty());
+                    File data = resolver.getDataFile(ask.shuffleId(), mapId, scala.Option.empty());
+                    if (index.isFile() && data.isFile()) {
+                        p = publisher.publish(ask.shuffleId(), mapId, lengthsOf(index), data, index, executorId);
+                        movedIn.put(key, p);
+                        metrics.outputsMovedIn.inc();
+                    }
+                }
+                if (p != null) {
+                    done.add(p);
+                } else {
+                    missing.append(missing.length() == 0 ? "" : ", ").append("map ").append(mapId);
+                }
+            } catch (IOException | RuntimeException e) {
+                LOG.warn("Executor {} could not publish map output {} of shuffle {} moved to it", executorId, mapId,
+                        ask.shuffleId(), e);
+                missing.append(missing.length() == 0 ? "" : ", ").append("map ").append(mapId).append(" (")
+                        .append(e).append(')');
+            }
+        }
+        return new Messages.Moved(done, missing.length() == 0 ? null : missing.toString());
+    }
+
+    /** The partition lengths of Spark's index file (numPartitions + 1 big-endian offsets). */
+    private static long[] lengthsOf(File index) throws IOException {
+        try (java.io.DataInputStream in = new java.io.DataInputStream(new java.io.BufferedInputStream(
+                new java.io.FileInputStream(index)))) {
+            long entries = index.length() / 8;
+            if (entries < 1 || index.length() % 8 != 0) {
+                throw new IOException("not an index file: " + index + " (" + index.length() + " bytes)");
+            }
+            long[] lengths = new long[(int) entries - 1];
+            long prev = in.readLong();
+            for (int i = 0; i < lengths.length; i++) {
+                long next = in.readLong();
+                lengths[i] = next - prev;
+                prev = next;
+            }
+            return lengths;
+        }
+    }
+
+    /** The map outputs for which the reader asks the tracker's owner to publish what moved to it. */
+    ShuffleDirectory publishMoved(int shuffleId, String ownerId, long[] mapIds) {
+        try {
+            Messages.ShuffleLocations l = (Messages.ShuffleLocations) Wire.reply(plugin.ask(Wire.pack(
+                    new Messages.PublishMoved(shuffleId, ownerId, mapIds))));
+            ShuffleDirectory d = ShuffleDirectory.of(l);
+            directories.put(shuffleId, d);
+            return d;
+        } catch (Exception e) {
+            LOG.warn("Executor {} could not ask for the moved map outputs of shuffle {} on executor {}", executorId,
+                    shuffleId, ownerId, e);
+            return directory(shuffleId);
+        }
+    }
+
     public void unregisterShuffle(int shuffleId) {
         directories.remove(shuffleId);
+        movedIn.keySet().removeIf(k -> k.startsWith(shuffleId + "/"));
         if (publisher != null) {
             publisher.release(shuffleId);
         }

@@ -64,11 +64,17 @@ public final class HcommConf {
                     + "fetched by Spark's built-in transfer (logged once). `never`: that is an error instead.",
             "auto", "auto, never", ConfigEntry.oneOf("auto", "never"));
 
-    public static final ConfigEntry<String> SECRET = ConfigEntry.derived(PREFIX + "secret",
-            "Shared secret that every channel handshake proves, so other applications cannot attach.",
-            "spark.authenticate.secret when set, else the application id",
-            c -> c.get("spark.authenticate.secret", c.getAppId()), "any string",
-            raw -> raw == null ? "" : raw);
+    public static final ConfigEntry<String> SECRET = ConfigEntry.of(PREFIX + "secret",
+            "Shared secret that every channel handshake proves, so that no process without it can open a channel to "
+                    + "an executor or read its registered memory. Unset: Spark's own authentication secret when "
+                    + "spark.authenticate is on, else a random secret the driver makes per application and hands "
+                    + "to its executors (see the README's Security section).",
+            "", "a non-empty string, or unset", raw -> {
+                if (raw == null || raw.isEmpty()) {
+                    throw new IllegalArgumentException("empty");
+                }
+                return raw;
+            });
 
     public static final List<ConfigEntry<?>> ENTRIES = List.of(PROVIDER, LIBRARY_PATH, RECEIVE_BUFFER_SIZE,
             READ_CHUNK_SIZE, SEND_ARENA_SIZE, READ_STRATEGY, MAX_BYTES_IN_FLIGHT, CHANNEL_SETUP_TIMEOUT, READ_TIMEOUT,
@@ -89,7 +95,7 @@ public final class HcommConf {
             }
         }
         for (ConfigEntry<?> e : ENTRIES) {
-            if (e != SECRET) {
+            if (e != SECRET || conf.contains(SECRET.key())) {
                 e.get(conf);
             }
         }

@@ -191,12 +191,22 @@ public final class HcommShuffleReader<K, C> implements ShuffleReader<K, C> {
                 byMap.computeIfAbsent(id.mapId(), k -> new TreeMap<>()).put(id.reduceId(), b);
                 mapIndex.put(id.mapId(), (Integer) b._3());
             }
+            // outputs the tracker places on this owner that the directory does not: published since it was
+            // fetched, or moved to this owner (migrated off a decommissioned executor) and not yet published by it
+            ShuffleDirectory known = directory;
+            long[] notFound = byMap.keySet().stream().filter(id -> known.find(id, owner.executorId()) == null)
+                    .mapToLong(Long::longValue).toArray();
+            if (notFound.length > 0) {
+                directory = runtime.refreshDirectory(handle.shuffleId());
+                ShuffleDirectory refreshed = directory;
+                long[] moved = java.util.Arrays.stream(notFound)
+                        .filter(id -> refreshed.find(id, owner.executorId()) == null).toArray();
+                if (moved.length > 0) {
+                    directory = runtime.publishMoved(handle.shuffleId(), owner.executorId(), moved);
+                }
+            }
             for (var m : byMap.entrySet()) {
                 ShuffleDirectory.Entry where = directory.find(m.getKey(), owner.executorId());
-                if (where == null) {
-                    directory = runtime.refreshDirectory(handle.shuffleId());
-                    where = directory.find(m.getKey(), owner.executorId());
-                }
                 if (where == null) {
                     unpublished.addAll(m.getValue().values());
                     continue;

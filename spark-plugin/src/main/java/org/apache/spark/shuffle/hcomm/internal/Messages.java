@@ -39,6 +39,23 @@ final class Messages {
             long[] dataAddresses, int[] numPartitions) implements Serializable {
     }
 
+    /**
+     * Executor → driver: map outputs that Spark's tracker places on {@code executorId} but the directory does not
+     * (they moved there, e.g. migrated off a decommissioned executor); the driver asks that executor to publish
+     * them from its local files ({@link PublishLocal}). Reply: {@link ShuffleLocations}, the shuffle's directory
+     * afterwards.
+     */
+    record PublishMoved(int shuffleId, String executorId, long[] mapIds) implements Serializable {
+    }
+
+    /** Driver → executor agent (ask): publish these map outputs if this executor has them. Reply: {@link Moved}. */
+    record PublishLocal(int shuffleId, long[] mapIds) implements Serializable {
+    }
+
+    /** An executor's answer to {@link PublishLocal}: what it published, and why the rest was not. */
+    record Moved(List<Published> published, String missing) implements Serializable {
+    }
+
     /** Executor → driver: make sure this executor has channels for the stage attempt. Reply: {@link Ack}. */
     record EnsureStage(int stageId, int attempt, String executorId) implements Serializable {
     }

@@ -329,10 +329,17 @@ final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId, InputS
         runtime.metrics().readLanded(System.nanoTime() - w.issuedAt);
         runtime.metrics().readWaves.inc();
         long bytes = 0;
+        long crossHost = 0;
         for (int j = w.first; j <= w.last; j++) {
-            bytes += pieces.get(j).length;
+            Piece p = pieces.get(j);
+            bytes += p.length;
+            if (!p.read.owner().host().equals(runtime.host())) {
+                crossHost += p.length;
+            }
         }
         runtime.metrics().bytesReadOneSided.inc(bytes);
+        runtime.metrics().bytesReadCrossHost.inc(crossHost);
+        runtime.metrics().bytesReadWithinHost.inc(bytes - crossHost);
         readMetrics.incRemoteBytesRead(bytes);
     }
 

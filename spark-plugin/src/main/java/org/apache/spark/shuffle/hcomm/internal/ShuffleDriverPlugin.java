@@ -23,7 +23,7 @@ public final class ShuffleDriverPlugin implements DriverPlugin {
         state = new DriverState();
         Runtimes.setDriver(state);
         sc.addSparkListener(new StageListener(state));
-        return Map.of();
+        return ChannelSecret.forExecutors(sc.conf());
     }
 
     @Override

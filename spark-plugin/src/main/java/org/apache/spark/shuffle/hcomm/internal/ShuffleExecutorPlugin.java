@@ -15,7 +15,7 @@ public final class ShuffleExecutorPlugin implements ExecutorPlugin {
     public void init(PluginContext ctx, Map<String, String> extraConf) {
         LineCheck.verifyLine();
         try {
-            runtime = ExecutorRuntime.start(ctx, SparkEnv.get().conf());
+            runtime = ExecutorRuntime.start(ctx, SparkEnv.get().conf(), extraConf);
         } catch (RuntimeException e) {
             throw e;
         } catch (Exception e) {

@@ -25,7 +25,8 @@ public final class ShuffleMetrics implements Source {
             long bytesReadFallback, long readsIssued, long channelSetupMillis, long readLatencyMicros,
             long fetchWaitIndexMicros, long fetchWaitFirstWaveMicros, long fetchWaitLaterWavesMicros,
             long outputsCopied, long outputsMapped, long indexesMapped, long indexRounds, long readWaves,
-            long chunksRetired, long chunksReclaimed) implements Serializable {
+            long chunksRetired, long chunksReclaimed, long bytesReadCrossHost, long bytesReadWithinHost,
+            long outputsMovedIn) implements Serializable {
         public long channelsLive() {
             return channelsCreated - channelsDestroyed;
         }
@@ -45,6 +46,9 @@ public final class ShuffleMetrics implements Source {
     final Counter destroyCalls;
     final Counter bytesReadOneSided;
     final Counter bytesReadFallback;
+    /** One-sided bytes split by where the owner is: another host (its block manager's host differs), or this one. */
+    final Counter bytesReadCrossHost;
+    final Counter bytesReadWithinHost;
     final Counter readsIssued;
     /** Read batches reduce tasks waited for: rounds of index reads, waves of data (a task's round trips). */
     final Counter indexRounds;
@@ -59,6 +63,8 @@ public final class ShuffleMetrics implements Source {
     final Counter outputsCopied;
     final Counter outputsMapped;
     final Counter indexesMapped;
+    /** Map outputs that moved to this executor (migrated off a decommissioned one) and that it published. */
+    final Counter outputsMovedIn;
     final Timer channelSetupTime;
     final Timer readLatency;
     private final LongAdder setupNanos = new LongAdder();
@@ -86,9 +92,10 @@ public final class ShuffleMetrics implements Source {
     private ShuffleMetrics(boolean driver) {
         reported = driver ? new ConcurrentHashMap<>() : null;
         if (driver) {
-            channelsCreated = channelsDestroyed = destroyCalls = bytesReadOneSided = bytesReadFallback = readsIssued =
+            channelsCreated = channelsDestroyed = destroyCalls = bytesReadOneSided = bytesReadFallback = bytesReadCrossHost =
+                    bytesReadWithinHost = readsIssued =
                     indexRounds = readWaves = chunksRetired = chunksReclaimed = outputsCopied = outputsMapped =
-                    indexesMapped = null;
+                    indexesMapped = outputsMovedIn = null;
             channelSetupTime = readLatency = null;
             clusterGauge("channelsCreated", Snapshot::channelsCreated);
             clusterGauge("channelsDestroyed", Snapshot::channelsDestroyed);
@@ -96,6 +103,8 @@ public final class ShuffleMetrics implements Source {
             clusterGauge("destroyCalls", Snapshot::destroyCalls);
             clusterGauge("bytesReadOneSided", Snapshot::bytesReadOneSided);
             clusterGauge("bytesReadFallback", Snapshot::bytesReadFallback);
+            clusterGauge("bytesReadCrossHost", Snapshot::bytesReadCrossHost);
+            clusterGauge("bytesReadWithinHost", Snapshot::bytesReadWithinHost);
             clusterGauge("readsIssued", Snapshot::readsIssued);
             clusterGauge("indexRounds", Snapshot::indexRounds);
             clusterGauge("readWaves", Snapshot::readWaves);
@@ -109,12 +118,15 @@ public final class ShuffleMetrics implements Source {
             clusterGauge("outputsCopied", Snapshot::outputsCopied);
             clusterGauge("outputsMapped", Snapshot::outputsMapped);
             clusterGauge("indexesMapped", Snapshot::indexesMapped);
+            clusterGauge("outputsMovedIn", Snapshot::outputsMovedIn);
         } else {
             channelsCreated = registry.counter("channelsCreated");
             channelsDestroyed = registry.counter("channelsDestroyed");
             destroyCalls = registry.counter("destroyCalls");
             bytesReadOneSided = registry.counter("bytesReadOneSided");
             bytesReadFallback = registry.counter("bytesReadFallback");
+            bytesReadCrossHost = registry.counter("bytesReadCrossHost");
+            bytesReadWithinHost = registry.counter("bytesReadWithinHost");
             readsIssued = registry.counter("readsIssued");
             indexRounds = registry.counter("indexRounds");
             readWaves = registry.counter("readWaves");
@@ -123,6 +135,7 @@ public final class ShuffleMetrics implements Source {
             outputsCopied = registry.counter("outputsCopied");
             outputsMapped = registry.counter("outputsMapped");
             indexesMapped = registry.counter("indexesMapped");
+            outputsMovedIn = registry.counter("outputsMovedIn");
             channelSetupTime = registry.timer("channelSetupTime");
             readLatency = registry.timer("readLatency");
             registry.register("channelsLive", (Gauge<Long>) () -> channelsCreated.getCount()
@@ -184,7 +197,8 @@ public final class ShuffleMetrics implements Source {
                 TimeUnit.NANOSECONDS.toMillis(setupNanos.sum()), TimeUnit.NANOSECONDS.toMicros(readNanos.sum()),
                 waitMicros(FetchWait.INDEX), waitMicros(FetchWait.FIRST_WAVE), waitMicros(FetchWait.LATER_WAVES),
                 outputsCopied.getCount(), outputsMapped.getCount(), indexesMapped.getCount(), indexRounds.getCount(),
-                readWaves.getCount(), chunksRetired.getCount(), chunksReclaimed.getCount());
+                readWaves.getCount(), chunksRetired.getCount(), chunksReclaimed.getCount(),
+                bytesReadCrossHost.getCount(), bytesReadWithinHost.getCount(), outputsMovedIn.getCount());
     }
 
     /** Driver: the latest counters of one executor. */

@@ -59,9 +59,12 @@ class ConfigDocTest {
     void defaultsParse() {
         SparkConf conf = new SparkConf(false).set("spark.app.id", "app-1");
         HcommConf.validate(conf);
+        SparkConf emptySecret = new SparkConf(false).set(HcommConf.SECRET.key(), "");
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> HcommConf.validate(emptySecret));
+        assertTrue(e.getMessage().contains(HcommConf.SECRET.key()), e.getMessage());
         assertEquals(64L << 20, HcommConf.RECEIVE_BUFFER_SIZE.get(conf));
         assertEquals(48L << 20, HcommConf.MAX_BYTES_IN_FLIGHT.get(conf));
-        assertEquals("app-1", HcommConf.SECRET.get(conf));
         assertEquals(32L << 20, HcommConf.MAX_BYTES_IN_FLIGHT.get(conf.set("spark.reducer.maxSizeInFlight", "32m")));
     }
 }

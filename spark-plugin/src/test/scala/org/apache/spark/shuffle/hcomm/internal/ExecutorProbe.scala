@@ -9,4 +9,7 @@ object ExecutorProbe {
   def chunksNotFree(): Int =
     Option(Runtimes.executor()).flatMap(r => Option(r.receiveBuffer())).map(b => b.onLoan() + b.retired())
       .getOrElse(-1)
+
+  /** This executor's channels created and not destroyed; -1 without a runtime. */
+  def channelsLive(): Long = Option(Runtimes.executor()).map(_.metrics().snapshot().channelsLive()).getOrElse(-1L)
 }

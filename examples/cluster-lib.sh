@@ -1,0 +1,95 @@
+# Shared by examples/standalone-cluster.sh and examples/multi-host-cluster.sh (sourced, not run): building one
+# Spark line's bundle, example jar and Spark jars, the JVM options Spark's launcher would add, and submitting the
+# example job. Expects $root (the checkout) and sets the variables below.
+
+# shellcheck source=../spark-plugin/spark-lines.sh
+. "$root/spark-plugin/spark-lines.sh"
+
+# cluster_prepare LINE SCALA: builds the line's bundle and example jar and collects its Spark jars. Sets version,
+# id, work, spark_home, bundle, app_jar, cp (the Spark class path), opens (the --add-opens options).
+cluster_prepare() {
+  local line="$1" scala="$2" line_options profiles
+  line_options=$(line_profiles "${line}_${scala}") || return 2
+  read -r -a profiles <<< "$line_options"
+  version=$(sed -n 's:^  <version>\(.*\)</version>$:\1:p' "$root/pom.xml" | head -n 1)
+  id="spark${line}_${scala}"
+  work="$root/examples/target/standalone/$id"
+  spark_home="$work/spark-home"
+  # every line, the default one too, builds in target/lines/<line>, beside (not over) the default build's output
+  local build="$root/examples/target/lines/$id"
+  bundle="$root/spark-plugin/target/hcomm-${id}-${version}.jar"
+  app_jar="$build/hcomm-examples-${version}.jar"
+  export SPARK_HOME="$spark_home" SPARK_SCALA_VERSION="$scala"
+  # the Maven and local repository of a calling build (spark-plugin/cross-line.sh), else the one on the PATH
+  local mvn_cmd=("${MVN:-mvn}")
+  [ -z "${MVN_REPO_LOCAL:-}" ] || mvn_cmd+=(-Dmaven.repo.local="$MVN_REPO_LOCAL")
+  echo "== building the Spark $line (Scala $scala) bundle and the example jar, and collecting that line's Spark jars"
+  rm -rf "$spark_home/jars"
+  mkdir -p "$spark_home/jars" "$work/logs"
+  (cd "$root" && "${mvn_cmd[@]}" -B -q "${profiles[@]}" -Dline.build.subdir="/lines/$id" -pl examples -am -DskipTests \
+      package dependency:copy-dependencies \
+      -DincludeScope=provided -DexcludeGroupIds=org.hcomm.shuffle -DoutputDirectory="$spark_home/jars")
+  ls "$spark_home/jars"/spark-core_"$scala"-*.jar > /dev/null
+  echo "   bundle: $bundle"
+  echo "   Spark:  $(basename "$(ls "$spark_home/jars"/spark-core_"$scala"-*.jar)")"
+  cp="$spark_home/jars/*"
+  # the options Spark's launcher adds on Java 17 (bin/spark-submit would; these scripts start the JVMs themselves)
+  opens=(-XX:+IgnoreUnrecognizedVMOptions --add-opens=java.base/java.lang=ALL-UNNAMED
+    --add-opens=java.base/java.lang.invoke=ALL-UNNAMED --add-opens=java.base/java.lang.reflect=ALL-UNNAMED
+    --add-opens=java.base/java.io=ALL-UNNAMED --add-opens=java.base/java.net=ALL-UNNAMED
+    --add-opens=java.base/java.nio=ALL-UNNAMED --add-opens=java.base/java.util=ALL-UNNAMED
+    --add-opens=java.base/java.util.concurrent=ALL-UNNAMED --add-opens=java.base/java.util.concurrent.atomic=ALL-UNNAMED
+    --add-opens=java.base/sun.nio.ch=ALL-UNNAMED --add-opens=java.base/sun.nio.cs=ALL-UNNAMED
+    --add-opens=java.base/sun.security.action=ALL-UNNAMED --add-opens=java.base/sun.util.calendar=ALL-UNNAMED
+    --add-opens=java.base/jdk.internal.ref=ALL-UNNAMED)
+}
+
+# cluster_ports_free HOST PORT...: fails, naming the port, when one is taken
+cluster_ports_free() {
+  local host="$1" port
+  shift
+  for port in "$@"; do
+    if (exec 3<>"/dev/tcp/$host/$port") 2> /dev/null; then
+      echo "port $port on $host is taken (another cluster of these scripts still running?)" >&2
+      return 1
+    fi
+  done
+}
+
+# cluster_await_log FILE TEXT SECONDS: waits until FILE contains TEXT
+cluster_await_log() {
+  local _
+  for _ in $(seq 1 "$3"); do
+    grep -q "$2" "$1" 2> /dev/null && return 0
+    sleep 1
+  done
+  grep -q "$2" "$1" 2> /dev/null
+}
+
+# cluster_submit NAME MASTER EXECUTORS [spark-submit options...]: the example job in client mode with $events
+# events, at most 5 minutes, its output in $work/logs/NAME.log; the driver's class path is $driver_cp.
+cluster_submit() {
+  local name="$1" master="$2" executors="$3"
+  shift 3
+  timeout --kill-after=10 300 java -Xmx1g "${opens[@]}" -cp "$driver_cp" org.apache.spark.deploy.SparkSubmit \
+    --master "$master" --deploy-mode client \
+    --class org.hcomm.shuffle.examples.EtlPipelineJob \
+    --executor-memory 1g --executor-cores 1 --total-executor-cores "$executors" \
+    --conf spark.executorEnv.SPARK_SCALA_VERSION="$SPARK_SCALA_VERSION" "$@" \
+    "$app_jar" --submitted "$events" "$executors" 2>&1 | tee "$work/logs/$name.log" \
+    | grep -v -E "^[0-9/: ]+ (INFO|WARN) "
+  local rc=${PIPESTATUS[0]}
+  [ "$rc" -ne 124 ] || echo "== spark-submit did not end within 5 minutes and was stopped"
+  echo "== spark-submit exited with $rc (driver log: $work/logs/$name.log)"
+  return "$rc"
+}
+
+# cluster_answer KIND NAME: the checksum the job printed in logs/NAME.log (KIND: HComm or built-in)
+cluster_answer() { sed -n "s/.*($1 shuffle): .*, checksum \([0-9a-f]*\) ===$/\1/p" "$work/logs/$2.log" | tail -n 1; }
+
+# cluster_seconds KIND NAME: the job's time in seconds
+cluster_seconds() { sed -n "s/.*($1 shuffle): \([0-9.]*\) s, checksum .*/\1/p" "$work/logs/$2.log" | tail -n 1; }
+
+# the settings that activate the HComm shuffle on every line
+hcomm_settings=(--conf spark.plugins=org.apache.spark.shuffle.hcomm.HcommShufflePlugin
+  --conf spark.shuffle.manager=org.apache.spark.shuffle.hcomm.HcommShuffleManager)

@@ -1,0 +1,300 @@
+package org.apache.spark.shuffle.hcomm
+
+import java.nio.file.Paths
+import java.util.concurrent.TimeUnit
+
+import scala.concurrent.{Await, ExecutionContext, Future}
+import scala.concurrent.duration._
+import scala.jdk.CollectionConverters._
+import scala.sys.process._
+
+import org.apache.spark.{FetchFailed, HashPartitioner, SparkContext, SparkEnv}
+import org.hcomm.bridge.SoftHcomm
+
+/**
+ * The HComm shuffle between hosts: a standalone cluster of 2 hosts (network namespaces) x 2 executors
+ * ([[MultiHostCluster]]), fallback `never`, and links that go down, flap, slow to a trickle, or a host that dies,
+ * each in the middle of a job whose answer is checked against plain Scala. Needs root (to make the hosts): without
+ * it every test is canceled with the reason; as root, a host that cannot be made fails the suite. The host death
+ * runs last (the cluster has one host after it).
+ */
+class MultiHostSuite extends LocalClusterSuite {
+  override protected def executors: Int = 4
+  override protected def sharedContext: Boolean = false
+  private implicit val ec: ExecutionContext = ExecutionContext.global
+  private val readTimeoutSeconds = 3
+  private var cluster: MultiHostCluster = _
+  @volatile private var recorder = new TaskRecorder
+  private val root = "id -u".!!.trim == "0"
+
+  override def beforeAll(): Unit = {
+    super.beforeAll()
+    if (root) {
+      MultiHostCluster.unavailable.foreach(why => throw new IllegalStateException(s"cannot make test hosts: $why"))
+      cluster = new MultiHostCluster(hosts = 2, executorsPerHost = 2, Paths.get("target", "multi-host"))
+      startOn(Seq.empty)
+    }
+  }
+
+  /** Stops the current context (if any) and starts one on the cluster with `extra` settings. */
+  private def startOn(extra: Seq[(String, String)], expected: Int = executors): Unit = {
+    if (sc != null) {
+      sc.stop()
+      sc = null
+    }
+    sc = startContext(baseConf.setMaster(cluster.masterUrl)
+      .set("spark.driver.host", cluster.rootAddress)
+      .set("spark.driver.bindAddress", cluster.rootAddress)
+      .set("spark.cores.max", executors.toString)
+      .set("spark.executor.cores", "1")
+      .set("spark.executor.memory", "1g")
+      .set("spark.shuffle.hcomm.readTimeout", s"${readTimeoutSeconds}s")
+      .set("spark.shuffle.hcomm.channelSetupTimeout", "5s")
+      .set("spark.shuffle.hcomm.maxBytesInFlight", "1m")
+      .set("spark.shuffle.hcomm.readChunkSize", "64k")
+      .set("spark.shuffle.hcomm.receiveBufferSize", "8m")
+      .setAll(extra), expected, seconds = 120)
+    recorder = new TaskRecorder // stage ids start again at 0 in a new context
+    sc.addSparkListener(recorder)
+  }
+
+  override def afterAll(): Unit = {
+    try super.afterAll()
+    finally {
+      if (cluster != null) {
+        cluster.close()
+        assert(MultiHostCluster.leftovers().isEmpty, s"left behind: ${MultiHostCluster.leftovers()}")
+      }
+    }
+  }
+
+  override protected def assertNoLocalCluster(): Unit = ()
+
+  private def needsHosts(): Unit = if (!root) {
+    cancel("needs root to create network namespaces (the test hosts); run as root, as CI does")
+  }
+
+  private val keyCount = 2000
+
+  /** (key, (i, 100 bytes)) for i in 1..n with key i % keys, shuffled into 8 partitions. */
+  private def shuffled(n: Int): org.apache.spark.rdd.RDD[(Int, (Long, Array[Byte]))] = {
+    val keys = keyCount // the closures must not capture the suite
+    sc.parallelize(1 to n, 8).map(i => (i % keys, (i.toLong, Array.fill[Byte](100)(7))))
+      .partitionBy(new HashPartitioner(8))
+  }
+
+  /** Sums per key of a shuffled RDD (reading it); `slowEvery`: sleep 1 ms per that many records. */
+  private def sums(rdd: org.apache.spark.rdd.RDD[(Int, (Long, Array[Byte]))], slowEvery: Int = 0): Map[Int, Long] =
+    rdd.mapPartitions { it =>
+      var seen = 0
+      val out = scala.collection.mutable.HashMap.empty[Int, Long]
+      it.foreach { case (k, (v, _)) =>
+        seen += 1
+        if (slowEvery > 0 && seen % slowEvery == 0) Thread.sleep(1)
+        out(k) = out.getOrElse(k, 0L) + v
+      }
+      out.iterator
+    }.collect().toMap
+
+  /** (key, sum of i) over i in 1..n with key i % keys, through a shuffle. */
+  private def job(n: Int, slowEvery: Int = 0): Map[Int, Long] = sums(shuffled(n), slowEvery)
+
+  private def expected(n: Int): Map[Int, Long] =
+    (1 to n).groupBy(_ % keyCount).map { case (k, v) => k -> v.map(_.toLong).sum }
+
+  /** `f` run on every live executor, by executor id. */
+  private def perExecutor[T: scala.reflect.ClassTag](f: () => T): Map[String, T] = {
+    val live = liveExecutors(sc).size
+    var got = Map.empty[String, T]
+    eventually(s"a task on every executor: $got", 60) {
+      got = sc.parallelize(1 to 4 * live, 4 * live).map { _ =>
+        Thread.sleep(100)
+        SparkEnv.get.executorId -> f()
+      }.collect().toMap
+      got.size == live
+    }
+    got
+  }
+
+  /** Waits until the job's reduce stage (the one with a parent) has tasks running. */
+  private def awaitReduceRunning(): Unit = eventually("the reduce stage running", 120) {
+    sc.statusTracker.getActiveStageIds.exists { s =>
+      sc.statusTracker.getStageInfo(s).exists(i => i.numActiveTasks > 0 && i.numCompletedTasks + i.numActiveTasks > 0 &&
+        i.name.contains("collect"))
+    }
+  }
+
+  private def fetchFailures: Int = recorder.failures.asScala.count(_.reason.isInstanceOf[FetchFailed])
+
+  /** Nothing left live once the jobs are done: no channel, every receive-buffer chunk back. */
+  private def assertNothingLive(): Unit = {
+    eventually("no channel live", 60)(metric("channelsLive") == 0)
+    assertEveryChunkFree(sc, 60)
+  }
+
+  private def timed[T](body: => T): (T, Double) = {
+    val t0 = System.nanoTime()
+    val r = body
+    (r, (System.nanoTime() - t0) / 1e9)
+  }
+
+  test("2 hosts x 2 executors: one job reads across hosts through the soft NIC and within a host from shared memory") {
+    needsHosts()
+    val hosts = perExecutor(() => SparkEnv.get.blockManager.blockManagerId.host)
+    assert(hosts.values.toSet == cluster.hostAddress.values.toSet, s"executors' hosts: $hosts")
+    assert(hosts.values.groupBy(identity).values.forall(_.size == 2), s"two executors per host: $hosts")
+    val cross0 = metric("bytesReadCrossHost")
+    val within0 = metric("bytesReadWithinHost")
+    val soft0 = perExecutor(() => MultiHostSuite.softBytes())
+    assert(job(200000) == expected(200000))
+    eventually("both kinds of one-sided bytes reported") {
+      metric("bytesReadCrossHost") > cross0 && metric("bytesReadWithinHost") > within0
+    }
+    assert(metric("bytesReadFallback") == 0)
+    val soft1 = perExecutor(() => MultiHostSuite.softBytes())
+    // the soft NIC served what crossed hosts; what was read and not served by any soft NIC came from shared memory
+    val served = soft1.keys.toSeq.map(e => soft1(e)._1 - soft0.get(e).map(_._1).getOrElse(0L)).sum
+    val read = soft1.keys.toSeq.map(e => soft1(e)._2 - soft0.get(e).map(_._2).getOrElse(0L)).sum
+    assert(served >= metric("bytesReadCrossHost") - cross0, s"soft NIC served $served")
+    assert(read - served > 0, s"read $read, served by a soft NIC $served: nothing from shared memory")
+    assertNothingLive()
+  }
+
+  test(s"a link down for longer than readTimeout mid-reduce: reads fail as fetch failures, Spark retries, the " +
+      "answer is right") {
+    needsHosts()
+    val failures0 = fetchFailures
+    val result = Future(job(200000, slowEvery = 4))
+    awaitReduceRunning()
+    Thread.sleep(1500)
+    cluster.link(2, up = false)
+    try Thread.sleep(TimeUnit.SECONDS.toMillis(readTimeoutSeconds * 3L))
+    finally cluster.link(2, up = true)
+    assert(Await.result(result, 5.minutes) == expected(200000))
+    assert(fetchFailures > failures0, s"no fetch failure while the link was down: ${recorder.failures}")
+    assertNothingLive()
+  }
+
+  test("a link that flaps (down 1 s, up 2 s) for a whole job, and a link at 1 Mbit/s mid-reduce: right answers, " +
+      "slowdown recorded") {
+    needsHosts()
+    val n = 200000
+    val slow = 8 // reduce tasks that take a few seconds, so the link changes while they read
+    val (clean, cleanSeconds) = timed(job(n, slowEvery = slow))
+    assert(clean == expected(n))
+    @volatile var flapping = true
+    val flaps = new java.util.concurrent.atomic.AtomicInteger()
+    val flapper = Future {
+      while (flapping) {
+        cluster.link(2, up = false)
+        Thread.sleep(1000)
+        cluster.link(2, up = true)
+        flaps.incrementAndGet()
+        Thread.sleep(2000)
+      }
+    }
+    val (flapped, flapSeconds) = try timed(job(n, slowEvery = slow)) finally {
+      flapping = false
+      Await.result(flapper, 1.minute)
+      cluster.link(2, up = true)
+    }
+    assert(flapped == expected(n))
+    assert(flaps.get >= 2, s"the link went down only $flaps times during the job")
+
+    val result = Future(timed(job(n, slowEvery = slow)))
+    awaitReduceRunning()
+    cluster.rate(2, "1mbit")
+    val trickleSeconds = try {
+      Thread.sleep(10000)
+      cluster.rate(2, "none")
+      val (trickled, seconds) = Await.result(result, 5.minutes)
+      assert(trickled == expected(n))
+      seconds
+    } finally cluster.rate(2, "none")
+    info(f"job: $cleanSeconds%.1f s on clean links, $flapSeconds%.1f s with host 2's link flapping ($flaps times " +
+      f"down), $trickleSeconds%.1f s with 10 s of 1 Mbit/s on host 2's link mid-reduce; fetch failures so far " +
+      s"$fetchFailures")
+    assertNothingLive()
+  }
+
+  test("graceful decommission with shuffle block migration: outputs moved to another executor are read from " +
+      "their new owner one-sidedly, never from the old one, and not recomputed") {
+    needsHosts()
+    startOn(Seq("spark.decommission.enabled" -> "true", "spark.storage.decommission.enabled" -> "true",
+      "spark.storage.decommission.shuffleBlocks.enabled" -> "true",
+      "spark.storage.decommission.rddBlocks.enabled" -> "false",
+      "spark.storage.decommission.replicationReattemptInterval" -> "2s"))
+    val n = 200000
+    val rdd = shuffled(n)
+    assert(sums(rdd) == expected(n))
+    val shuffleId = rdd.dependencies.head.asInstanceOf[org.apache.spark.ShuffleDependency[_, _, _]].shuffleId
+    val tracker = sc.env.mapOutputTracker.asInstanceOf[org.apache.spark.MapOutputTrackerMaster]
+    def owners: Seq[String] = tracker.shuffleStatuses(shuffleId).mapStatuses.toSeq.map(_.location.executorId)
+    val victim = owners.head
+    val mapTasks0 = recorder.tasksOf(0) // stage 0 wrote the shuffle: no task of it may run again
+    val movedIn0 = metric("outputsMovedIn")
+    val backend = sc.schedulerBackend.asInstanceOf[org.apache.spark.scheduler.cluster.CoarseGrainedSchedulerBackend]
+    assert(backend.decommissionExecutor(victim, org.apache.spark.scheduler.ExecutorDecommissionInfo("test"),
+      adjustTargetNumExecutors = true))
+    eventually(s"executor $victim's map outputs migrated: owners $owners", 120)(!owners.contains(victim))
+    eventually(s"executor $victim gone", 120)(!liveExecutors(sc).contains(victim))
+    assert(sums(rdd) == expected(n))
+    assert(recorder.tasksOf(0) == mapTasks0, "the map stage ran again: outputs were recomputed, not read")
+    eventually("the new owners published what moved to them")(metric("outputsMovedIn") > movedIn0)
+    assert(metric("bytesReadFallback") == 0)
+    assertNothingLive()
+  }
+
+  test("dynamic allocation with shuffle tracking: executors that come and go join the shuffle, answers right") {
+    needsHosts()
+    startOn(Seq("spark.dynamicAllocation.enabled" -> "true",
+      "spark.dynamicAllocation.shuffleTracking.enabled" -> "true",
+      "spark.dynamicAllocation.minExecutors" -> "1", "spark.dynamicAllocation.initialExecutors" -> "1",
+      "spark.dynamicAllocation.maxExecutors" -> executors.toString,
+      "spark.dynamicAllocation.executorIdleTimeout" -> "2s",
+      "spark.dynamicAllocation.schedulerBacklogTimeout" -> "1s"), expected = 1)
+    val first = liveExecutors(sc).toSet
+    val n = 200000
+    val rdd = shuffled(n)
+    assert(sums(rdd, slowEvery = 8) == expected(n))
+    val grown = liveExecutors(sc).toSet
+    assert(grown.size > first.size, s"no executor was added: $grown")
+    // the shuffle is cleaned: its executors go idle without shuffle data and are removed
+    val shuffleId = rdd.dependencies.head.asInstanceOf[org.apache.spark.ShuffleDependency[_, _, _]].shuffleId
+    sc.cleaner.get.doCleanupShuffle(shuffleId, blocking = true)
+    eventually(s"executors removed when idle: ${liveExecutors(sc)}", 120)(liveExecutors(sc).size == 1)
+    assert(job(n, slowEvery = 8) == expected(n))
+    val regrown = liveExecutors(sc).toSet
+    assert((regrown -- grown).nonEmpty, s"no new executor joined the second job: before $grown, now $regrown")
+    assert(metric("bytesReadFallback") == 0)
+    eventually("no channel live", 60)(metric("channelsLive") == 0)
+  }
+
+  test("a host dies mid-reduce (its processes killed, its link removed): Spark recomputes its outputs on the " +
+      "survivors") {
+    needsHosts()
+    val result = Future(job(200000, slowEvery = 4))
+    awaitReduceRunning()
+    Thread.sleep(1500)
+    val victims = cluster.netnsPids(2)
+    assert(victims.nonEmpty)
+    cluster.killHost(2)
+    assert(Await.result(result, 5.minutes) == expected(200000))
+    assert(victims.forall(p => !ProcessHandle.of(p).isPresent || !ProcessHandle.of(p).get.isAlive))
+    eventually("host 2's executors removed", 120)(liveExecutors(sc).size == 2)
+    // a second job runs on the survivors alone
+    assert(job(50000) == expected(50000))
+    eventually("no channel live on the survivors", 60) {
+      perExecutor(() => internal.ExecutorProbe.channelsLive()).values.forall(_ == 0)
+    }
+    assertEveryChunkFree(sc, 60)
+  }
+}
+
+object MultiHostSuite {
+  /** This process's soft HComm bytes: (served by its soft NIC, read on every path). */
+  def softBytes(): (Long, Long) = {
+    val c = SoftHcomm.counters()
+    (c.bytesServed, c.bytesRead)
+  }
+}
