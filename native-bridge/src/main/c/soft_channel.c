@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "soft_wire.h"
@@ -116,6 +117,7 @@ static void channel_free(channel *ch)
     pthread_mutex_destroy(&ch->pend_mu);
     pthread_mutex_destroy(&ch->srv_mu);
     pthread_cond_destroy(&ch->srv_cv);
+    hello_rx_free(&ch->hrx, NULL);
     free(ch->maps);
     free(ch->local);
     free(ch->remote);
@@ -284,14 +286,16 @@ static int adopt_peer(channel *ch, const hello_msg *h)
     soft_config cfg;
     soft_config_get(&cfg);
     ch->peer_pid = (int)h->pid;
-    ch->tcp = cfg.force_tcp || h->force_tcp || strcmp(h->boot_id, soft_boot_id()) != 0 ||
+    ch->tcp = cfg.force_tcp || h->force_tcp || strcmp(h->host_id, soft_host_id()) != 0 ||
               soft_start_time((int)h->pid) != h->start_time || h->start_time == 0;
     memset(cfg.secret, 0, sizeof cfg.secret);
     if (!ch->tcp) {
         char path[64];
         snprintf(path, sizeof path, "/proc/%u/fd/%d", h->pid, h->state_fd);
         int fd = open(path, O_RDONLY | O_CLOEXEC);
-        void *p = fd >= 0 ? mmap(NULL, SOFT_STATE_SLOTS * sizeof(uint64_t), PROT_READ, MAP_SHARED, fd, 0) : MAP_FAILED;
+        struct stat st; /* a file shorter than a state table would fault on the first read past its end */
+        int whole = fd >= 0 && fstat(fd, &st) == 0 && (uint64_t)st.st_size >= SOFT_STATE_SLOTS * sizeof(uint64_t);
+        void *p = whole ? mmap(NULL, SOFT_STATE_SLOTS * sizeof(uint64_t), PROT_READ, MAP_SHARED, fd, 0) : MAP_FAILED;
         if (fd >= 0) close(fd);
         ch->pidfd = pidfd_of(ch->peer_pid);
         if (p == MAP_FAILED || ch->pidfd < 0) {
@@ -314,7 +318,15 @@ static void fail(channel *ch, enum ch_state s)
 {
     if (ch->fd >= 0) close(ch->fd);
     ch->fd = -1;
+    hello_rx_free(&ch->hrx, NULL);
     ch->state = s;
+}
+
+static void log_failure(const channel *ch, const char *why)
+{
+    char peer[INET_ADDRSTRLEN] = "?";
+    inet_ntop(AF_INET, &ch->remote_ip, peer, sizeof peer);
+    wire_log("channel %s to %s:%u: handshake failed: %s", ch->name, peer, ch->port, why);
 }
 
 static int readable(int fd, short ev)
@@ -357,9 +369,16 @@ static void client_step(channel *ch, int64_t now)
         return;
     }
     case CH_WAIT_NONCE: {
-        if (!readable(ch->fd, POLLIN)) return;
-        nonce_msg n;
-        if (net_recv_all(ch->fd, &n, sizeof n) != 0 || n.magic != NONCE_MAGIC || n.version != WIRE_VERSION) {
+        nonce_msg n; /* taken only once whole: a server that sends part of it stalls no caller */
+        ssize_t got = recv(ch->fd, &n, sizeof n, MSG_PEEK | MSG_DONTWAIT);
+        if ((got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) ||
+            (got > 0 && (size_t)got < sizeof n))
+            return;
+        if (got != sizeof n || net_recv_all(ch->fd, &n, sizeof n) != 0 || n.magic != NONCE_MAGIC ||
+            n.version != WIRE_VERSION) {
+            log_failure(ch, got == 0  ? "connection closed before the server's nonce"
+                            : got < 0 ? "connection failed before the server's nonce"
+                                      : "not a soft HComm nonce");
             fail(ch, CH_FAILED);
             return;
         }
@@ -376,13 +395,20 @@ static void client_step(channel *ch, int64_t now)
         return;
     }
     case CH_WAIT_HELLO: {
-        if (!readable(ch->fd, POLLIN)) return;
-        hello_msg *h = wire_recv_hello(ch->fd);
-        uint8_t want[32];
-        wire_proof('S', ch->peer_nonce, ch->my_nonce, ch->name, want);
-        int ok = h != NULL && h->kind == HELLO_SERVER && memcmp(h->nonce, ch->my_nonce, 16) == 0 &&
-                 wire_proof_ok(want, h->proof) && strcmp(h->name, ch->name) == 0;
-        if (!ok || become_ready(ch, h) != 0) fail(ch, CH_FAILED);
+        const char *why = NULL;
+        int v = hello_rx_read(&ch->hrx, ch->fd, NULL, now, &why);
+        if (v == WIRE_MORE) {
+            if (ch->hrx.last_ms == 0 || now - ch->hrx.last_ms < SOFT_HELLO_MS) return;
+            why = "the server's hello stopped for 5 s before it was whole";
+        }
+        hello_msg *h = v == WIRE_OK ? hello_rx_take(&ch->hrx, NULL) : NULL;
+        if (h != NULL && wire_verify_server_hello(h, ch->peer_nonce, ch->my_nonce, ch->name, &why) == WIRE_OK &&
+            become_ready(ch, h) != 0)
+            why = "out of resources";
+        if (why != NULL) {
+            log_failure(ch, why);
+            fail(ch, CH_FAILED);
+        }
         free(h);
         return;
     }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include "soft_internal.h"
@@ -16,7 +17,7 @@ soft_counters g_count;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t g_cfg_lock = PTHREAD_MUTEX_INITIALIZER;
 static soft_config g_cfg;
-static char g_boot_id[SOFT_BOOT_ID_LEN];
+static char g_host_id[SOFT_HOST_ID_LEN];
 
 /* $name (a positive integer) times scale, or dflt (already in the final unit). */
 static int64_t env_int(const char *name, int64_t dflt, int64_t scale)
@@ -29,6 +30,8 @@ static int64_t env_int(const char *name, int64_t dflt, int64_t scale)
     return (int64_t)n * scale;
 }
 
+static void read_host_id(char *out, size_t len);
+
 static void init_once(void)
 {
     const char *secret = getenv("HCOMM_SOFT_SECRET");
@@ -38,15 +41,31 @@ static void init_once(void)
     g_cfg.exec_timeout_ms = env_int("HCOMM_SOFT_EXEC_TIMEOUT_MS", 60000, 1);
     g_cfg.connect_timeout_ms = env_int("HCCL_CONNECT_TIMEOUT", 120000, 1000);
 
+    read_host_id(g_host_id, sizeof g_host_id);
+}
+
+/*
+ * What a NIC would see as "this host": the kernel's boot id and this process's network namespace. Two processes
+ * of one boot in different network namespaces reach each other only through a link, so they are different hosts
+ * to soft HComm (the soft NIC carries their bytes); within one namespace they share memory.
+ */
+static void read_host_id(char *out, size_t len)
+{
+    char boot[40] = "";
     int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
     if (fd >= 0) {
-        ssize_t n = read(fd, g_boot_id, sizeof g_boot_id - 1);
+        ssize_t n = read(fd, boot, sizeof boot - 1);
         close(fd);
-        if (n > 0) g_boot_id[n] = '\0';
-        char *nl = strchr(g_boot_id, '\n');
+        boot[n > 0 ? n : 0] = '\0';
+        char *nl = strchr(boot, '\n');
         if (nl) *nl = '\0';
     }
-    if (g_boot_id[0] == '\0') snprintf(g_boot_id, sizeof g_boot_id, "unknown-%d", (int)getpid());
+    struct stat st;
+    if (boot[0] == '\0' || stat("/proc/self/ns/net", &st) != 0) {
+        snprintf(out, len, "unknown-%d", (int)getpid()); /* never equal to another process's: always the NIC */
+        return;
+    }
+    snprintf(out, len, "%s/net:%llu:%llu", boot, (unsigned long long)st.st_dev, (unsigned long long)st.st_ino);
 }
 
 void soft_init(void) { pthread_once(&g_once, init_once); }
@@ -59,10 +78,11 @@ void soft_config_get(soft_config *out)
     pthread_mutex_unlock(&g_cfg_lock);
 }
 
-const char *soft_boot_id(void)
+/* This process's host identity (see read_host_id). */
+const char *soft_host_id(void)
 {
     soft_init();
-    return g_boot_id;
+    return g_host_id;
 }
 
 /* Field 22 of /proc/<pid>/stat: the process start time, which tells a live pid from a reused one. */

@@ -4,6 +4,7 @@
  * it is a request that the owner's soft NIC serves after checking the range against what it exchanged.
  * Completion is observed with HcommChannelDrainOnThread, aclrtSynchronizeStream or HcommChannelFence.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -13,6 +14,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -160,18 +162,32 @@ static int send_resp(channel *ch, const data_msg *req, int32_t status, const voi
     return rc;
 }
 
+static void log_peer(const channel *ch, const char *what)
+{
+    char peer[INET_ADDRSTRLEN] = "?";
+    inet_ntop(AF_INET, &ch->remote_ip, peer, sizeof peer);
+    wire_log("channel %s with %s: %s", ch->name, peer, what);
+}
+
 static void serve_one(channel *ch, const data_msg *req)
 {
     registration *r = NULL;
+    int exported = 0;
     pthread_mutex_lock(&g_lock);
     /* Only what this channel exchanged, and only while it is still registered. */
-    for (uint32_t i = 0; i < ch->nlocal && r == NULL; i++) {
-        const region_info *l = &ch->local[i];
-        if (req->addr >= l->addr && req->len <= l->size && req->addr - l->addr <= l->size - req->len)
-            r = reg_find_live(ch->ep, req->addr, req->len, l->slot, l->cookie);
+    for (int64_t i = wire_check_request(req, ch->local, ch->nlocal, 0); i >= 0 && r == NULL;
+         i = wire_check_request(req, ch->local, ch->nlocal, (uint32_t)i + 1)) {
+        exported = 1;
+        r = reg_find_live(ch->ep, req->addr, req->len, ch->local[i].slot, ch->local[i].cookie);
     }
     pthread_mutex_unlock(&g_lock);
     if (r == NULL) {
+        if (!exported) { /* the reader checks the same list: only a broken or hostile peer asks for this */
+            char what[128];
+            snprintf(what, sizeof what, "refused a read of %llu bytes at 0x%llx: empty or outside what it exported",
+                     (unsigned long long)req->len, (unsigned long long)req->addr);
+            log_peer(ch, what);
+        }
         send_resp(ch, req, HCCL_E_NOT_FOUND, NULL);
         return;
     }
@@ -239,23 +255,29 @@ static void *rx_main(void *arg)
     channel *ch = arg;
     pthread_setname_np(pthread_self(), "hcomm-rx"); /* visible in top -H, /proc and profilers */
     data_msg m;
-    while (net_recv_all(ch->fd, &m, sizeof m) == 0) {
+    const char *why = NULL;
+    while (why == NULL && net_recv_all(ch->fd, &m, sizeof m) == 0) {
         if (m.type == MSG_READ_REQ) {
             enqueue_serve(ch, &m);
         } else if (m.type == MSG_READ_RESP) {
             op *o = pop_pending(ch);
-            if (o == NULL || o->reqid != m.reqid || (m.status == 0 && m.len != o->len)) {
+            if (wire_check_response(&m, o, &why) != WIRE_OK) {
                 if (o) op_complete(o, HCCL_E_NETWORK);
-                break; /* protocol violation */
-            }
-            if (m.status == 0 && m.len > 0 && net_recv_all(ch->fd, o->dst, m.len) != 0) {
+            } else if (m.status == 0 && m.len > 0 && net_recv_all(ch->fd, o->dst, m.len) != 0) {
                 op_complete(o, HCCL_E_NETWORK);
                 break;
+            } else {
+                op_complete(o, m.status == 0 ? HCCL_SUCCESS : HCCL_E_NETWORK);
             }
-            op_complete(o, m.status == 0 ? HCCL_SUCCESS : HCCL_E_NETWORK);
         } else {
-            break;
+            why = "unknown message type";
         }
+    }
+    if (why != NULL) { /* a protocol violation: the peer learns it from the closed connection */
+        char what[96];
+        snprintf(what, sizeof what, "closed the connection: %s", why);
+        log_peer(ch, what);
+        shutdown(ch->fd, SHUT_RDWR);
     }
     atomic_store(&ch->peer_dead, 1);
     channel_fail_pending(ch, HCCL_E_NETWORK);
@@ -301,14 +323,10 @@ int channel_check_read(channel *ch, const void *dst, uint64_t src, uint64_t len,
                    atomic_load(&ch->ep->state[l->slot]) == l->cookie;
     }
     if (!local_ok) return HCCL_E_NOT_FOUND;
-    for (uint32_t i = 0; i < ch->nremote; i++) {
-        const region_info *r = &ch->remote[i];
-        if (src >= r->addr && len <= r->size && src - r->addr <= r->size - len) {
-            *ridx = i;
-            return HCCL_SUCCESS;
-        }
-    }
-    return HCCL_E_NOT_FOUND;
+    int64_t i = wire_find_region(ch->remote, ch->nremote, 0, src, len);
+    if (i < 0) return HCCL_E_NOT_FOUND;
+    *ridx = (uint32_t)i;
+    return HCCL_SUCCESS;
 }
 
 static void send_request(channel *ch, op *o)
@@ -353,15 +371,17 @@ static const uint8_t *peer_mapping(channel *ch, uint32_t ridx)
         char path[64];
         snprintf(path, sizeof path, "/proc/%d/fd/%d", ch->peer_pid, r->memfd);
         int fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd >= 0) {
+        struct stat st; /* the region must lie inside the file: a mapping past its end faults when read */
+        if (fd >= 0 && fstat(fd, &st) == 0 && r->memfd_off <= (uint64_t)st.st_size &&
+            r->size <= (uint64_t)st.st_size - r->memfd_off) {
             uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
             uint64_t start = r->memfd_off & ~(page - 1);
             m->delta = r->memfd_off - start;
             m->len = r->size + m->delta;
             void *p = mmap(NULL, m->len, PROT_READ, MAP_SHARED, fd, (off_t)start);
             m->base = p == MAP_FAILED ? NULL : p;
-            close(fd);
         }
+        if (fd >= 0) close(fd);
     }
     pthread_mutex_unlock(&ch->pend_mu);
     return m->base ? (const uint8_t *)m->base + m->delta : NULL;

@@ -1,7 +1,9 @@
 /*
  * Endpoints and their soft NIC listener: each endpoint listens on its IPv4 address at a library-assigned port.
- * The listener thread accepts handshakes, challenges the client with a nonce, verifies the client's proof of
- * the shared secret and parks verified connections until the matching SERVER channel claims them.
+ * The listener thread accepts handshakes, challenges the client with a nonce, gathers the client's hello without
+ * blocking (every connection bounded by its deadlines, every hello by its declared size and the endpoint's
+ * budget), verifies its proof of the shared secret and parks verified connections until the matching SERVER
+ * channel claims them. What it refuses or drops, it logs.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -52,7 +54,7 @@ int wire_proof_ok(const uint8_t a[32], const uint8_t b[32])
 
 void wire_fill_identity(hello_msg *h)
 {
-    snprintf(h->boot_id, sizeof h->boot_id, "%s", soft_boot_id());
+    snprintf(h->host_id, sizeof h->host_id, "%s", soft_host_id());
     h->pid = (uint32_t)getpid();
     h->start_time = soft_start_time((int)getpid());
     soft_config cfg;
@@ -61,25 +63,7 @@ void wire_fill_identity(hello_msg *h)
     memset(cfg.secret, 0, sizeof cfg.secret);
 }
 
-/* A whole hello from a blocking socket (bounded by its receive timeout); NULL when malformed or cut. */
-hello_msg *wire_recv_hello(int fd)
-{
-    hello_msg head;
-    if (net_recv_all(fd, &head, sizeof head) != 0) return NULL;
-    if (head.magic != HELLO_MAGIC || head.version != WIRE_VERSION || head.nregions > SOFT_STATE_SLOTS) return NULL;
-    size_t body = (size_t)head.nregions * sizeof(wire_region);
-    hello_msg *h = malloc(sizeof head + body);
-    if (h == NULL) return NULL;
-    *h = head;
-    h->name[sizeof h->name - 1] = '\0';
-    h->boot_id[sizeof h->boot_id - 1] = '\0';
-    if (body > 0 && net_recv_all(fd, h->regions, body) != 0) {
-        free(h);
-        return NULL;
-    }
-    return h;
-}
-
+/* Tells a client why its hello is refused, if its socket takes the answer at once (the listener never blocks). */
 static void refuse(int fd, uint32_t reason)
 {
     hello_msg r;
@@ -88,12 +72,22 @@ static void refuse(int fd, uint32_t reason)
     r.version = WIRE_VERSION;
     r.kind = HELLO_REFUSE;
     r.refuse_reason = reason;
-    net_send_all(fd, &r, sizeof r);
+    net_send_flags(fd, &r, sizeof r, MSG_DONTWAIT);
+}
+
+/* verb: "refused" (the client was told why) or "dropped" */
+static void log_drop(const endpoint *ep, const char *verb, const char *peer, const char *why)
+{
+    char me[INET_ADDRSTRLEN] = "?";
+    inet_ntop(AF_INET, &ep->ip, me, sizeof me);
+    wire_log("endpoint %s:%u %s the connection from %s: %s", me, ep->listen_port, verb, peer, why);
 }
 
 static void accept_one(endpoint *ep)
 {
-    int fd = accept4(ep->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+    struct sockaddr_in sa;
+    socklen_t salen = sizeof sa;
+    int fd = accept4(ep->listen_fd, (struct sockaddr *)&sa, &salen, SOCK_CLOEXEC);
     if (fd < 0) return;
     soft_config cfg;
     soft_config_get(&cfg);
@@ -102,12 +96,15 @@ static void accept_one(endpoint *ep)
         close(fd);
         return;
     }
-    net_set_timeout(fd, 5000);
+    char ip[INET_ADDRSTRLEN] = "?";
+    inet_ntop(AF_INET, &sa.sin_addr, ip, sizeof ip);
+    snprintf(pc->peer, sizeof pc->peer, "%s:%u", ip, ntohs(sa.sin_port));
+    net_set_timeout(fd, 5000); /* for the SERVER channel's blocking answer; the listener itself never blocks */
     int one = 1; /* small answers of the soft NIC must not wait for delayed ACKs */
     setsockopt(fd, IPPROTO_TCP, 1 /* TCP_NODELAY */, &one, sizeof one);
     nonce_msg n = {NONCE_MAGIC, WIRE_VERSION, {0}};
     soft_random_bytes(n.nonce, sizeof n.nonce);
-    if (net_send_all(fd, &n, sizeof n) != 0) {
+    if (net_send_flags(fd, &n, sizeof n, MSG_DONTWAIT) != 0) {
         close(fd);
         free(pc);
         return;
@@ -121,58 +118,80 @@ static void accept_one(endpoint *ep)
     pthread_mutex_unlock(&g_lock);
 }
 
-/* Reads and verifies the client's hello of a parked connection; drops the connection when it fails. */
-static void verify_parked(endpoint *ep, parked_conn *pc)
+/* Takes what has arrived of a parked connection's hello, without blocking; once it is whole, verifies it and
+ * drops the connection when it fails. A slow or silent client thus delays no other handshake. */
+static void read_parked(endpoint *ep, parked_conn *pc, int64_t now)
 {
-    hello_msg *h = wire_recv_hello(pc->fd);
-    int ok = h != NULL && h->kind == HELLO_CLIENT;
-    if (ok) {
-        uint8_t want[32];
-        wire_proof('C', pc->nonce, h->nonce, h->name, want);
-        if (!wire_proof_ok(want, h->proof)) {
-            refuse(pc->fd, REFUSE_AUTH);
-            ok = 0;
-        }
+    const char *why = NULL;
+    int v = hello_rx_read(&pc->rx, pc->fd, &ep->hello_budget, now, &why);
+    if (v == WIRE_MORE) return; /* the reaper bounds the wait */
+    hello_msg *h = v == WIRE_OK ? hello_rx_take(&pc->rx, &ep->hello_budget) : NULL;
+    uint32_t reason = v == WIRE_GONE ? 0 : REFUSE_MALFORMED;
+    if (h != NULL) {
+        char extra; /* a client waits for the answer to its hello before it sends anything more */
+        if (recv(pc->fd, &extra, 1, MSG_PEEK | MSG_DONTWAIT) > 0) why = "bytes after its hello";
+        else reason = wire_verify_client_hello(h, pc->nonce, &why);
     }
+    int ok = h != NULL && why == NULL;
     pthread_mutex_lock(&g_lock);
     if (ok) {
         pc->hello = h;
         pc->hello_ok = 1;
     } else {
         free(h);
+        hello_rx_free(&pc->rx, &ep->hello_budget);
         pc->deadline_ms = 0; /* reaped below */
     }
     pthread_mutex_unlock(&g_lock);
+    if (!ok) {
+        if (reason != 0) refuse(pc->fd, reason);
+        log_drop(ep, reason != 0 ? "refused" : "dropped", pc->peer, why);
+    }
 }
 
+/* Drops connections past their deadline: no whole hello, or no SERVER channel claiming it, within the connect
+ * timeout; a hello whose bytes stopped for SOFT_HELLO_MS (what a blocking receive's timeout used to allow). */
 static void reap_parked(endpoint *ep, int64_t now)
 {
+    parked_conn *gone = NULL;
     pthread_mutex_lock(&g_lock);
     for (parked_conn **pp = &ep->parked; *pp;) {
         parked_conn *pc = *pp;
-        if (pc->deadline_ms <= now) {
+        int slow = !pc->hello_ok && pc->rx.last_ms != 0 && now - pc->rx.last_ms >= SOFT_HELLO_MS;
+        if (pc->deadline_ms <= now || slow) {
             *pp = pc->next;
-            close(pc->fd);
-            free(pc->hello);
-            free(pc);
+            pc->next = gone;
+            gone = pc;
         } else {
             pp = &pc->next;
         }
     }
     pthread_mutex_unlock(&g_lock);
+    while (gone != NULL) {
+        parked_conn *pc = gone;
+        gone = pc->next;
+        const char *why = pc->hello_ok             ? "no channel claimed its hello within the connect timeout"
+                          : pc->deadline_ms > now     ? "its hello stopped for 5 s before it was whole"
+                          : pc->rx.last_ms == 0       ? "no hello within the connect timeout"
+                                                      : "its hello was not whole within the connect timeout";
+        if (pc->deadline_ms != 0) log_drop(ep, "dropped", pc->peer, why); /* 0: read_parked logged it */
+        close(pc->fd);
+        hello_rx_free(&pc->rx, &ep->hello_budget);
+        free(pc->hello);
+        free(pc);
+    }
 }
 
 static void *nic_main(void *arg)
 {
     endpoint *ep = arg;
     pthread_setname_np(pthread_self(), "hcomm-nic"); /* visible in top -H, /proc and profilers */
-    enum { MAXP = 256 };
+    enum { MAXP = SOFT_MAX_UNVERIFIED + 2 };
     struct pollfd pfd[MAXP];
     parked_conn *who[MAXP];
     for (;;) {
-        int n = 0;
-        pfd[n++] = (struct pollfd){ep->wake[0], POLLIN, 0};
-        pfd[n++] = (struct pollfd){ep->listen_fd, POLLIN, 0};
+        int n = 2;
+        pfd[0] = (struct pollfd){ep->wake[0], POLLIN, 0};
         pthread_mutex_lock(&g_lock);
         int stopping = ep->stopping;
         for (parked_conn *pc = ep->parked; pc && n < MAXP; pc = pc->next) {
@@ -182,6 +201,8 @@ static void *nic_main(void *arg)
         }
         pthread_mutex_unlock(&g_lock);
         if (stopping) return NULL;
+        /* with SOFT_MAX_UNVERIFIED hellos still coming, new connections wait in the listen backlog */
+        pfd[1] = (struct pollfd){n < MAXP ? ep->listen_fd : -1, POLLIN, 0};
         if (poll(pfd, (nfds_t)n, 500) < 0 && errno != EINTR) return NULL;
         if (pfd[0].revents) {
             char buf[64];
@@ -190,8 +211,9 @@ static void *nic_main(void *arg)
         }
         if (pfd[1].revents & POLLIN) accept_one(ep);
         /* only this thread removes parked connections that are not yet verified */
+        int64_t now = soft_now_ms();
         for (int i = 2; i < n; i++)
-            if (pfd[i].revents) verify_parked(ep, who[i]);
+            if (pfd[i].revents) read_parked(ep, who[i], now);
         reap_parked(ep, soft_now_ms());
     }
 }
@@ -232,6 +254,7 @@ HCOMM_API HcommResult HcommEndpointCreate(const EndpointDesc *desc, EndpointHand
     ep->listen_fd = ep->state_fd = ep->wake[0] = ep->wake[1] = -1;
     ep->desc = *desc;
     ep->ip = desc->commAddr.addr.s_addr;
+    ep->hello_budget = SOFT_HELLO_BUDGET;
 
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = 0, .sin_addr.s_addr = ep->ip};
     socklen_t salen = sizeof sa;
@@ -289,6 +312,7 @@ HCOMM_API HcommResult HcommEndpointDestroy(EndpointHandle endpointHandle)
         parked_conn *pc = ep->parked;
         ep->parked = pc->next;
         close(pc->fd);
+        hello_rx_free(&pc->rx, NULL);
         free(pc->hello);
         free(pc);
     }

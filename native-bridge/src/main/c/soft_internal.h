@@ -17,8 +17,11 @@
 #define SOFT_NBI_DEPTH 4096u         /* outstanding ReadNbi operations per channel (a finite send queue) */
 #define SOFT_MAX_THREADS 1000u
 #define SOFT_MAX_NOTIFY 64u
-#define SOFT_BOOT_ID_LEN 40
+#define SOFT_HOST_ID_LEN 72
 #define SOFT_SPIN_US 50               /* completion and queue waits spin this long before sleeping */
+#define SOFT_MAX_UNVERIFIED 1024u    /* connections per endpoint whose hello is still coming; more wait in the backlog */
+#define SOFT_HELLO_MS 5000           /* a hello whose bytes stop this long before it is whole is dropped */
+#define SOFT_HELLO_BUDGET (64u << 20) /* bytes per endpoint buffering hellos that are still coming */
 
 enum obj_kind { KIND_ENDPOINT = 1, KIND_MEM = 2, KIND_CHANNEL = 3, KIND_THREAD = 4 };
 
@@ -32,7 +35,7 @@ typedef struct {
 
 void soft_init(void);
 void soft_config_get(soft_config *out);
-const char *soft_boot_id(void);
+const char *soft_host_id(void);
 uint64_t soft_start_time(int pid);
 int64_t soft_now_ms(void);
 int64_t soft_now_us(void);
@@ -101,14 +104,23 @@ void endpoint_drop_imports(struct endpoint *ep);
 void endpoint_revoke_fd_locked(struct endpoint *ep, int fd);
 void endpoints_revoke_fd(int fd);
 
+/* A hello arriving on a socket, gathered without blocking as its bytes come (soft_wire.c). */
+typedef struct hello_rx {
+    uint8_t *buf;
+    size_t have, cap;          /* cap grows with what has arrived, never past the size the hello declares */
+    int64_t last_ms;           /* when its latest bytes came; 0 before the first */
+} hello_rx;
+
 /* ---- endpoints (soft_endpoint.c) ---- */
 typedef struct parked_conn {
     struct parked_conn *next;
     int fd;
-    int64_t deadline_ms;
+    int64_t deadline_ms;       /* 0: dropped, reaped next */
     int hello_ok;
     uint8_t nonce[16];
+    hello_rx rx;               /* the client's hello while it arrives (listener thread only) */
     struct hello_msg *hello;   /* the client's verified hello */
+    char peer[24];             /* the client's address, for the log */
 } parked_conn;
 
 typedef struct import_entry {
@@ -130,6 +142,7 @@ typedef struct endpoint {
     mem_handle *handles;
     import_entry *imports;
     parked_conn *parked;
+    size_t hello_budget;      /* of SOFT_HELLO_BUDGET, what hellos still coming may take (listener thread only) */
     _Atomic uint64_t *state;  /* SOFT_STATE_SLOTS cookies, memfd-backed so same-host peers can check liveness */
     int state_fd;
     uint32_t state_next;
@@ -176,6 +189,7 @@ typedef struct channel {
     int64_t retry_at_ms;
     int fd;
     uint8_t my_nonce[16], peer_nonce[16];
+    hello_rx hrx;              /* the server's hello while it arrives (CLIENT role) */
     region_info *local;
     uint32_t nlocal;
     region_info *remote;

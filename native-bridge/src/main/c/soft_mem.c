@@ -12,7 +12,7 @@
 #include "soft_internal.h"
 
 #define EXPORT_MAGIC 0x48435358u /* "HCSX" */
-#define EXPORT_VERSION 1u
+#define EXPORT_VERSION 2u
 
 typedef struct __attribute__((packed)) {
     uint32_t magic;
@@ -22,7 +22,7 @@ typedef struct __attribute__((packed)) {
     int32_t type;
     uint32_t pid;
     uint32_t reserved;
-    char boot_id[SOFT_BOOT_ID_LEN];
+    char host_id[SOFT_HOST_ID_LEN];
     char tag[SOFT_TAG_MAX];
     EndpointDesc exporter;
 } export_desc;
@@ -274,7 +274,7 @@ HCOMM_API HcommResult HcommMemExport(EndpointHandle endpoint_handle, HcommMemHan
     d->slot = h->reg->slot;
     d->type = h->reg->type;
     d->pid = (uint32_t)getpid();
-    snprintf(d->boot_id, sizeof d->boot_id, "%s", soft_boot_id());
+    snprintf(d->host_id, sizeof d->host_id, "%s", soft_host_id());
     memcpy(d->tag, h->reg->tag, sizeof d->tag);
     d->exporter = ep->desc;
     free(h->export_desc); /* valid until unregistered or exported again */

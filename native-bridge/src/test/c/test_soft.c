@@ -1,21 +1,26 @@
 /*
  * C-level tests of soft HComm across real processes: a forked owner process exports memory and keeps a SERVER
  * channel end; this process reads it one-sidedly. Runs every scenario on the shared-memory path and on the
- * forced TCP path. Built and run under AddressSanitizer and UBSan by `make test`.
+ * forced TCP path; then hostile peers on raw sockets against a live endpoint's listener. Built and run under
+ * AddressSanitizer and UBSan, and under ThreadSanitizer, by `make test`.
  */
 #include <stddef.h>
 #include <arpa/inet.h>
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include "hcomm_api.h"
 #include "hcomm_soft.h"
+#include "soft_wire.h" /* the wire format, for the hostile peers; soft_sha256 is built into this test */
 
 static int failures;
 #define CHECK(cond, ...)                                                              \
@@ -644,6 +649,577 @@ static void test_local_rules(void)
     CHECK_RC(HcommEndpointDestroy(ep), HCCL_E_NOT_FOUND);
 }
 
+/* ---- hostile peers: raw sockets against a live endpoint's listener and soft NIC ---- */
+
+#define HOSTILE_SECRET "hostile-peers-secret"
+#define EXPORTED_SIZE (1u << 20)
+#define HOSTILE_SEED 21u
+
+/* The attacked endpoint srv (in this process) owns memory and serves it over a healthy channel to a good reader
+ * (r, its own endpoint), while hostile peers connect to srv's listener. */
+typedef struct {
+    EndpointHandle srv;
+    uint16_t port;       /* srv's listener */
+    uint8_t *mem;        /* srv's memory, exported to every channel of srv */
+    uint8_t *other;      /* srv's memory, registered but exported to no hostile peer */
+    HcommMemHandle mh, other_mh;
+    reader r;
+    ChannelHandle healthy[2]; /* r's CLIENT end, srv's SERVER end */
+    int made;            /* good channels made so far */
+    int64_t slowest;     /* ms, the slowest of them to become READY */
+} arena;
+
+static HcommChannelDesc arena_desc(const arena *a, const char *name, int role, HcommMemHandle *mems, uint32_t n)
+{
+    HcommChannelDesc cd;
+    channel_desc_init(&cd);
+    cd.remoteEndpoint = loopback_desc();
+    cd.role = role;
+    cd.port = a->port;
+    cd.channelName = name;
+    cd.exchangeAllMems = mems == NULL;
+    cd.memHandles = mems;
+    cd.memHandleNum = n;
+    return cd;
+}
+
+/* A good channel from r to srv: the ms it took to become READY on both ends, or -1. */
+static int64_t make_pair(arena *a, const char *name, ChannelHandle pair[2])
+{
+    HcommChannelDesc c = arena_desc(a, name, HCOMM_SOCKET_ROLE_CLIENT, NULL, 0);
+    HcommChannelDesc s = arena_desc(a, name, HCOMM_SOCKET_ROLE_SERVER, &a->mh, 1);
+    pair[0] = pair[1] = 0;
+    CHECK_RC(HcommChannelCreate(a->r.ep, COMM_ENGINE_CPU, &c, 1, &pair[0]), 0);
+    CHECK_RC(HcommChannelCreate(a->srv, COMM_ENGINE_CPU, &s, 1, &pair[1]), 0);
+    int64_t t0 = now_ms();
+    int32_t st = 0;
+    int ok = await_ready(pair, 2, 10000, &st) == 0;
+    CHECK(ok, "channel %s not READY: status %d", name, st);
+    return ok ? now_ms() - t0 : -1;
+}
+
+static int read_back(arena *a, ChannelHandle ch, uint64_t off, uint64_t len)
+{
+    memset(a->r.buf, 0, len);
+    if (HcommReadOnThread(a->r.th, ch, a->r.buf, a->mem + off, len) != 0) return 0;
+    return HcommChannelDrainOnThread(a->r.th, ch) == 0 && verify(a->r.buf, off, len, HOSTILE_SEED);
+}
+
+/* After each hostile peer: the healthy channel still reads the right bytes, and a new good channel is READY soon
+ * (in milliseconds; 2.5 s allows for a loaded host and is half of what a stalled hello used to cost). */
+static void still_serving(arena *a, const char *after)
+{
+    CHECK(read_back(a, a->healthy[0], 4096 + (uint64_t)a->made * 64, 8192), "healthy channel after %s", after);
+    char name[32];
+    snprintf(name, sizeof name, "good-%d", a->made++);
+    ChannelHandle pair[2];
+    int64_t ms = make_pair(a, name, pair);
+    CHECK(ms >= 0 && ms < 2500, "a new channel after %s took %lld ms", after, (long long)ms);
+    if (ms > a->slowest) a->slowest = ms;
+    if (ms >= 0) CHECK(read_back(a, pair[0], 100, 4096), "new channel after %s", after);
+    if (pair[0]) CHECK_RC(HcommChannelDestroy(pair, 2), 0);
+}
+
+static int send_all(int fd, const void *buf, size_t len)
+{
+    for (const uint8_t *p = buf; len > 0;) {
+        ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
+        if (n <= 0) return -1;
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+static int recv_all(int fd, void *buf, size_t len)
+{
+    for (uint8_t *p = buf; len > 0;) {
+        ssize_t n = recv(fd, p, len, 0);
+        if (n <= 0) return -1;
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+/* A raw TCP client of srv's listener, after the server's nonce; -1 when that fails. */
+static int raw_connect(uint16_t port, uint8_t server_nonce[16])
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    struct timeval tv = {.tv_sec = 10};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    nonce_msg n;
+    if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0 || recv_all(fd, &n, sizeof n) != 0 ||
+        n.magic != NONCE_MAGIC) {
+        close(fd);
+        return -1;
+    }
+    memcpy(server_nonce, n.nonce, 16);
+    return fd;
+}
+
+/* The handshake proof as a peer that knows `secret` computes it, with the library's SHA-256. */
+static void proof_of(char role, const char *secret, const uint8_t server_nonce[16], const uint8_t client_nonce[16],
+                     const char *name, uint8_t out[32])
+{
+    static const char label[] = "hcomm-soft-handshake-v1";
+    const void *parts[] = {secret, label, &role, server_nonce, client_nonce, name};
+    size_t lens[] = {strlen(secret), sizeof label, 1, 16, 16, strlen(name)};
+    soft_sha256(parts, lens, 6, out);
+}
+
+/* A client hello for the connection whose nonce is server_nonce, proven with `secret`; *len: its size. */
+static hello_msg *raw_hello(const char *name, const uint8_t server_nonce[16], const char *secret, uint32_t nregions,
+                            size_t *len)
+{
+    *len = sizeof(hello_msg) + (size_t)nregions * sizeof(wire_region);
+    hello_msg *h = calloc(1, *len);
+    h->magic = HELLO_MAGIC;
+    h->version = WIRE_VERSION;
+    h->kind = HELLO_CLIENT;
+    h->nregions = nregions;
+    static uint8_t counter;
+    for (int i = 0; i < 16; i++) h->nonce[i] = (uint8_t)(++counter * 37 + i);
+    snprintf(h->name, sizeof h->name, "%s", name);
+    h->from = h->to = loopback_desc();
+    snprintf(h->host_id, sizeof h->host_id, "%s", "hostile-peer");
+    h->pid = (uint32_t)getpid();
+    h->state_fd = -1;
+    h->force_tcp = 1;
+    for (uint32_t i = 0; i < nregions; i++)
+        h->regions[i] = (wire_region){.addr = 0x100000ull * (i + 1), .size = 4096, .cookie = i + 1, .slot = i % 100,
+                                      .memfd = -1};
+    proof_of('C', secret, server_nonce, h->nonce, h->name, h->proof);
+    return h;
+}
+
+/* What the listener did within ms: 'R' refused (*reason) and closed, 'C' closed without a word, 'O' still open,
+ * '?' anything else. A close with bytes of ours still unread there reaches us as a reset. */
+static char raw_outcome(int fd, int ms, uint32_t *reason)
+{
+    struct pollfd p = {fd, POLLIN, 0};
+    if (poll(&p, 1, ms) <= 0) return 'O';
+    hello_msg h;
+    ssize_t n = recv(fd, &h, sizeof h, MSG_WAITALL);
+    if (n <= 0) return 'C';
+    if (n != (ssize_t)sizeof h || h.magic != HELLO_MAGIC || h.kind != HELLO_REFUSE) return '?';
+    *reason = h.refuse_reason;
+    char c;
+    ssize_t end = recv(fd, &c, 1, 0);
+    return end == 0 || (end < 0 && errno == ECONNRESET) ? 'R' : '?';
+}
+
+/* Sends `len` bytes as the first words of connection fd (-1: a fresh one) and checks the refusal. */
+static void expect_refused_on(arena *a, int fd, const char *what, const void *bytes, size_t len, uint32_t want_reason)
+{
+    uint8_t nonce[16];
+    if (fd < 0) fd = raw_connect(a->port, nonce);
+    CHECK(fd >= 0, "%s: no connection", what);
+    if (fd < 0) return;
+    CHECK(send_all(fd, bytes, len) == 0, "%s: send", what);
+    uint32_t reason = 0;
+    char got = raw_outcome(fd, 3000, &reason);
+    CHECK(got == 'R' && reason == want_reason, "%s: outcome %c reason %u, want a refusal (%u)", what, got, reason,
+          want_reason);
+    close(fd);
+    still_serving(a, what);
+}
+
+static void expect_refused(arena *a, const char *what, const void *bytes, size_t len, uint32_t want_reason)
+{
+    expect_refused_on(a, -1, what, bytes, len, want_reason);
+}
+
+/* A hostile client that knows the secret: a full handshake with a SERVER channel of srv named `name` that exports
+ * mems. Returns the socket, the server's end and the regions the server sent; -1 when it fails. */
+static int hostile_session(arena *a, const char *name, HcommMemHandle *mems, uint32_t n, ChannelHandle *server_end,
+                           wire_region *regions, uint8_t **hello_out, size_t *hello_len)
+{
+    HcommChannelDesc s = arena_desc(a, name, HCOMM_SOCKET_ROLE_SERVER, mems, n);
+    CHECK_RC(HcommChannelCreate(a->srv, COMM_ENGINE_CPU, &s, 1, server_end), 0);
+    uint8_t nonce[16];
+    int fd = raw_connect(a->port, nonce);
+    size_t len;
+    hello_msg *h = raw_hello(name, nonce, HOSTILE_SECRET, 0, &len);
+    int32_t st = 0;
+    int ok = fd >= 0 && send_all(fd, h, len) == 0 && await_ready(server_end, 1, 5000, &st) == 0;
+    hello_msg answer;
+    ok = ok && recv_all(fd, &answer, sizeof answer) == 0 && answer.kind == HELLO_SERVER && answer.nregions == n &&
+         memcmp(answer.nonce, h->nonce, 16) == 0 && recv_all(fd, regions, n * sizeof *regions) == 0;
+    uint8_t want[32];
+    proof_of('S', HOSTILE_SECRET, nonce, h->nonce, name, want);
+    ok = ok && memcmp(want, answer.proof, 32) == 0;
+    CHECK(ok, "hostile handshake %s: status %d", name, st);
+    if (hello_out != NULL) {
+        *hello_out = (uint8_t *)h;
+        *hello_len = len;
+    } else {
+        free(h);
+    }
+    if (!ok && fd >= 0) close(fd);
+    return ok ? fd : -1;
+}
+
+/* One read request as a hostile reader sends it: the response's status (its bytes in body), -1 if the stream broke. */
+static int raw_read(int fd, uint64_t reqid, uint64_t addr, uint64_t len, uint8_t *body, size_t cap)
+{
+    data_msg m = {MSG_READ_REQ, 0, reqid, addr, len, 0, 0, 0}, resp;
+    if (send_all(fd, &m, sizeof m) != 0 || recv_all(fd, &resp, sizeof resp) != 0) return -1;
+    if (resp.type != MSG_READ_RESP || resp.reqid != reqid || resp.addr != addr) return -1;
+    if (resp.status != 0) return resp.len == 0 ? resp.status : -1;
+    if (resp.len != len || len > cap || recv_all(fd, body, len) != 0) return -1;
+    return 0;
+}
+
+/* (f): requests outside what the channel exported are answered HCCL_E_NOT_FOUND; the connection stays usable. */
+static void hostile_reads(arena *a)
+{
+    uint8_t *temp;
+    CHECK_RC(HcommMemAlloc((void **)&temp, 65536), 0);
+    CommMem tm = {COMM_MEM_TYPE_HOST, temp, 65536};
+    HcommMemHandle temp_mh;
+    CHECK_RC(HcommMemReg(a->srv, "temp", &tm, &temp_mh), 0);
+    HcommMemHandle mems[2] = {a->mh, temp_mh};
+    ChannelHandle end;
+    wire_region regions[2];
+    int fd = hostile_session(a, "hostile-reads", mems, 2, &end, regions, NULL, NULL);
+    CHECK_RC(HcommMemUnreg(a->srv, temp_mh), 0); /* exported at set-up, gone now */
+    if (fd >= 0) {
+        uint64_t base = (uint64_t)(uintptr_t)a->mem, size = EXPORTED_SIZE;
+        CHECK(regions[0].addr == base && regions[0].size == size, "exported region %llx+%llu",
+              (unsigned long long)regions[0].addr, (unsigned long long)regions[0].size);
+        static uint8_t body[4096];
+        uint8_t on_stack[64];
+        CHECK_RC(raw_read(fd, 1, base + 100, 256, body, sizeof body), 0);
+        CHECK(verify(body, 100, 256, HOSTILE_SEED), "bytes of a request inside the region");
+        const struct {
+            const char *what;
+            uint64_t addr, len;
+        } bad[] = {
+            {"before", base - 1, 1},
+            {"overlapping the start", base - 8, 16},
+            {"after", base + size, 1},
+            {"overlapping the end", base + size - 10, 11},
+            {"empty", base + 64, 0},
+            {"huge", base, 1ull << 62},
+            {"longest", base, UINT64_MAX},
+            {"wrapping", base + 16, UINT64_MAX - 15},
+            {"wrapping from the top", UINT64_MAX - 7, 16},
+            {"registered, not exported", (uint64_t)(uintptr_t)a->other, 16},
+            {"exported, then unregistered", (uint64_t)(uintptr_t)temp, 16},
+            {"the owner's stack", (uint64_t)(uintptr_t)on_stack, sizeof on_stack},
+            {"address 0", 0, 8},
+        };
+        for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+            int rc = raw_read(fd, 2 + i, bad[i].addr, bad[i].len, body, sizeof body);
+            CHECK(rc == HCCL_E_NOT_FOUND, "a request %s: status %d, want %d", bad[i].what, rc, HCCL_E_NOT_FOUND);
+        }
+        CHECK_RC(raw_read(fd, 99, base + size - 4096, 4096, body, sizeof body), 0); /* still served */
+        CHECK(verify(body, size - 4096, 4096, HOSTILE_SEED), "bytes of the region's last page");
+        close(fd);
+    }
+    CHECK_RC(HcommChannelDestroy(&end, 1), 0);
+    CHECK_RC(HcommMemFree(temp), 0);
+    still_serving(a, "(f) requests outside the exported regions");
+}
+
+/* (f): a data message of an unknown type, or a response to nothing, closes the connection. */
+static void hostile_messages(arena *a)
+{
+    const struct {
+        const char *what;
+        data_msg m;
+    } bad[] = {
+        {"(f) an unknown message type", {7, 0, 1, 0, 0, 0, 0, 0}},
+        {"(f) a response never asked for", {MSG_READ_RESP, 0, 77, 0x1000, 16, 0, 0, 0}},
+        {"(f) an error response never asked for", {MSG_READ_RESP, HCCL_E_NOT_FOUND, 78, 0, 0, 0, 0, 0}},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "hostile-msg-%zu", i);
+        ChannelHandle end;
+        wire_region region;
+        int fd = hostile_session(a, name, &a->mh, 1, &end, &region, NULL, NULL);
+        if (fd >= 0) {
+            CHECK(send_all(fd, &bad[i].m, sizeof bad[i].m) == 0, "%s: send", bad[i].what);
+            uint32_t reason = 0;
+            char got = raw_outcome(fd, 3000, &reason);
+            CHECK(got == 'C', "%s: outcome %c, want the connection closed", bad[i].what, got);
+            close(fd);
+        }
+        CHECK_RC(HcommChannelDestroy(&end, 1), 0);
+        still_serving(a, bad[i].what);
+    }
+}
+
+/* A proxy between a library client and srv that keeps a copy of the client's hello. */
+typedef struct {
+    int listen_fd;
+    uint16_t port, target;
+    uint8_t *hello;
+    size_t len;
+    int ok;
+} capture;
+
+static void *capture_main(void *arg)
+{
+    capture *c = arg;
+    int cfd = accept(c->listen_fd, NULL, NULL);
+    uint8_t nonce[16];
+    int sfd = raw_connect(c->target, nonce);
+    nonce_msg n = {NONCE_MAGIC, WIRE_VERSION, {0}};
+    memcpy(n.nonce, nonce, 16);
+    hello_msg head;
+    if (cfd < 0 || sfd < 0 || send_all(cfd, &n, sizeof n) != 0 || recv_all(cfd, &head, sizeof head) != 0 ||
+        head.nregions > 64)
+        goto out;
+    c->len = sizeof head + head.nregions * sizeof(wire_region);
+    c->hello = malloc(c->len);
+    memcpy(c->hello, &head, sizeof head);
+    if (recv_all(cfd, c->hello + sizeof head, c->len - sizeof head) != 0 || send_all(sfd, c->hello, c->len) != 0 ||
+        recv_all(sfd, &head, sizeof head) != 0 || head.nregions > 64)
+        goto out;
+    size_t answer = sizeof head + head.nregions * sizeof(wire_region);
+    uint8_t *buf = malloc(answer);
+    memcpy(buf, &head, sizeof head);
+    c->ok = recv_all(sfd, buf + sizeof head, answer - sizeof head) == 0 && send_all(cfd, buf, answer) == 0;
+    free(buf);
+out:
+    if (cfd >= 0) close(cfd);
+    if (sfd >= 0) close(sfd);
+    return NULL;
+}
+
+/* (d): a valid client hello, captured on the wire between the library's own client and srv, then replayed. */
+static void hostile_replay(arena *a, capture *c)
+{
+    memset(c, 0, sizeof *c);
+    c->target = a->port;
+    c->listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t salen = sizeof sa;
+    CHECK(bind(c->listen_fd, (struct sockaddr *)&sa, sizeof sa) == 0 && listen(c->listen_fd, 1) == 0 &&
+              getsockname(c->listen_fd, (struct sockaddr *)&sa, &salen) == 0,
+          "proxy listener");
+    c->port = ntohs(sa.sin_port);
+    pthread_t proxy;
+    CHECK_RC(pthread_create(&proxy, NULL, capture_main, c), 0);
+    HcommChannelDesc cd = arena_desc(a, "captured", HCOMM_SOCKET_ROLE_CLIENT, NULL, 0);
+    cd.port = c->port; /* through the proxy */
+    HcommChannelDesc sd = arena_desc(a, "captured", HCOMM_SOCKET_ROLE_SERVER, &a->mh, 1);
+    ChannelHandle pair[2];
+    CHECK_RC(HcommChannelCreate(a->r.ep, COMM_ENGINE_CPU, &cd, 1, &pair[0]), 0);
+    CHECK_RC(HcommChannelCreate(a->srv, COMM_ENGINE_CPU, &sd, 1, &pair[1]), 0);
+    int32_t st = 0;
+    CHECK(await_ready(pair, 2, 10000, &st) == 0, "channel through the capturing proxy: status %d", st);
+    pthread_join(proxy, NULL);
+    close(c->listen_fd);
+    CHECK(c->ok, "the proxy did not see a whole handshake");
+    CHECK_RC(HcommChannelDestroy(pair, 2), 0);
+    if (c->hello != NULL) expect_refused(a, "(d) a replayed client hello", c->hello, c->len, REFUSE_AUTH);
+}
+
+/* (g): a peer with the secret that claims to share this host's memory with a state table or a region larger than
+ * the file behind it: srv must not map what would fault when read (it reads through the peer's soft NIC, or with
+ * process_vm_readv). The claim is the captured hello's identity: this process. */
+static void hostile_short_files(arena *a, const capture *c)
+{
+    if (c->hello == NULL) return;
+    CHECK_RC(HcommSoftConfigure("force_tcp", "0"), 0);
+    int tiny = memfd_create("hostile-tiny", MFD_CLOEXEC), table = memfd_create("hostile-table", MFD_CLOEXEC);
+    CHECK(tiny >= 0 && table >= 0 && ftruncate(tiny, 1) == 0 &&
+              ftruncate(table, SOFT_STATE_SLOTS * sizeof(uint64_t)) == 0,
+          "memfds");
+    uint64_t *slots = mmap(NULL, SOFT_STATE_SLOTS * sizeof(uint64_t), PROT_READ | PROT_WRITE, MAP_SHARED, table, 0);
+    CHECK(slots != MAP_FAILED, "state table");
+    static uint8_t source[8192]; /* what the region really holds, here in this process */
+    for (size_t i = 0; i < sizeof source; i++) source[i] = pattern(i, 99);
+    const struct {
+        const char *what;
+        int state_fd;
+        const char *path;
+    } cases[] = {{"(g) a state table of 1 byte", tiny, "tcp"}, {"(g) a region larger than its file", table, "shm"}};
+    for (size_t k = 0; k < sizeof cases / sizeof *cases && slots != MAP_FAILED; k++) {
+        char name[32];
+        snprintf(name, sizeof name, "hostile-files-%zu", k);
+        HcommChannelDesc s = arena_desc(a, name, HCOMM_SOCKET_ROLE_SERVER, &a->other_mh, 1);
+        ChannelHandle end;
+        CHECK_RC(HcommChannelCreate(a->srv, COMM_ENGINE_CPU, &s, 1, &end), 0);
+        uint8_t nonce[16];
+        int fd = raw_connect(a->port, nonce);
+        hello_msg *h = calloc(1, sizeof *h + sizeof(wire_region));
+        memcpy(h, c->hello, sizeof *h); /* this host, this process, its start time */
+        snprintf(h->name, sizeof h->name, "%s", name);
+        h->nonce[0] ^= (uint8_t)(k + 1);
+        h->state_fd = cases[k].state_fd;
+        h->force_tcp = 0;
+        h->nregions = 1;
+        h->regions[0] = (wire_region){.addr = (uint64_t)(uintptr_t)source, .size = sizeof source, .cookie = 0x5eed,
+                                      .slot = 1000, .memfd = tiny};
+        slots[1000] = 0x5eed; /* live */
+        proof_of('C', HOSTILE_SECRET, nonce, h->nonce, h->name, h->proof);
+        int32_t st = 0;
+        int ok = fd >= 0 && send_all(fd, h, sizeof *h + sizeof(wire_region)) == 0 &&
+                 await_ready(&end, 1, 5000, &st) == 0;
+        CHECK(ok, "%s: handshake, status %d", cases[k].what, st);
+        const char *path = "?";
+        if (ok) CHECK_RC(HcommSoftChannelPath(end, &path), 0);
+        CHECK(strcmp(path, cases[k].path) == 0, "%s: path %s, want %s", cases[k].what, path, cases[k].path);
+        if (ok && strcmp(path, "tcp") == 0) { /* srv asks the peer: answer as a peer would */
+            CHECK_RC(HcommReadOnThread(a->r.th, end, a->other, source + 100, 64), 0);
+            uint8_t answer[sizeof(hello_msg) + sizeof(wire_region)]; /* srv's hello: one region */
+            data_msg req;
+            ok = recv_all(fd, answer, sizeof answer) == 0 && recv_all(fd, &req, sizeof req) == 0 &&
+                 req.type == MSG_READ_REQ && req.addr == (uint64_t)(uintptr_t)(source + 100) && req.len == 64;
+            CHECK(ok, "%s: srv's request", cases[k].what);
+            data_msg resp = {MSG_READ_RESP, 0, req.reqid, req.addr, req.len, 0, 0, 0};
+            if (ok) CHECK(send_all(fd, &resp, sizeof resp) == 0 && send_all(fd, source + 100, 64) == 0, "answer");
+        } else if (ok) { /* the region's file is 1 byte: srv reads the memory itself, never past the file's end */
+            CHECK_RC(HcommReadOnThread(a->r.th, end, a->other, source + 100, 64), 0);
+        }
+        CHECK_RC(HcommChannelDrainOnThread(a->r.th, end), 0);
+        CHECK(verify(a->other, 100, 64, 99), "%s: bytes read", cases[k].what);
+        free(h);
+        if (fd >= 0) close(fd);
+        CHECK_RC(HcommChannelDestroy(&end, 1), 0);
+        still_serving(a, cases[k].what);
+    }
+    if (slots != MAP_FAILED) munmap(slots, SOFT_STATE_SLOTS * sizeof(uint64_t));
+    close(tiny);
+    close(table);
+    CHECK_RC(HcommSoftConfigure("force_tcp", g_force_tcp ? "1" : "0"), 0);
+}
+
+static void test_hostile_peers(void)
+{
+    printf("== hostile peers\n");
+    int64_t start = now_ms();
+    CHECK_RC(HcommSoftConfigure("secret", HOSTILE_SECRET), 0);
+    CHECK_RC(HcommSoftConfigure("exec_timeout_ms", "5000"), 0); /* a read that a hostile test breaks fails soon */
+    arena a;
+    memset(&a, 0, sizeof a);
+    EndpointDesc ed = loopback_desc();
+    CHECK_RC(HcommEndpointCreate(&ed, &a.srv), 0);
+    uint32_t port = 0;
+    CHECK_RC(HcommEndpointGetListenPort(a.srv, &port), 0);
+    a.port = (uint16_t)port;
+    CHECK_RC(HcommMemAlloc((void **)&a.mem, EXPORTED_SIZE), 0);
+    for (uint64_t i = 0; i < EXPORTED_SIZE; i++) a.mem[i] = pattern(i, HOSTILE_SEED);
+    CHECK_RC(HcommMemAlloc((void **)&a.other, 65536), 0);
+    CommMem m = {COMM_MEM_TYPE_HOST, a.mem, EXPORTED_SIZE}, o = {COMM_MEM_TYPE_HOST, a.other, 65536};
+    CHECK_RC(HcommMemReg(a.srv, "exported", &m, &a.mh), 0);
+    CHECK_RC(HcommMemReg(a.srv, "other", &o, &a.other_mh), 0);
+    reader_open(&a.r, EXPORTED_SIZE);
+    CHECK(make_pair(&a, "healthy", a.healthy) >= 0, "healthy channel");
+
+    /* (b) first: a truncated hello that stalls for the whole run; nothing below may wait for it */
+    uint8_t nonce[16];
+    size_t len;
+    int stalled = raw_connect(a.port, nonce);
+    hello_msg *h = raw_hello("stalled", nonce, HOSTILE_SECRET, 0, &len);
+    CHECK(stalled >= 0 && send_all(stalled, h, 300) == 0, "(b) truncated hello");
+    int64_t stalled_at = now_ms();
+    free(h);
+    usleep(50000); /* the listener has taken the 300 bytes */
+    still_serving(&a, "(b) a truncated hello that stalls");
+
+    /* (a) garbage */
+    uint8_t junk[1000];
+    for (size_t i = 0; i < sizeof junk; i++) junk[i] = pattern(i, 5);
+    expect_refused(&a, "(a) random bytes", junk, sizeof junk, REFUSE_MALFORMED);
+    expect_refused(&a, "(a) an HTTP request", "GET / HTTP/1.1\r\n\r\n", 18, REFUSE_MALFORMED);
+    nonce_msg echo = {NONCE_MAGIC, WIRE_VERSION, {0}};
+    expect_refused(&a, "(a) a nonce instead of a hello", &echo, sizeof echo, REFUSE_MALFORMED);
+    hello_msg head;
+    memset(&head, 0, sizeof head);
+    head.magic = HELLO_MAGIC;
+    head.version = WIRE_VERSION + 1;
+    expect_refused(&a, "(a) another wire version", &head, sizeof head, REFUSE_MALFORMED);
+    head.version = WIRE_VERSION;
+    head.kind = HELLO_CLIENT;
+    memset(head.name, 'x', sizeof head.name); /* no terminating NUL */
+    expect_refused(&a, "(a) an unterminated channel name", &head, sizeof head, REFUSE_MALFORMED);
+
+    /* (c) oversized */
+    memset(&head, 0, sizeof head);
+    head.magic = HELLO_MAGIC;
+    head.version = WIRE_VERSION;
+    head.kind = HELLO_CLIENT;
+    head.nregions = UINT32_MAX;
+    expect_refused(&a, "(c) 2^32-1 regions", &head, sizeof head, REFUSE_MALFORMED);
+    head.nregions = WIRE_MAX_REGIONS + 1;
+    expect_refused(&a, "(c) one region more than the most", &head, 16, REFUSE_MALFORMED);
+    uint8_t server_nonce[16];
+    int fd = raw_connect(a.port, server_nonce); /* a valid hello with the secret, and more */
+    h = raw_hello("extra", server_nonce, HOSTILE_SECRET, 1, &len);
+    uint8_t *more = calloc(1, len + 100);
+    memcpy(more, h, len);
+    expect_refused_on(&a, fd, "(c) more bytes than declared", more, len + 100, REFUSE_MALFORMED);
+    free(more);
+    free(h);
+    fd = raw_connect(a.port, server_nonce); /* the most regions, every byte of them, but not the secret */
+    h = raw_hello("largest", server_nonce, "not-the-secret", WIRE_MAX_REGIONS, &len);
+    expect_refused_on(&a, fd, "(c) the largest hello", h, len, REFUSE_AUTH);
+    fd = raw_connect(a.port, server_nonce); /* declares the most, sends a little, ends */
+    CHECK(fd >= 0 && send_all(fd, h, sizeof *h + 1000) == 0 && shutdown(fd, SHUT_WR) == 0, "(c) a cut hello");
+    uint32_t reason = 0;
+    char got = raw_outcome(fd, 3000, &reason);
+    CHECK(got == 'C', "(c) a hello cut short: outcome %c, want the connection closed", got);
+    close(fd);
+    free(h);
+    still_serving(&a, "(c) a hello cut short");
+
+    /* (d) replay, (e) wrong secret */
+    capture c;
+    hostile_replay(&a, &c);
+    fd = raw_connect(a.port, server_nonce);
+    h = raw_hello("wrong-secret", server_nonce, "not-the-secret", 0, &len);
+    expect_refused_on(&a, fd, "(e) a wrong secret", h, len, REFUSE_AUTH);
+    free(h);
+    fd = raw_connect(a.port, server_nonce);
+    h = raw_hello("renamed", server_nonce, HOSTILE_SECRET, 0, &len);
+    proof_of('C', HOSTILE_SECRET, server_nonce, h->nonce, "another-name", h->proof); /* the right nonce, not name */
+    expect_refused_on(&a, fd, "(e) the proof of another channel's name", h, len, REFUSE_AUTH);
+    h->kind = HELLO_SERVER;
+    expect_refused(&a, "(e) a server's hello sent to the listener", h, len, REFUSE_MALFORMED);
+    free(h);
+
+    /* (f) bad data messages after a valid handshake, then (g) short files behind a claim of shared memory */
+    hostile_reads(&a);
+    hostile_messages(&a);
+    hostile_short_files(&a, &c);
+    free(c.hello);
+
+    /* (b) at last: the listener dropped the stalled connection SOFT_HELLO_MS after its last byte */
+    int64_t left = stalled_at + SOFT_HELLO_MS + 2000 - now_ms();
+    got = raw_outcome(stalled, left > 0 ? (int)left : 0, &reason);
+    int64_t after = now_ms() - stalled_at;
+    CHECK(got == 'C' && after >= SOFT_HELLO_MS - 100, "(b) a stalled hello: outcome %c after %lld ms", got,
+          (long long)after);
+    close(stalled);
+    still_serving(&a, "(b) the stalled connection dropped");
+
+    CHECK_RC(HcommChannelDestroy(a.healthy, 2), 0);
+    reader_close(&a.r);
+    CHECK_RC(HcommMemUnreg(a.srv, a.mh), 0);
+    CHECK_RC(HcommMemUnreg(a.srv, a.other_mh), 0);
+    CHECK_RC(HcommMemFree(a.mem), 0);
+    CHECK_RC(HcommMemFree(a.other), 0);
+    CHECK_RC(HcommEndpointDestroy(a.srv), 0);
+    CHECK_RC(HcommSoftConfigure("secret", ""), 0);
+    CHECK_RC(HcommSoftConfigure("exec_timeout_ms", "60000"), 0);
+    HcommSoftCounters left_over = {.size = sizeof left_over};
+    HcommSoftGetCounters(&left_over);
+    CHECK(left_over.endpoints == 0 && left_over.regions == 0 && left_over.allocations == 0 &&
+              left_over.channels == 0 && left_over.threads == 0,
+          "left behind: ep %llu reg %llu alloc %llu ch %llu th %llu", (unsigned long long)left_over.endpoints,
+          (unsigned long long)left_over.regions, (unsigned long long)left_over.allocations,
+          (unsigned long long)left_over.channels, (unsigned long long)left_over.threads);
+    printf("  hostile peers refused, %d good channels made meanwhile (slowest %lld ms): %lld ms\n", a.made,
+           (long long)a.slowest, (long long)(now_ms() - start));
+}
+
 int main(int argc, char **argv)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -655,6 +1231,7 @@ int main(int argc, char **argv)
     HcommSoftConfigure("force_tcp", "1");
     g_force_tcp = 1;
     run_suite("tcp");
+    test_hostile_peers();
     printf("%s: %d failed\n", failures ? "FAILED" : "passed", failures);
     return failures ? 1 : 0;
 }
