@@ -9,6 +9,8 @@
 #     extraClassPath on 3.5), then again with Spark's own shuffle: the same answer, one-sided bytes, no fallback
 #     byte, channels created = destroyed, no JVM left; on 3.5 also the bundle with --jars alone, which must fail at
 #     once with the advice. Across lines, the answers must be the same too.
+#   - the default line: examples/multi-host-cluster.sh across two hosts (network namespaces; skipped, saying so,
+#     without root): identical answers and one-sided bytes across hosts.
 # Each line's plugin builds in spark-plugin/target/lines/<line>/ and leaves its bundle in spark-plugin/target/ (the
 # bridge, the same for every line, builds in native-bridge/target/ again: up to date, unchanged); its whole Maven
 # output is in spark-plugin/target/cross-line/<line>.log. Every line runs even when one fails; the exit code is
@@ -105,6 +107,19 @@ for line in "${lines[@]}"; do
     echo "----"
   fi
 done
+# the default line's example job across two hosts (network namespaces), as the README gives it; needs root
+if [[ " ${lines[*]} " == *" $DEFAULT_LINE "* ]]; then
+  mh="$out/multi-host.log"
+  if [ "$(id -u)" != 0 ]; then
+    echo "multi-host skipped: examples/multi-host-cluster.sh needs root to create the hosts" | tee -a "$summary"
+  elif timeout --kill-after=30 600 bash "$root/examples/multi-host-cluster.sh" --hosts 2 300000 > "$mh" 2>&1; then
+    echo "multi-host PASS | $(grep -E '^HComm one-sided bytes' "$mh")" | tee -a "$summary"
+  else
+    echo "multi-host FAIL (log: $mh)" | tee -a "$summary"
+    tail -n 40 "$mh"
+    failed+=("multi-host")
+  fi
+fi
 distinct=$(printf '%s\n' "${checksums[@]}" | sort -u | grep -c .)
 if [ "$distinct" -gt 1 ]; then
   echo "== the example job's answers differ between lines:"

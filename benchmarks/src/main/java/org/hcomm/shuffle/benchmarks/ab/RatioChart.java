@@ -37,7 +37,7 @@ final class RatioChart {
     private static final int PLOT_H = 340;
     private static final int LABELS = 58;
     private static final int LEFT = 84;
-    private static final int RIGHT = 96;
+    private static final int RIGHT = 140;
     private static final int BAR_W = 30;
     private static final Font TITLE = new Font(Font.SANS_SERIF, Font.BOLD, 17);
     private static final Font NORMAL = new Font(Font.SANS_SERIF, Font.PLAIN, 13);
@@ -53,6 +53,10 @@ final class RatioChart {
 
     static void write(Preset preset, List<RunResult> results, Path file) throws IOException {
         List<ShuffleConfig> configs = preset.configs();
+        // the baseline: Spark's shuffle as shipped, or (when the preset leaves it out, e.g. between hosts, where
+        // builtin would read no file directly either) Spark's shuffle through the network
+        ShuffleConfig baseline = configs.contains(ShuffleConfig.BUILTIN) ? ShuffleConfig.BUILTIN : configs.get(0);
+        String baseName = baseline.label();
         boolean varies = preset.sizesMb().size() > 1 || preset.executors().size() > 1
                 || preset.serializers().size() > 1;
         Map<String, List<Group>> panels = new LinkedHashMap<>();
@@ -60,7 +64,7 @@ final class RatioChart {
         for (Preset.Cell cell : preset.cells()) {
             List<RunResult> mine = results.stream().filter(r -> r.cell().equals(cell)).toList();
             Map<ShuffleConfig, Stats> reduce = SummaryReport.reduceStats(preset, mine);
-            Stats base = reduce.get(ShuffleConfig.BUILTIN);
+            Stats base = reduce.get(baseline);
             double[][] ratios = new double[configs.size()][];
             for (int c = 0; c < configs.size(); c++) {
                 Stats s = reduce.get(configs.get(c));
@@ -72,8 +76,8 @@ final class RatioChart {
                     top = Math.max(top, ratios[c][2] * 1.1);
                 }
             }
-            String builtin = base == null || base.n() == 0 ? "builtin failed"
-                    : String.format(Locale.ROOT, "builtin %.1f s", base.median());
+            String builtin = base == null || base.n() == 0 ? baseName + " failed"
+                    : String.format(Locale.ROOT, "%s %.1f s", baseName, base.median());
             List<String> labels = varies
                     ? List.of(Preset.formatMb(cell.targetMb()) + " · " + cell.executors() + " ex · "
                             + cell.serializer(), builtin)
@@ -86,7 +90,7 @@ final class RatioChart {
 
         int maxGroups = panels.values().stream().mapToInt(List::size).max().orElse(1);
         int groupW = Math.max(configs.size() * BAR_W + 60, 150);
-        int width = Math.max(820, LEFT + RIGHT + maxGroups * groupW);
+        int width = Math.max(Hosts.count() == 0 ? 820 : 1100, LEFT + RIGHT + maxGroups * groupW);
         int panelH = (varies ? PANEL_TITLE : 8) + PLOT_H + LABELS;
         int height = HEADER + panels.size() * panelH + 10;
 
@@ -99,12 +103,14 @@ final class RatioChart {
 
         g.setColor(TEXT);
         g.setFont(TITLE);
-        g.drawString("Reduce-stage time relative to Spark's built-in shuffle (lower is faster)", LEFT, 28);
+        g.drawString(baseline == ShuffleConfig.BUILTIN
+                ? "Reduce-stage time relative to Spark's built-in shuffle (lower is faster)"
+                : "Reduce-stage time relative to " + baseName + " (lower is faster)", LEFT, 28);
         g.setFont(NORMAL);
         g.setColor(new Color(0x555555));
-        g.drawString(String.format(Locale.ROOT, "preset %s · bar: median of %d run(s) ÷ builtin's median · "
-                + "whisker: min–max · same data, configurations alternating", preset.name(), preset.reps()),
-                LEFT, 48);
+        g.drawString(String.format(Locale.ROOT, "preset %s%s · bar: median of %d run(s) ÷ %s's median · "
+                + "whisker: min–max · same data, configurations alternating", preset.name(),
+                Hosts.count() == 0 ? "" : " · " + Hosts.describe(), preset.reps(), baseName), LEFT, 48);
         int lx = LEFT;
         for (ShuffleConfig c : configs) {
             g.setColor(COLORS[c.ordinal()]);
@@ -124,15 +130,15 @@ final class RatioChart {
             } else {
                 y += 8;
             }
-            drawPanel(g, panel.getValue(), configs, top, step, y, width - LEFT - RIGHT);
+            drawPanel(g, panel.getValue(), configs, baseName, top, step, y, width - LEFT - RIGHT);
             y += PLOT_H + LABELS;
         }
         g.dispose();
         ImageIO.write(img, "png", file.toFile());
     }
 
-    private static void drawPanel(Graphics2D g, List<Group> groups, List<ShuffleConfig> configs, double top,
-            double step, int plotTop, int plotW) {
+    private static void drawPanel(Graphics2D g, List<Group> groups, List<ShuffleConfig> configs, String baseName,
+            double top, double step, int plotTop, int plotW) {
         int y0 = plotTop + PLOT_H;
         g.setFont(SMALL);
         FontMetrics fm = g.getFontMetrics();
@@ -151,7 +157,7 @@ final class RatioChart {
         AffineTransform saved = g.getTransform();
         g.setFont(NORMAL);
         g.rotate(-Math.PI / 2);
-        String yLabel = "reduce-stage time ÷ builtin";
+        String yLabel = "reduce-stage time ÷ " + baseName;
         g.drawString(yLabel, -(plotTop + PLOT_H / 2) - g.getFontMetrics().stringWidth(yLabel) / 2, 26);
         g.setTransform(saved);
 
@@ -211,7 +217,7 @@ final class RatioChart {
         g.drawLine(LEFT, y1, LEFT + plotW, y1);
         g.setStroke(new BasicStroke(1f));
         g.setFont(SMALL);
-        g.drawString("1.0 = builtin", LEFT + plotW + 6, y1 + 4);
+        g.drawString("1.0 = " + baseName, LEFT + plotW + 6, y1 + 4);
         valueLabels.forEach(Runnable::run);
     }
 

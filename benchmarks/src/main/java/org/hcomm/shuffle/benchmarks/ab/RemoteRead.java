@@ -63,7 +63,9 @@ final class RemoteRead implements Workload {
             throw new IllegalStateException("remote-read needs two executors, found " + executors);
         }
         String owner = location(executors.get(0));
-        String reader = location(executors.get(1));
+        // between hosts (the suite's multi-host mode) the reader is on another host than the owner
+        String reader = location(executors.stream().filter(e -> !e.host().equals(executors.get(0).host()))
+                .findFirst().orElse(executors.get(1)));
 
         List<Tuple2<Integer, Seq<String>>> placed = new ArrayList<>();
         for (int i = 0; i < parts; i++) {

@@ -62,6 +62,37 @@ record RunResult(Preset.Cell cell, ShuffleConfig config, int rep, int sequence, 
         return runs.stream().filter(r -> r.rep == rep && r.config == config && r.ok()).findFirst();
     }
 
+    /** Process CPU of the executors that ran reduce tasks, during the reduce stages. */
+    double readerCpuSec() {
+        return executorCpu.stream().filter(e -> e.reduceTasks() > 0).mapToDouble(ExecutorCpu::processSec).sum();
+    }
+
+    /** Reduce tasks run, and the most any one executor ran (its tasks run one after another on its one core). */
+    int reduceTasks() {
+        return executorCpu.stream().mapToInt(ExecutorCpu::reduceTasks).sum();
+    }
+
+    int mostReduceTasksOnOneExecutor() {
+        return executorCpu.stream().mapToInt(ExecutorCpu::reduceTasks).max().orElse(0);
+    }
+
+    /**
+     * Round trips a reduce task waits for: for hcomm the batches it waited on (index rounds and data waves, from the
+     * plugin's counters); for Spark's fetch a model, since Spark counts none: its requests to every owner go out at
+     * once, up to spark.reducer.maxSizeInFlight (48 MB) in flight, so a task waits about one round trip per 48 MB
+     * it fetches, at least one. NaN without reduce tasks.
+     */
+    double roundTripsPerTask() {
+        int tasks = reduceTasks();
+        if (tasks == 0) {
+            return Double.NaN;
+        }
+        if (config.isHcomm()) {
+            return (hcomm.getOrDefault("indexRounds", 0L) + hcomm.getOrDefault("readWaves", 0L)) / (double) tasks;
+        }
+        return Math.max(1, Math.ceil(remoteBytes / (double) tasks / (48L << 20)));
+    }
+
     long oneSidedBytes() {
         return hcomm.getOrDefault("bytesReadOneSided", 0L);
     }

@@ -9,7 +9,10 @@ import org.apache.spark.SparkConf;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.sql.SparkSession;
 
-/** Runs one workload under one configuration on a fresh local-cluster application and measures it. */
+/**
+ * Runs one workload under one configuration on a fresh application, on local-cluster or on the hosts of the
+ * multi-host mode ({@link Hosts}), and measures it.
+ */
 final class Runner {
     /** Executor memory; with 4 executors it stays 1024m too (the setting). */
     static final int EXECUTOR_MB = 1024;
@@ -28,6 +31,7 @@ final class Runner {
                         ? "org.apache.spark.serializer.KryoSerializer" : "org.apache.spark.serializer.JavaSerializer")
                 .set("spark.default.parallelism", String.valueOf(parts))
                 .set("spark.sql.shuffle.partitions", String.valueOf(parts));
+        Hosts.apply(conf, cell.executors(), java.nio.file.Path.of("target"));
         Workload.of(cell.workload()).sparkConf().forEach(conf::set);
         config.apply(conf);
         String plugins = conf.get("spark.plugins", "");

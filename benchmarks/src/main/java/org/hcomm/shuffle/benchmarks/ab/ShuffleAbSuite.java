@@ -55,8 +55,8 @@ public final class ShuffleAbSuite {
             deleteRuns(runsDir, "");
         }
         Files.writeString(out.resolve("settings.txt"), settingsLine(preset), StandardCharsets.UTF_8);
-        String machine = String.format(Locale.ROOT, "%s, %d cores, Java %s", hostName(),
-                Runtime.getRuntime().availableProcessors(), System.getProperty("java.version"));
+        String machine = String.format(Locale.ROOT, "%s, %d cores, Java %s, %s", hostName(),
+                Runtime.getRuntime().availableProcessors(), System.getProperty("java.version"), Hosts.describe());
         Map<Preset.Cell, Integer> keptReps = keptRepetitions(previous, preset);
         printPlan(preset, keptReps, machine);
 
@@ -141,6 +141,7 @@ public final class ShuffleAbSuite {
         if (failed) {
             System.out.println("A/B SUITE FAILED: " + String.join("; ", warnings));
         }
+        Hosts.close();
         System.exit(failed ? 1 : 0);
     }
 
@@ -148,7 +149,7 @@ public final class ShuffleAbSuite {
     static String settingsLine(Preset preset) {
         return "preset=" + preset.name() + " configs=" + preset.configs() + " reps=" + preset.reps() + " hcommConf="
                 + preset.hcommConf() + " sparkConf=" + preset.sparkConf() + " jfr=" + preset.jfr() + " warmExecutors=" + preset.warmExecutors()
-                + " order=balanced\n";
+                + " order=balanced hosts=" + Hosts.count() + " linkRate=" + Hosts.linkRate() + "\n";
     }
 
     /**

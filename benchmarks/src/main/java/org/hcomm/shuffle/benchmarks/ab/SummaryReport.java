@@ -38,10 +38,11 @@ final class SummaryReport {
         sb.append("# Shuffle A/B suite — preset `").append(preset.name()).append("`\n\n");
         sb.append(String.format(Locale.ROOT, "%s. %d runs in %.1f min; %d repetition(s) per cell, configurations "
                 + "alternating within each repetition, in the orders %s (balanced so that a drift of the host's "
-                + "speed during a cell costs every configuration alike); a fresh application (local-cluster, "
+                + "speed during a cell costs every configuration alike); a fresh application (%s, "
                 + "executors of %d MB, 1 core each) per run. Values are the median over the repetitions with "
                 + "(min–max).%n%n",
-                machine, results.size(), wallSec / 60, preset.reps(), orders(preset), Runner.EXECUTOR_MB));
+                machine, results.size(), wallSec / 60, preset.reps(), orders(preset),
+                Hosts.count() == 0 ? "local-cluster" : "standalone, " + Hosts.describe(), Runner.EXECUTOR_MB));
         if (preset.warmExecutors()) {
             sb.append("Each application first ran the same workload unmeasured at an eighth of the size (at least 16 "
                     + "MB), so the measured run meets executors whose read path is already JIT-compiled, as in a "
@@ -140,6 +141,7 @@ final class SummaryReport {
                         .append(" | ").append(ratio(reduce, c, ShuffleConfig.BUILTIN_NETWORK)).append(" |\n");
             }
             waitSplit(sb, preset, mine);
+            perGbAndRoundTrips(sb, preset, mine);
             refaults(sb, preset, mine);
             perRepetition(sb, preset, mine);
             drift(sb, preset, mine);
@@ -157,6 +159,44 @@ final class SummaryReport {
             }
         }
         return sb.toString();
+    }
+
+    /** Round-trip times of the what-if: a rack (10 µs), a data centre (100 µs), across a region (1 ms). */
+    static final double[] WHAT_IF_RTT_SEC = {10e-6, 100e-6, 1e-3};
+
+    /**
+     * CPU seconds per GB read from other executors, on the reading executors and on the owning ones (the executors
+     * that ran no reduce task; only a workload whose reducers all run elsewhere has them), the round trips a reduce
+     * task waits for, and what those would add to the reduce stage at 10 µs, 100 µs and 1 ms of round-trip time
+     * (round trips per task x RTT x the most reduce tasks one executor ran one after another; an upper bound, as
+     * hcomm's two waves in flight can hide a round trip behind deserialisation). This machine cannot add delay to a
+     * link (no netem), so the latency columns are computed, not measured.
+     */
+    static void perGbAndRoundTrips(StringBuilder sb, Preset preset, List<RunResult> mine) {
+        if (mine.stream().noneMatch(r -> r.ok() && r.remoteBytes() > 0)) {
+            return;
+        }
+        sb.append("\n| configuration | reader CPU s / GB | owner CPU s / GB | round trips per reduce task | "
+                + "+ at 10 µs RTT | + at 100 µs | + at 1 ms |\n|---|---|---|---|---|---|---|\n");
+        for (ShuffleConfig c : preset.configs()) {
+            List<RunResult> rc = mine.stream().filter(r -> r.config() == c && r.ok() && r.remoteBytes() > 0).toList();
+            if (rc.isEmpty()) {
+                continue;
+            }
+            sb.append("| ").append(c.label())
+                    .append(" | ").append(Stats.of(rc, r -> r.readerCpuSec() / (r.remoteBytes() / 1e9)).format("%.2f"))
+                    .append(" | ").append(Double.isNaN(rc.get(0).ownerCpuSec()) ? "–"
+                            : Stats.of(rc, r -> r.ownerCpuSec() / (r.remoteBytes() / 1e9)).format("%.2f"))
+                    .append(" | ").append(Stats.of(rc, RunResult::roundTripsPerTask).format("%.1f")
+                            + (c.isHcomm() ? "" : " (model)"));
+            for (double rtt : WHAT_IF_RTT_SEC) {
+                sb.append(" | ").append(Stats.of(rc, r -> 100 * r.roundTripsPerTask() * rtt
+                        * r.mostReduceTasksOnOneExecutor() / r.reduceSec()).format("%.1f%%"));
+            }
+            sb.append(" |\n");
+        }
+        sb.append("\n(The + columns: the reduce stage's added time at that round-trip time, as a share of the measured "
+                + "reduce stage; computed from the round trips, not measured: this machine cannot delay a link.)\n");
     }
 
     /** The hcomm configurations' one-sided fetch wait by what the tasks waited for (runs that recorded it). */

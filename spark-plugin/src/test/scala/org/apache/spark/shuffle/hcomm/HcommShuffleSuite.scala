@@ -2,7 +2,7 @@ package org.apache.spark.shuffle.hcomm
 
 import scala.jdk.CollectionConverters._
 
-import org.apache.spark.{FetchFailed, HashPartitioner, ShuffleDependency, SparkEnv}
+import org.apache.spark.{FetchFailed, HashPartitioner, ShuffleDependency, SparkEnv, TaskKilled}
 import org.apache.spark.rdd.ShuffledRDD
 import org.apache.spark.serializer.KryoSerializer
 
@@ -24,6 +24,34 @@ class HcommShuffleSuite extends LocalClusterSuite {
       driverState.destroyCallsExpected(stage, 0) == executors && driverState.destroyCallsOf(stage, 0) == executors
     }
   }
+
+  /** Runs `body` with a TaskRecorder listening. */
+  private def recording[T](body: TaskRecorder => T): T = {
+    val tasks = new TaskRecorder
+    sc.addSparkListener(tasks)
+    try body(tasks) finally sc.removeSparkListener(tasks)
+  }
+
+  /** (i % 500, i) for i in 1..60000 in `maps` map tasks, to be summed by key into `reduces`; its map stage run. */
+  private def mapped(maps: Int, reduces: Int)
+      : (org.apache.spark.rdd.RDD[(Int, Long)], ShuffleDependency[Int, Long, Long]) = {
+    val shuffled = sc.parallelize(1 to 60000, maps).map(i => (i % 500, i.toLong)).reduceByKey(_ + _, reduces)
+    val dep = shuffled.dependencies.head.asInstanceOf[ShuffleDependency[Int, Long, Long]]
+    sc.submitMapStage(dep).get()
+    (shuffled, dep)
+  }
+
+  /** Collects the sums (asserting them right); returns the failed tasks of that job. */
+  private def reduceRight(shuffled: org.apache.spark.rdd.RDD[(Int, Long)], tasks: TaskRecorder,
+      what: String): Seq[TaskFailure] = {
+    sc.setJobGroup(what, what)
+    val got = try shuffled.collect().toMap finally sc.clearJobGroup()
+    assert(got == sums60k)
+    sc.listenerBus.waitUntilEmpty()
+    tasks.failuresIn(sc, sc.statusTracker.getJobIdsForGroup(what).toSeq)
+  }
+
+  private lazy val sums60k = (1 to 60000).groupBy(_ % 500).map { case (k, v) => k -> v.map(_.toLong).sum }
 
   test("reduceByKey gives the same sums, read one-sidedly", CrossLine) {
     val before = metric("bytesReadOneSided")
@@ -130,33 +158,67 @@ class HcommShuffleSuite extends LocalClusterSuite {
     assertEveryChunkFree()
   }
 
-  test("fallback never: map outputs the driver's directory no longer lists are a fetch failure, and Spark recomputes them",
-      CrossLine) {
-    val tasks = new TaskRecorder
-    sc.addSparkListener(tasks)
-    try {
+  test("fallback never: map outputs the driver's directory no longer lists and their owner cannot publish again are " +
+      "a fetch failure, and Spark recomputes them", CrossLine) {
+    recording { tasks =>
       // one map task, so one owner; the reducers on the other executors read it remotely
-      val shuffled = sc.parallelize(1 to 60000, 1).map(i => (i % 500, i.toLong)).reduceByKey(_ + _, 6)
-      val dep = shuffled.dependencies.head.asInstanceOf[ShuffleDependency[Int, Long, Long]]
-      sc.submitMapStage(dep).get()
+      val (shuffled, dep) = mapped(maps = 1, reduces = 6)
       // what the driver plugin does on hearing an executor was removed, possibly before Spark's map output tracker
       // and the reduce tasks' map statuses do: the directory forgets the owner's outputs (no executor has looked
-      // them up yet, so none has them cached)
+      // them up yet, so none has them cached); and the owner cannot publish them again when a reader asks (as
+      // after moved outputs, see MultiHostSuite): their files are gone
       driverState.shuffleRemoved(dep.shuffleId)
-      sc.setJobGroup("unlisted", "the reduce of outputs the directory forgot")
-      val got = shuffled.collect().toMap
-      sc.clearJobGroup()
-      assert(got == (1 to 60000).groupBy(_ % 500).map { case (k, v) => k -> v.map(_.toLong).sum })
-      sc.listenerBus.waitUntilEmpty()
-      val failures = tasks.failuresIn(sc, sc.statusTracker.getJobIdsForGroup("unlisted").toSeq)
+      val mapIds = sc.env.mapOutputTracker.asInstanceOf[org.apache.spark.MapOutputTrackerMaster]
+        .shuffleStatuses(dep.shuffleId).mapStatuses.map(_.mapId).toSeq
+      val shuffleId = dep.shuffleId
+      sc.parallelize(1 to 4 * executors, 4 * executors).foreach { _ =>
+        Thread.sleep(100)
+        val resolver = SparkEnv.get.shuffleManager.shuffleBlockResolver
+          .asInstanceOf[org.apache.spark.shuffle.IndexShuffleBlockResolver]
+        mapIds.foreach { m =>
+          resolver.getDataFile(shuffleId, m).delete()
+          resolver.getIndexFile(shuffleId, m).delete()
+        }
+      }
+      val failures = reduceRight(shuffled, tasks, "the reduce of outputs the directory forgot")
       // before, each was an IllegalStateException with the same stale map statuses, until the job aborted
       assert(failures.nonEmpty, "no read failed: the directory was not consulted")
-      assert(failures.forall(_.reason.isInstanceOf[FetchFailed]), failures.mkString("\n"))
+      // the owner's own reducers read its (deleted) files through Spark's local path and fail the attempt first;
+      // HComm readers then stop as killed tasks of an ended attempt, or fail the fetch themselves: never a task error
+      assert(failures.exists(_.reason.isInstanceOf[FetchFailed]), failures.mkString("\n"))
+      assert(failures.forall(f => f.reason.isInstanceOf[FetchFailed] || (f.reason.isInstanceOf[TaskKilled] &&
+        f.reason.asInstanceOf[TaskKilled].reason.contains("ended while this task read"))), failures.mkString("\n"))
       assert(metric("bytesReadFallback") == 0)
       settled()
       assertEveryChunkFree()
-    } finally {
-      sc.removeSparkListener(tasks)
+    }
+  }
+
+  test("bytes changed in the owner's registered memory: a fetch failure that says the block is corrupt and, by " +
+      "Spark's checksums, where it went bad; Spark recomputes it") {
+    recording { tasks =>
+      val (shuffled, dep) = mapped(maps = 3, reduces = 4)
+      val tracker = sc.env.mapOutputTracker.asInstanceOf[org.apache.spark.MapOutputTrackerMaster]
+      val published = internal.DriverProbe.published(driverState, dep.shuffleId)
+      // a map output whose partition 0 (at the start of its data) is long enough to change 32 bytes inside it
+      val status = tracker.shuffleStatuses(dep.shuffleId).mapStatuses.find(st => st.getSizeForBlock(0) > 96).get
+      val (owner, data) = published(status.mapId)
+      assert(owner == status.location.executorId)
+      val changed = sc.parallelize(1 to 12 * executors, 12 * executors).map { _ =>
+        Thread.sleep(100)
+        if (SparkEnv.get.executorId == owner) {
+          new com.sun.jna.Pointer(data).setMemory(32, 32, 0xA5.toByte) // the arena copy, not Spark's file
+          1
+        } else 0
+      }.sum()
+      assert(changed > 0, s"no task ran on executor $owner")
+      val failures = reduceRight(shuffled, tasks, "the reduce of a corrupted map output")
+      val messages = failures.collect { case TaskFailure(_, _, _, f: FetchFailed) => f.message }
+      assert(messages.nonEmpty, s"no fetch failure: $failures")
+      assert(messages.forall(m => m.contains("block is corrupt") && m.contains("NETWORK_ISSUE") &&
+        m.contains("registered memory")), messages.mkString("\n"))
+      settled()
+      assertEveryChunkFree()
     }
   }
 }

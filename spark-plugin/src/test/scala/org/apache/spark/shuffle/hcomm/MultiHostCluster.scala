@@ -9,18 +9,20 @@ import scala.sys.process.{Process => Command, ProcessLogger}
 
 /**
  * A Spark standalone cluster whose Workers are on separate hosts: one network namespace per host
- * (`examples/netns-hosts.sh`, set "t": 198.18.116.0/24), one Worker process per host bound to its address (its
+ * (`examples/netns-hosts.sh`; the suites use set "t", 198.18.116.0/24, the benchmarks set "b", 198.18.98.0/24), one
+ * Worker process per host bound to its address (its
  * executors inherit it), and the Master, a process too, in the root namespace on the hosts' bridge, where the
  * driver (the test JVM) joins it. The namespaces own every process started in them; `close` kills them, removes
  * the namespaces and links, and stops the Master. Needs root: see [[MultiHostCluster.unavailable]].
  */
-final class MultiHostCluster(val hosts: Int, val executorsPerHost: Int, logDir: Path) extends AutoCloseable {
+final class MultiHostCluster(set: String, val hosts: Int, val executorsPerHost: Int, logDir: Path)
+    extends AutoCloseable {
   import MultiHostCluster._
 
   private var master: java.lang.Process = _
   private var workers = Map.empty[Int, java.lang.Process]
   @volatile private var closed = false
-  private val lines = netns("up", hosts.toString).linesIterator.toSeq
+  private val lines = netns(set, "up", hosts.toString).linesIterator.toSeq
   /** The root namespace's address on the bridge (the Master's and the driver's). */
   val rootAddress: String = lines.collectFirst { case l if l.startsWith("root ") => l.split(" ")(1) }.get
   /** Host i's address (1-based). */
@@ -41,7 +43,7 @@ final class MultiHostCluster(val hosts: Int, val executorsPerHost: Int, logDir: 
       "--webui-port", "0"), Map("SPARK_LOCAL_IP" -> rootAddress), masterLog)
     val url = awaitLog(masterLog, "Starting Spark master at (spark://\\S+)".r, 60)
     workers = hostAddress.map { case (i, addr) =>
-      i -> jvm(Seq(netnsScript.toString, "t", "exec", i.toString, "env", s"SPARK_LOCAL_IP=$addr"),
+      i -> jvm(Seq(netnsScript.toString, set, "exec", i.toString, "env", s"SPARK_LOCAL_IP=$addr"),
         Seq("org.apache.spark.deploy.worker.Worker", "--host", addr, "--webui-port", "0",
           "--cores", executorsPerHost.toString, "--memory", s"${executorsPerHost * 1280}m",
           "--work-dir", logDir.resolve(s"worker-$i").toString, url),
@@ -54,25 +56,29 @@ final class MultiHostCluster(val hosts: Int, val executorsPerHost: Int, logDir: 
   }
 
   /** Takes host i's link down or up (both ends of its veth pair). */
-  def link(i: Int, up: Boolean): Unit = netns("link", i.toString, if (up) "up" else "down")
+  def link(i: Int, up: Boolean): Unit = netns(set, "link", i.toString, if (up) "up" else "down")
 
   /** Shapes host i's link to `rate` (tc tbf, both directions), or removes the shaping with "none". */
-  def rate(i: Int, rate: String): Unit = netns("link", i.toString, "rate", rate)
+  def rate(i: Int, rate: String): Unit = netns(set, "link", i.toString, "rate", rate)
 
   /** Host i dies: every process in it is killed at once, then its link is removed. */
   def killHost(i: Int): Unit = {
     netnsPids(i).foreach(pid => ProcessHandle.of(pid).ifPresent(p => p.destroyForcibly()))
-    netns("link", i.toString, "down")
+    netns(set, "link", i.toString, "down")
   }
 
+  /** Starts a JVM with the test class path in host i's namespace; the namespace owns it (close kills it). */
+  def startJvm(i: Int, main: Seq[String], log: File): java.lang.Process =
+    jvm(Seq(netnsScript.toString, set, "exec", i.toString), main, log)
+
   /** Processes running in host i's namespace. */
-  def netnsPids(i: Int): Seq[Long] = netns("pids", i.toString).linesIterator.map(_.trim).filter(_.nonEmpty)
+  def netnsPids(i: Int): Seq[Long] = netns(set, "pids", i.toString).linesIterator.map(_.trim).filter(_.nonEmpty)
     .map(_.toLong).toSeq
 
   override def close(): Unit = synchronized {
     if (!closed) {
       closed = true
-      try netns("down") finally {
+      try netns(set, "down") finally {
         workers.values.foreach(_.destroyForcibly())
         if (master != null) {
           master.destroy()
@@ -84,7 +90,7 @@ final class MultiHostCluster(val hosts: Int, val executorsPerHost: Int, logDir: 
 }
 
 object MultiHostCluster {
-  /** examples/netns-hosts.sh, from the spark-plugin module's directory (where Maven runs the suites). */
+  /** examples/netns-hosts.sh, from a module's directory (where Maven runs the suites and the benchmarks). */
   val netnsScript: Path = Paths.get("..", "examples", "netns-hosts.sh").toAbsolutePath.normalize
 
   /** Why multi-host tests cannot run here (no root, no iproute2, no namespaces), or None when they can. */
@@ -94,19 +100,20 @@ object MultiHostCluster {
     if (rc == 0) None else Some(out.toString.trim)
   }
 
-  /** Namespaces and links of the tests' set left by anyone (empty when everything was removed). */
-  def leftovers(): Seq[String] = {
-    val ns = Command("ip netns list").!!.linesIterator.filter(_.startsWith("hcxt-")).toSeq
-    val links = Command("ip -o link show").!!.linesIterator.map(_.split(": ")(1)).filter(_.startsWith("hcxt")).toSeq
+  /** Namespaces and links of a set left by anyone (empty when everything was removed). */
+  def leftovers(set: String): Seq[String] = {
+    val ns = Command("ip netns list").!!.linesIterator.filter(_.startsWith(s"hcx$set-")).toSeq
+    val links = Command("ip -o link show").!!.linesIterator.map(_.split(": ")(1)).filter(_.startsWith(s"hcx$set"))
+      .toSeq
     ns ++ links
   }
 
   private def netns(args: String*): String = {
     val err = new StringBuilder
     val out = new StringBuilder
-    val rc = Command(netnsScript.toString +: "t" +: args).!(ProcessLogger(l => out.append(l).append('\n'),
+    val rc = Command(netnsScript.toString +: args).!(ProcessLogger(l => out.append(l).append('\n'),
       l => err.append(l).append('\n')))
-    if (rc != 0) throw new IllegalStateException(s"netns-hosts.sh t ${args.mkString(" ")} failed ($rc): $err")
+    if (rc != 0) throw new IllegalStateException(s"netns-hosts.sh ${args.mkString(" ")} failed ($rc): $err")
     out.toString
   }
 

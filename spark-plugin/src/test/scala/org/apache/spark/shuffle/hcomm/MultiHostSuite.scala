@@ -1,6 +1,6 @@
 package org.apache.spark.shuffle.hcomm
 
-import java.nio.file.Paths
+import java.nio.file.{Files, Paths}
 import java.util.concurrent.TimeUnit
 
 import scala.concurrent.{Await, ExecutionContext, Future}
@@ -31,7 +31,7 @@ class MultiHostSuite extends LocalClusterSuite {
     super.beforeAll()
     if (root) {
       MultiHostCluster.unavailable.foreach(why => throw new IllegalStateException(s"cannot make test hosts: $why"))
-      cluster = new MultiHostCluster(hosts = 2, executorsPerHost = 2, Paths.get("target", "multi-host"))
+      cluster = new MultiHostCluster("t", hosts = 2, executorsPerHost = 2, Paths.get("target", "multi-host"))
       startOn(Seq.empty)
     }
   }
@@ -63,7 +63,7 @@ class MultiHostSuite extends LocalClusterSuite {
     finally {
       if (cluster != null) {
         cluster.close()
-        assert(MultiHostCluster.leftovers().isEmpty, s"left behind: ${MultiHostCluster.leftovers()}")
+        assert(MultiHostCluster.leftovers("t").isEmpty, s"left behind: ${MultiHostCluster.leftovers("t")}")
       }
     }
   }
@@ -217,6 +217,33 @@ class MultiHostSuite extends LocalClusterSuite {
     assertNothingLive()
   }
 
+  test("a hostile process on another host sends garbage, oversized and cut-short frames and holds idle " +
+      "connections at every executor's soft NIC: refused and logged, the executors and their channels unaffected") {
+    needsHosts()
+    val targets = perExecutor(() => internal.ExecutorProbe.listenAddress()).values.map { case (h, p) => s"$h:$p" }
+      .toSeq
+    assert(targets.size == executors && targets.forall(!_.endsWith(":0")), s"soft NIC listeners: $targets")
+    val log = Paths.get("target", "multi-host", "hostile-peer.log").toFile
+    val attacker = cluster.startJvm(2, Seq(HostilePeer.getClass.getName.stripSuffix("$"), "30") ++ targets, log)
+    val (answers, seconds) = try {
+      eventually("the attack under way", 60)(log.exists() && Files.readString(log.toPath).contains("hostile round"))
+      // two jobs, the first with slow reduce tasks, so that channels are set up and read while the attack goes on
+      timed(Seq(job(200000, slowEvery = 8), job(100000)))
+    } finally {
+      attacker.destroyForcibly()
+      attacker.waitFor()
+    }
+    assert(answers == Seq(expected(200000), expected(100000)))
+    info(f"two jobs under attack: $seconds%.1f s; ${Files.readString(log.toPath).linesIterator.size} attack rounds")
+    // the executors say what they refused (their stderr, in the Workers' work directories)
+    val refusals = Files.walk(Paths.get("target", "multi-host")).iterator().asScala
+      .filter(p => p.getFileName.toString == "stderr")
+      .map(p => Files.readString(p).linesIterator.count(l => l.startsWith("hcomm-soft[") && l.contains("connection")))
+      .sum
+    assert(refusals > 0, "no executor logged a refused connection")
+    assertNothingLive()
+  }
+
   test("graceful decommission with shuffle block migration: outputs moved to another executor are read from " +
       "their new owner one-sidedly, never from the old one, and not recomputed") {
     needsHosts()
@@ -273,6 +300,10 @@ class MultiHostSuite extends LocalClusterSuite {
   test("a host dies mid-reduce (its processes killed, its link removed): Spark recomputes its outputs on the " +
       "survivors") {
     needsHosts()
+    // the default context again (the test before ran one with dynamic allocation); a dead host says nothing, so
+    // Spark notices its executors are gone by their missing heartbeats: after spark.network.timeout
+    startOn(Seq("spark.network.timeout" -> "20s", "spark.network.timeoutInterval" -> "5s",
+      "spark.executor.heartbeatInterval" -> "2s"))
     val result = Future(job(200000, slowEvery = 4))
     awaitReduceRunning()
     Thread.sleep(1500)

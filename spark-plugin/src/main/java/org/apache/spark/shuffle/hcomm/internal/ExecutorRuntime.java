@@ -17,6 +17,7 @@ import org.apache.spark.TaskKilledException;
 import org.apache.spark.api.plugin.PluginContext;
 import org.apache.spark.rpc.RpcEndpointRef;
 import org.apache.spark.shuffle.IndexShuffleBlockResolver;
+import org.apache.spark.storage.BlockManagerId;
 import org.hcomm.bridge.HcommNative;
 import org.hcomm.bridge.transport.HcommTransport;
 import org.hcomm.bridge.transport.LiveObjects;
@@ -173,6 +174,11 @@ public final class ExecutorRuntime implements AutoCloseable {
         return host;
     }
 
+    /** The port of this executor's soft NIC listener (0 without a transport). */
+    int listenPort() {
+        return transport == null ? 0 : transport.listenPort();
+    }
+
     ShuffleMetrics metrics() {
         return metrics;
     }
@@ -253,6 +259,21 @@ public final class ExecutorRuntime implements AutoCloseable {
             }
             return lengths;
         }
+    }
+
+    /** The algorithm of Spark's shuffle checksums (its writers store one per partition), or null when they are off. */
+    String checksumAlgorithm() {
+        var config = org.apache.spark.internal.config.package$.MODULE$;
+        SparkConf conf = SparkEnv.get().conf();
+        return (Boolean) conf.get(config.SHUFFLE_CHECKSUM_ENABLED()) ? conf.get(config.SHUFFLE_CHECKSUM_ALGORITHM())
+                : null;
+    }
+
+    /** Spark's corruption diagnosis by the owner's block manager (SPARK-36206): a {@code Cause}. */
+    Object diagnoseCorruption(BlockManagerId owner, int shuffleId, long mapId, int reduceId, long checksum,
+            String algorithm) {
+        return SparkEnv.get().blockManager().blockStoreClient().diagnoseCorruption(owner.host(), owner.port(),
+                owner.executorId(), shuffleId, mapId, reduceId, checksum, algorithm);
     }
 
     /** The map outputs for which the reader asks the tracker's owner to publish what moved to it. */

@@ -496,6 +496,66 @@ final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId, InputS
         }
     }
 
+    /**
+     * Where a block that failed to decode went bad, the way Spark's own fetch tells (SPARK-36206): the checksum of
+     * the block's bytes as this reader gets them, computed with the algorithm of Spark's shuffle checksums, goes to
+     * the owner's block manager, which compares it with the checksum its writer stored and with one it computes
+     * again over the file on its disk. The bytes are read again one-sidedly into this task's first chunk (the
+     * chunks of a block already consumed may hold other bytes by now); the reads in flight land first. Never
+     * throws: what cannot be told is said instead.
+     */
+    private String diagnose(Part part) {
+        String algorithm = runtime.checksumAlgorithm();
+        if (algorithm == null) {
+            return "spark.shuffle.checksum.enabled is off, so where it went bad cannot be told";
+        }
+        try {
+            for (int i = 0; i < waves.size(); i++) {
+                Wave w = waves.get(i);
+                if (w.issued && !w.landed) {
+                    w.landed = true;
+                    batches[i % 2].await();
+                }
+            }
+            Piece first = pieces.get(0);
+            for (Piece p : pieces) {
+                if (p.start <= part.start() && part.start() < p.start + p.length) {
+                    first = p;
+                }
+            }
+            long src = first.src + (part.start() - first.start); // a map output's range is read contiguously
+            long length = part.end() - part.start();
+            java.util.zip.Checksum checksum = org.apache.spark.network.shuffle.checksum.ShuffleChecksumHelper
+                    .getChecksumByAlgorithm(algorithm);
+            ReceiveBuffer.Chunk scratch = chunks.get(0);
+            byte[] bytes = new byte[(int) Math.min(length, chunkSize)];
+            for (long at = 0; at < length; at += chunkSize) {
+                int n = (int) Math.min(chunkSize, length - at);
+                batches[0].read(part.read().channel(), scratch.address, src + at, n);
+                batches[0].await();
+                scratch.view.get(0, bytes, 0, n);
+                checksum.update(bytes, 0, n);
+            }
+            Object cause = runtime.diagnoseCorruption(part.read().owner(), shuffleId, part.read().mapId(),
+                    part.blockId().reduceId(), checksum.getValue(), algorithm);
+            return "Spark's checksum diagnosis: " + cause + explain(String.valueOf(cause));
+        } catch (TransportException | RuntimeException e) {
+            return "where it went bad cannot be told: " + e;
+        }
+    }
+
+    /** What Spark's diagnosis causes mean for a one-sided read. */
+    private static String explain(String cause) {
+        return switch (cause) {
+            case "DISK_ISSUE" -> ", the owner's file no longer matches the checksum its writer stored";
+            case "NETWORK_ISSUE" -> ", the owner's file is intact: the bytes changed in the owner's registered "
+                    + "memory or on the way";
+            case "CHECKSUM_VERIFY_PASS" -> ", the bytes read again match the writer's checksum: the first read "
+                    + "went bad on the way or in this executor";
+            default -> "";
+        };
+    }
+
     /** The bytes of one partition, read straight from the receive buffer. */
     private final class PartStream extends InputStream {
         private final Part part;
@@ -548,7 +608,8 @@ final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId, InputS
         }
 
         private RuntimeException corrupt(IOException e) {
-            return fetchFailed(part.read(), part.blockId().reduceId(), "block is corrupt or truncated", e);
+            return fetchFailed(part.read(), part.blockId().reduceId(), "block is corrupt (" + diagnose(part) + ")",
+                    e);
         }
 
         @Override

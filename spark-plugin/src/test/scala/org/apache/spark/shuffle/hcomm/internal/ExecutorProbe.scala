@@ -12,4 +12,8 @@ object ExecutorProbe {
 
   /** This executor's channels created and not destroyed; -1 without a runtime. */
   def channelsLive(): Long = Option(Runtimes.executor()).map(_.metrics().snapshot().channelsLive()).getOrElse(-1L)
+
+  /** This executor's soft NIC: (host, port); port 0 without a transport. */
+  def listenAddress(): (String, Int) =
+    Option(Runtimes.executor()).map(r => (r.host(), r.listenPort())).getOrElse(("", 0))
 }

@@ -1,0 +1,11 @@
+package org.apache.spark.shuffle.hcomm.internal
+
+/** Looks into the driver plugin's state from a test (tests only). */
+object DriverProbe {
+  /** A shuffle's directory as the driver holds it: map id -> (executor id, data address). */
+  def published(state: DriverState, shuffleId: Int): Map[Long, (String, Long)] = {
+    val l = Wire.reply(state.receive(Wire.pack(new Messages.LookupShuffle(shuffleId))))
+      .asInstanceOf[Messages.ShuffleLocations]
+    l.mapIds.indices.map(i => l.mapIds()(i) -> (l.executorIds()(i), l.dataAddresses()(i))).toMap
+  }
+}
