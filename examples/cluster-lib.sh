@@ -68,6 +68,10 @@ cluster_await_log() {
 
 # cluster_submit NAME MASTER EXECUTORS [spark-submit options...]: the example job in client mode with $events
 # events, at most 5 minutes, its output in $work/logs/NAME.log; the driver's class path is $driver_cp.
+# It runs in the background and is waited for, so that a script's INT/TERM trap runs at once (bash defers a trap
+# until a foreground command ends, and timeout puts the driver in a process group of its own, out of reach of the
+# terminal's Ctrl-C); cluster_stop_submit, from the trap's cleanup, stops it.
+submit_pid=""
 cluster_submit() {
   local name="$1" master="$2" executors="$3"
   shift 3
@@ -76,12 +80,25 @@ cluster_submit() {
     --class org.hcomm.shuffle.examples.EtlPipelineJob \
     --executor-memory 1g --executor-cores 1 --total-executor-cores "$executors" \
     --conf spark.executorEnv.SPARK_SCALA_VERSION="$SPARK_SCALA_VERSION" "$@" \
-    "$app_jar" --submitted "$events" "$executors" 2>&1 | tee "$work/logs/$name.log" \
-    | grep -v -E "^[0-9/: ]+ (INFO|WARN) "
-  local rc=${PIPESTATUS[0]}
+    "$app_jar" --submitted "$events" "$executors" \
+    > >(tee "$work/logs/$name.log" | grep -v -E "^[0-9/: ]+ (INFO|WARN) ") 2>&1 &
+  submit_pid=$!
+  local rc=0
+  wait "$submit_pid" || rc=$?
+  submit_pid=""
+  sleep 0.2 # the last lines through tee
   [ "$rc" -ne 124 ] || echo "== spark-submit did not end within 5 minutes and was stopped"
   echo "== spark-submit exited with $rc (driver log: $work/logs/$name.log)"
   return "$rc"
+}
+
+# cluster_stop_submit: stops a spark-submit still running (timeout passes the signal on to the driver)
+cluster_stop_submit() {
+  if [ -n "$submit_pid" ]; then
+    kill "$submit_pid" 2> /dev/null || true
+    wait "$submit_pid" 2> /dev/null || true
+    submit_pid=""
+  fi
 }
 
 # cluster_answer KIND NAME: the checksum the job printed in logs/NAME.log (KIND: HComm or built-in)

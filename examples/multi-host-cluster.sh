@@ -53,6 +53,7 @@ executors=$((hosts * per_host))
 
 master_pid=""
 cleanup() {
+  cluster_stop_submit
   [ -z "$master_pid" ] || kill "$master_pid" 2> /dev/null || true
   "$netns" s down  # kills every process in the hosts' namespaces (Workers, executors), removes namespaces and links
   wait 2> /dev/null || true

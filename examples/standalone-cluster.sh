@@ -47,8 +47,12 @@ java_opts=(-Xmx512m "${opens[@]}" -cp "$cp")
 cluster_ports_free 127.0.0.1 7177 18180 18181
 
 pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; pids=(); }
+cleanup() {
+  cluster_stop_submit
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; pids=()
+}
 trap cleanup EXIT
+trap 'exit 130' INT TERM
 # every JVM of this cluster (Master, Worker, executors) has this line's jars directory on its command line
 leftovers() { pgrep -f -- "$spark_home/jars" || true; }
 
