@@ -9,6 +9,7 @@
 #   netns-hosts.sh <set> link I down|up  takes host I's link down or up (both ends of its veth pair)
 #   netns-hosts.sh <set> link I rate R   shapes host I's link to rate R in both directions (tc tbf; e.g. 1gbit,
 #                                        10gbit, 1mbit); "rate none" removes the shaping
+#   netns-hosts.sh <set> remove I        host I dies: every process in it killed at once, its namespace and link removed
 #   netns-hosts.sh <set> exec I cmd...   runs cmd in host I's namespace
 #   netns-hosts.sh <set> pids I          the processes in host I's namespace
 #   netns-hosts.sh check                 exits 0 when this can run here (root, iproute2, namespaces), else says why
@@ -50,17 +51,23 @@ host_index() {
   ip netns list | grep -q "^$(ns_name "$1")\b" || die "host $1 of set $set_id does not exist"
 }
 
+# kill_ns NETNS: kills every process in the namespace (it owns them: Workers, their executors, anything started in
+# it), then removes it
+kill_ns() {
+  local pids
+  for _ in 1 2 3 4 5 6 7 8 9 10; do
+    pids=$(ip netns pids "$1" 2> /dev/null || true)
+    [ -n "$pids" ] || break
+    kill -9 $pids 2> /dev/null || true
+    sleep 0.2
+  done
+  ip netns del "$1" 2> /dev/null || true
+}
+
 down() {
-  local ns pids
+  local ns
   for ns in $(ip netns list | awk '{print $1}' | grep "^${prefix}-h" || true); do
-    # the namespace owns its processes: Workers, their executors, and anything else started in it
-    for _ in 1 2 3 4 5 6 7 8 9 10; do
-      pids=$(ip netns pids "$ns" 2> /dev/null || true)
-      [ -n "$pids" ] || break
-      kill -9 $pids 2> /dev/null || true
-      sleep 0.2
-    done
-    ip netns del "$ns" 2> /dev/null || true
+    kill_ns "$ns"
   done
   local link
   for link in $(ip -o link show | awk -F': ' '{print $2}' | sed 's/@.*//' | grep "^${prefix}" || true); do
@@ -122,6 +129,7 @@ case "${1:-}" in
       *) die "link I down|up|rate R, got '${3:-}'" ;;
     esac
     ;;
+  remove) host_index "${2:-}"; kill_ns "$(ns_name "$2")"; ip link del "$(veth_root "$2")" 2> /dev/null || true ;;
   exec) host_index "${2:-}"; ns=$(ns_name "$2"); shift 2; exec ip netns exec "$ns" "$@" ;;
   pids) host_index "${2:-}"; ip netns pids "$(ns_name "$2")" ;;
   *) die "unknown command '${1:-}'" ;;

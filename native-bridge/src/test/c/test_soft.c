@@ -20,7 +20,7 @@
 #include <unistd.h>
 #include "hcomm_api.h"
 #include "hcomm_soft.h"
-#include "soft_wire.h" /* the wire format, for the hostile peers; soft_sha256 is built into this test */
+#include "hostile_wire.h" /* the hostile peers' tools; soft_sha256 is built into this test for them */
 
 static int failures;
 #define CHECK(cond, ...)                                                              \
@@ -50,16 +50,7 @@ static int64_t now_ms(void)
 
 static uint8_t pattern(uint64_t i, uint32_t seed) { return (uint8_t)(((i * 2654435761u) >> 13) ^ seed ^ (i >> 7)); }
 
-static EndpointDesc loopback_desc(void)
-{
-    EndpointDesc d;
-    memset(&d, 0xFF, sizeof d);
-    d.protocol = COMM_PROTOCOL_ROCE;
-    d.commAddr.type = COMM_ADDR_TYPE_IP_V4;
-    d.commAddr.addr.s_addr = htonl(INADDR_LOOPBACK);
-    d.loc.locType = ENDPOINT_LOC_TYPE_HOST;
-    return d;
-}
+static EndpointDesc loopback_desc(void) { return ipv4_desc(htonl(INADDR_LOOPBACK)); }
 
 static void channel_desc_init(HcommChannelDesc *d)
 {
@@ -720,94 +711,12 @@ static void still_serving(arena *a, const char *after)
     if (pair[0]) CHECK_RC(HcommChannelDestroy(pair, 2), 0);
 }
 
-static int send_all(int fd, const void *buf, size_t len)
-{
-    for (const uint8_t *p = buf; len > 0;) {
-        ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
-        if (n <= 0) return -1;
-        p += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
-static int recv_all(int fd, void *buf, size_t len)
-{
-    for (uint8_t *p = buf; len > 0;) {
-        ssize_t n = recv(fd, p, len, 0);
-        if (n <= 0) return -1;
-        p += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
 /* A raw TCP client of srv's listener, after the server's nonce; -1 when that fails. */
 static int raw_connect(uint16_t port, uint8_t server_nonce[16])
 {
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    struct timeval tv = {.tv_sec = 10};
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    nonce_msg n;
-    if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0 || recv_all(fd, &n, sizeof n) != 0 ||
-        n.magic != NONCE_MAGIC) {
-        close(fd);
-        return -1;
-    }
-    memcpy(server_nonce, n.nonce, 16);
-    return fd;
-}
-
-/* The handshake proof as a peer that knows `secret` computes it, with the library's SHA-256. */
-static void proof_of(char role, const char *secret, const uint8_t server_nonce[16], const uint8_t client_nonce[16],
-                     const char *name, uint8_t out[32])
-{
-    static const char label[] = "hcomm-soft-handshake-v1";
-    const void *parts[] = {secret, label, &role, server_nonce, client_nonce, name};
-    size_t lens[] = {strlen(secret), sizeof label, 1, 16, 16, strlen(name)};
-    soft_sha256(parts, lens, 6, out);
-}
-
-/* A client hello for the connection whose nonce is server_nonce, proven with `secret`; *len: its size. */
-static hello_msg *raw_hello(const char *name, const uint8_t server_nonce[16], const char *secret, uint32_t nregions,
-                            size_t *len)
-{
-    *len = sizeof(hello_msg) + (size_t)nregions * sizeof(wire_region);
-    hello_msg *h = calloc(1, *len);
-    h->magic = HELLO_MAGIC;
-    h->version = WIRE_VERSION;
-    h->kind = HELLO_CLIENT;
-    h->nregions = nregions;
-    static uint8_t counter;
-    for (int i = 0; i < 16; i++) h->nonce[i] = (uint8_t)(++counter * 37 + i);
-    snprintf(h->name, sizeof h->name, "%s", name);
-    h->from = h->to = loopback_desc();
-    snprintf(h->host_id, sizeof h->host_id, "%s", "hostile-peer");
-    h->pid = (uint32_t)getpid();
-    h->state_fd = -1;
-    h->force_tcp = 1;
-    for (uint32_t i = 0; i < nregions; i++)
-        h->regions[i] = (wire_region){.addr = 0x100000ull * (i + 1), .size = 4096, .cookie = i + 1, .slot = i % 100,
-                                      .memfd = -1};
-    proof_of('C', secret, server_nonce, h->nonce, h->name, h->proof);
-    return h;
-}
-
-/* What the listener did within ms: 'R' refused (*reason) and closed, 'C' closed without a word, 'O' still open,
- * '?' anything else. A close with bytes of ours still unread there reaches us as a reset. */
-static char raw_outcome(int fd, int ms, uint32_t *reason)
-{
-    struct pollfd p = {fd, POLLIN, 0};
-    if (poll(&p, 1, ms) <= 0) return 'O';
-    hello_msg h;
-    ssize_t n = recv(fd, &h, sizeof h, MSG_WAITALL);
-    if (n <= 0) return 'C';
-    if (n != (ssize_t)sizeof h || h.magic != HELLO_MAGIC || h.kind != HELLO_REFUSE) return '?';
-    *reason = h.refuse_reason;
-    char c;
-    ssize_t end = recv(fd, &c, 1, 0);
-    return end == 0 || (end < 0 && errno == ECONNRESET) ? 'R' : '?';
+    int fd = raw_connect_to(&sa, 10000, server_nonce);
+    return fd >= 0 ? fd : -1;
 }
 
 /* Sends `len` bytes as the first words of connection fd (-1: a fresh one) and checks the refusal. */
@@ -819,7 +728,7 @@ static void expect_refused_on(arena *a, int fd, const char *what, const void *by
     if (fd < 0) return;
     CHECK(send_all(fd, bytes, len) == 0, "%s: send", what);
     uint32_t reason = 0;
-    char got = raw_outcome(fd, 3000, &reason);
+    char got = raw_outcome(fd, 3000, &reason, NULL);
     CHECK(got == 'R' && reason == want_reason, "%s: outcome %c reason %u, want a refusal (%u)", what, got, reason,
           want_reason);
     close(fd);
@@ -841,7 +750,7 @@ static int hostile_session(arena *a, const char *name, HcommMemHandle *mems, uin
     uint8_t nonce[16];
     int fd = raw_connect(a->port, nonce);
     size_t len;
-    hello_msg *h = raw_hello(name, nonce, HOSTILE_SECRET, 0, &len);
+    hello_msg *h = raw_hello(name, nonce, HOSTILE_SECRET, 0, htonl(INADDR_LOOPBACK), &len);
     int32_t st = 0;
     int ok = fd >= 0 && send_all(fd, h, len) == 0 && await_ready(server_end, 1, 5000, &st) == 0;
     hello_msg answer;
@@ -859,17 +768,6 @@ static int hostile_session(arena *a, const char *name, HcommMemHandle *mems, uin
     }
     if (!ok && fd >= 0) close(fd);
     return ok ? fd : -1;
-}
-
-/* One read request as a hostile reader sends it: the response's status (its bytes in body), -1 if the stream broke. */
-static int raw_read(int fd, uint64_t reqid, uint64_t addr, uint64_t len, uint8_t *body, size_t cap)
-{
-    data_msg m = {MSG_READ_REQ, 0, reqid, addr, len, 0, 0, 0}, resp;
-    if (send_all(fd, &m, sizeof m) != 0 || recv_all(fd, &resp, sizeof resp) != 0) return -1;
-    if (resp.type != MSG_READ_RESP || resp.reqid != reqid || resp.addr != addr) return -1;
-    if (resp.status != 0) return resp.len == 0 ? resp.status : -1;
-    if (resp.len != len || len > cap || recv_all(fd, body, len) != 0) return -1;
-    return 0;
 }
 
 /* (f): requests outside what the channel exported are answered HCCL_E_NOT_FOUND; the connection stays usable. */
@@ -893,25 +791,12 @@ static void hostile_reads(arena *a)
         uint8_t on_stack[64];
         CHECK_RC(raw_read(fd, 1, base + 100, 256, body, sizeof body), 0);
         CHECK(verify(body, 100, 256, HOSTILE_SEED), "bytes of a request inside the region");
-        const struct {
-            const char *what;
-            uint64_t addr, len;
-        } bad[] = {
-            {"before", base - 1, 1},
-            {"overlapping the start", base - 8, 16},
-            {"after", base + size, 1},
-            {"overlapping the end", base + size - 10, 11},
-            {"empty", base + 64, 0},
-            {"huge", base, 1ull << 62},
-            {"longest", base, UINT64_MAX},
-            {"wrapping", base + 16, UINT64_MAX - 15},
-            {"wrapping from the top", UINT64_MAX - 7, 16},
-            {"registered, not exported", (uint64_t)(uintptr_t)a->other, 16},
-            {"exported, then unregistered", (uint64_t)(uintptr_t)temp, 16},
-            {"the owner's stack", (uint64_t)(uintptr_t)on_stack, sizeof on_stack},
-            {"address 0", 0, 8},
-        };
-        for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        bad_read bad[OUT_OF_RANGE_READS + 3];
+        size_t n = out_of_range_reads(base, size, bad);
+        bad[n++] = (bad_read){"registered, not exported", (uint64_t)(uintptr_t)a->other, 16};
+        bad[n++] = (bad_read){"exported, then unregistered", (uint64_t)(uintptr_t)temp, 16};
+        bad[n++] = (bad_read){"the owner's stack", (uint64_t)(uintptr_t)on_stack, sizeof on_stack};
+        for (size_t i = 0; i < n; i++) {
             int rc = raw_read(fd, 2 + i, bad[i].addr, bad[i].len, body, sizeof body);
             CHECK(rc == HCCL_E_NOT_FOUND, "a request %s: status %d, want %d", bad[i].what, rc, HCCL_E_NOT_FOUND);
         }
@@ -927,29 +812,23 @@ static void hostile_reads(arena *a)
 /* (f): a data message of an unknown type, or a response to nothing, closes the connection. */
 static void hostile_messages(arena *a)
 {
-    const struct {
-        const char *what;
-        data_msg m;
-    } bad[] = {
-        {"(f) an unknown message type", {7, 0, 1, 0, 0, 0, 0, 0}},
-        {"(f) a response never asked for", {MSG_READ_RESP, 0, 77, 0x1000, 16, 0, 0, 0}},
-        {"(f) an error response never asked for", {MSG_READ_RESP, HCCL_E_NOT_FOUND, 78, 0, 0, 0, 0, 0}},
-    };
-    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-        char name[32];
+    for (size_t i = 0; i < BAD_MESSAGES; i++) {
+        const data_msg *m = &bad_messages[i].m;
+        char what[64], name[32];
+        snprintf(what, sizeof what, "(f) %s", bad_messages[i].what);
         snprintf(name, sizeof name, "hostile-msg-%zu", i);
         ChannelHandle end;
         wire_region region;
         int fd = hostile_session(a, name, &a->mh, 1, &end, &region, NULL, NULL);
         if (fd >= 0) {
-            CHECK(send_all(fd, &bad[i].m, sizeof bad[i].m) == 0, "%s: send", bad[i].what);
+            CHECK(send_all(fd, m, sizeof *m) == 0, "%s: send", what);
             uint32_t reason = 0;
-            char got = raw_outcome(fd, 3000, &reason);
-            CHECK(got == 'C', "%s: outcome %c, want the connection closed", bad[i].what, got);
+            char got = raw_outcome(fd, 3000, &reason, NULL);
+            CHECK(got == 'C', "%s: outcome %c, want the connection closed", what, got);
             close(fd);
         }
         CHECK_RC(HcommChannelDestroy(&end, 1), 0);
-        still_serving(a, bad[i].what);
+        still_serving(a, what);
     }
 }
 
@@ -1117,7 +996,7 @@ static void test_hostile_peers(void)
     uint8_t nonce[16];
     size_t len;
     int stalled = raw_connect(a.port, nonce);
-    hello_msg *h = raw_hello("stalled", nonce, HOSTILE_SECRET, 0, &len);
+    hello_msg *h = raw_hello("stalled", nonce, HOSTILE_SECRET, 0, htonl(INADDR_LOOPBACK), &len);
     CHECK(stalled >= 0 && send_all(stalled, h, 300) == 0, "(b) truncated hello");
     int64_t stalled_at = now_ms();
     free(h);
@@ -1152,19 +1031,19 @@ static void test_hostile_peers(void)
     expect_refused(&a, "(c) one region more than the most", &head, 16, REFUSE_MALFORMED);
     uint8_t server_nonce[16];
     int fd = raw_connect(a.port, server_nonce); /* a valid hello with the secret, and more */
-    h = raw_hello("extra", server_nonce, HOSTILE_SECRET, 1, &len);
+    h = raw_hello("extra", server_nonce, HOSTILE_SECRET, 1, htonl(INADDR_LOOPBACK), &len);
     uint8_t *more = calloc(1, len + 100);
     memcpy(more, h, len);
     expect_refused_on(&a, fd, "(c) more bytes than declared", more, len + 100, REFUSE_MALFORMED);
     free(more);
     free(h);
     fd = raw_connect(a.port, server_nonce); /* the most regions, every byte of them, but not the secret */
-    h = raw_hello("largest", server_nonce, "not-the-secret", WIRE_MAX_REGIONS, &len);
+    h = raw_hello("largest", server_nonce, "not-the-secret", WIRE_MAX_REGIONS, htonl(INADDR_LOOPBACK), &len);
     expect_refused_on(&a, fd, "(c) the largest hello", h, len, REFUSE_AUTH);
     fd = raw_connect(a.port, server_nonce); /* declares the most, sends a little, ends */
     CHECK(fd >= 0 && send_all(fd, h, sizeof *h + 1000) == 0 && shutdown(fd, SHUT_WR) == 0, "(c) a cut hello");
     uint32_t reason = 0;
-    char got = raw_outcome(fd, 3000, &reason);
+    char got = raw_outcome(fd, 3000, &reason, NULL);
     CHECK(got == 'C', "(c) a hello cut short: outcome %c, want the connection closed", got);
     close(fd);
     free(h);
@@ -1174,11 +1053,11 @@ static void test_hostile_peers(void)
     capture c;
     hostile_replay(&a, &c);
     fd = raw_connect(a.port, server_nonce);
-    h = raw_hello("wrong-secret", server_nonce, "not-the-secret", 0, &len);
+    h = raw_hello("wrong-secret", server_nonce, "not-the-secret", 0, htonl(INADDR_LOOPBACK), &len);
     expect_refused_on(&a, fd, "(e) a wrong secret", h, len, REFUSE_AUTH);
     free(h);
     fd = raw_connect(a.port, server_nonce);
-    h = raw_hello("renamed", server_nonce, HOSTILE_SECRET, 0, &len);
+    h = raw_hello("renamed", server_nonce, HOSTILE_SECRET, 0, htonl(INADDR_LOOPBACK), &len);
     proof_of('C', HOSTILE_SECRET, server_nonce, h->nonce, "another-name", h->proof); /* the right nonce, not name */
     expect_refused_on(&a, fd, "(e) the proof of another channel's name", h, len, REFUSE_AUTH);
     h->kind = HELLO_SERVER;
@@ -1193,7 +1072,7 @@ static void test_hostile_peers(void)
 
     /* (b) at last: the listener dropped the stalled connection SOFT_HELLO_MS after its last byte */
     int64_t left = stalled_at + SOFT_HELLO_MS + 2000 - now_ms();
-    got = raw_outcome(stalled, left > 0 ? (int)left : 0, &reason);
+    got = raw_outcome(stalled, left > 0 ? (int)left : 0, &reason, NULL);
     int64_t after = now_ms() - stalled_at;
     CHECK(got == 'C' && after >= SOFT_HELLO_MS - 100, "(b) a stalled hello: outcome %c after %lld ms", got,
           (long long)after);

@@ -16,6 +16,7 @@ import org.apache.spark.shuffle.hcomm.MultiHostCluster;
 final class Hosts {
     private static MultiHostCluster cluster;
     private static int clusterExecutors;
+    private static boolean hooked;
 
     private Hosts() {
     }
@@ -57,7 +58,10 @@ final class Hosts {
         }
         if (cluster == null || clusterExecutors != executors) {
             close();
-            Runtime.getRuntime().addShutdownHook(new Thread(Hosts::close, "ab-hosts-down"));
+            if (!hooked) {
+                Runtime.getRuntime().addShutdownHook(new Thread(Hosts::close, "ab-hosts-down"));
+                hooked = true;
+            }
             cluster = new MultiHostCluster("b", hosts, executors / hosts, logDir.resolve("hosts"));
             clusterExecutors = executors;
             if (!linkRate().equals("none")) {

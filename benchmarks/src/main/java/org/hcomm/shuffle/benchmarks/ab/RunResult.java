@@ -35,10 +35,18 @@ record RunResult(Preset.Cell cell, ShuffleConfig config, int rep, int sequence, 
     }
 
     /**
-     * Process CPU of the executors that ran no reduce task, summed: for a workload whose reducers all run elsewhere
-     * this is what owning the map outputs cost while others read them. NaN when every executor ran reduce tasks.
+     * Process CPU of the owner during the reduce stages: the executor a workload names as its map outputs' owner
+     * ({@code detail.owner}, e.g. remote-read's "executor_host_id"), else the executors that ran no reduce task,
+     * summed (until 2 December 2026 always the latter, which with four executors also counted two idle ones). NaN
+     * when there is none.
      */
     double ownerCpuSec() {
+        Object named = detail.get("owner");
+        if (named instanceof String s && s.lastIndexOf('_') > 0) {
+            String id = s.substring(s.lastIndexOf('_') + 1);
+            return executorCpu.stream().filter(e -> e.executorId().equals(id)).mapToDouble(ExecutorCpu::processSec)
+                    .findFirst().orElse(Double.NaN);
+        }
         List<ExecutorCpu> owners = executorCpu.stream().filter(e -> e.reduceTasks() == 0).toList();
         return owners.isEmpty() ? Double.NaN : owners.stream().mapToDouble(ExecutorCpu::processSec).sum();
     }

@@ -61,8 +61,8 @@ final class SummaryReport {
                 + "executor-local blocks are read from the local file in every configuration). *Non-task CPU* is the "
                 + "executors' process CPU (all threads, sampled every " + ProcessCpuPlugin.PERIOD_MS + " ms) during the "
                 + "reduce stages minus the CPU of their task threads in the same intervals: transport threads, serving "
-                + "other executors, GC, JIT. *Owner CPU* is the process CPU, during the reduce stage, of the executors that "
-                + "ran no reduce task (workload remote-read: the executor whose map outputs are being read).\n\n");
+                + "other executors, GC, JIT. *Owner CPU* is the process CPU, during the reduce stage, of the executor whose "
+                + "map outputs are being read (workload remote-read; other workloads have none).\n\n");
 
         sb.append("## Checks\n\n");
         if (warnings.isEmpty()) {
@@ -165,8 +165,8 @@ final class SummaryReport {
     static final double[] WHAT_IF_RTT_SEC = {10e-6, 100e-6, 1e-3};
 
     /**
-     * CPU seconds per GB read from other executors, on the reading executors and on the owning ones (the executors
-     * that ran no reduce task; only a workload whose reducers all run elsewhere has them), the round trips a reduce
+     * CPU seconds per GB read from other executors, on the reading executors and on the owning one (only a workload
+     * that names its owner, remote-read, has one), the round trips a reduce
      * task waits for, and what those would add to the reduce stage at 10 µs, 100 µs and 1 ms of round-trip time
      * (round trips per task x RTT x the most reduce tasks one executor ran one after another; an upper bound, as
      * hcomm's two waves in flight can hide a round trip behind deserialisation). This machine cannot add delay to a

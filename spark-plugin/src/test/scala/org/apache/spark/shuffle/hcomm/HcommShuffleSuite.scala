@@ -171,15 +171,13 @@ class HcommShuffleSuite extends LocalClusterSuite {
       val mapIds = sc.env.mapOutputTracker.asInstanceOf[org.apache.spark.MapOutputTrackerMaster]
         .shuffleStatuses(dep.shuffleId).mapStatuses.map(_.mapId).toSeq
       val shuffleId = dep.shuffleId
-      sc.parallelize(1 to 4 * executors, 4 * executors).foreach { _ =>
+      val deleted = sc.parallelize(1 to 4 * executors, 4 * executors).map { _ =>
         Thread.sleep(100)
         val resolver = SparkEnv.get.shuffleManager.shuffleBlockResolver
           .asInstanceOf[org.apache.spark.shuffle.IndexShuffleBlockResolver]
-        mapIds.foreach { m =>
-          resolver.getDataFile(shuffleId, m).delete()
-          resolver.getIndexFile(shuffleId, m).delete()
-        }
-      }
+        mapIds.count(m => resolver.getDataFile(shuffleId, m).delete() & resolver.getIndexFile(shuffleId, m).delete())
+      }.sum()
+      assert(deleted == mapIds.size, s"the owner's files of $mapIds: $deleted deleted")
       val failures = reduceRight(shuffled, tasks, "the reduce of outputs the directory forgot")
       // before, each was an IllegalStateException with the same stale map statuses, until the job aborted
       assert(failures.nonEmpty, "no read failed: the directory was not consulted")

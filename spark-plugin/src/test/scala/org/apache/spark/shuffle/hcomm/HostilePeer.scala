@@ -19,9 +19,13 @@ object HostilePeer {
     val open = scala.collection.mutable.Buffer.empty[Socket]
     def connect(t: InetSocketAddress): Socket = {
       val s = new Socket()
-      s.connect(t, 5000)
-      s.setSoTimeout(2000)
-      open += s
+      try {
+        s.connect(t, 5000)
+        s.setSoTimeout(2000)
+        open += s
+      } catch {
+        case e: java.io.IOException => println(s"connect to $t failed: $e") // the listener's backlog was full
+      }
       s
     }
     def send(s: Socket, bytes: Array[Byte]): Unit = try {

@@ -61,29 +61,35 @@ final class MultiHostCluster(set: String, val hosts: Int, val executorsPerHost: 
   /** Shapes host i's link to `rate` (tc tbf, both directions), or removes the shaping with "none". */
   def rate(i: Int, rate: String): Unit = netns(set, "link", i.toString, "rate", rate)
 
-  /** Host i dies: every process in it is killed at once, then its link is removed. */
-  def killHost(i: Int): Unit = {
-    netnsPids(i).foreach(pid => ProcessHandle.of(pid).ifPresent(p => p.destroyForcibly()))
-    netns(set, "link", i.toString, "down")
-  }
+  /** Host i dies: every process in it is killed at once, its namespace and its link removed. */
+  def killHost(i: Int): Unit = netns(set, "remove", i.toString)
 
   /** Starts a JVM with the test class path in host i's namespace; the namespace owns it (close kills it). */
   def startJvm(i: Int, main: Seq[String], log: File): java.lang.Process =
     jvm(Seq(netnsScript.toString, set, "exec", i.toString), main, log)
 
+  /** `tc -s qdisc show` of host i's end of its link (what the shaping did). */
+  def qdiscStats(i: Int): String = netns(set, "exec", i.toString, "tc", "-s", "qdisc", "show", "dev", "eth0")
+
   /** Processes running in host i's namespace. */
   def netnsPids(i: Int): Seq[Long] = netns(set, "pids", i.toString).linesIterator.map(_.trim).filter(_.nonEmpty)
     .map(_.toLong).toSeq
 
+  /** Processes of the cluster (in its namespaces, and the Master) still alive after close; empty when all went. */
+  @volatile var survivors: Seq[Long] = Seq.empty
+
   override def close(): Unit = synchronized {
     if (!closed) {
       closed = true
+      val inHosts = hostAddress.keys.toSeq.flatMap(i => try netnsPids(i) catch { case _: Exception => Nil })
       try netns(set, "down") finally {
         workers.values.foreach(_.destroyForcibly())
         if (master != null) {
           master.destroy()
           if (!master.waitFor(20, TimeUnit.SECONDS)) master.destroyForcibly()
         }
+        val all = inHosts ++ Option(master).map(_.pid()).toSeq ++ workers.values.map(_.pid())
+        survivors = all.filter(pid => ProcessHandle.of(pid).map[Boolean](_.isAlive).orElse(false))
       }
     }
   }

@@ -64,6 +64,7 @@ class MultiHostSuite extends LocalClusterSuite {
       if (cluster != null) {
         cluster.close()
         assert(MultiHostCluster.leftovers("t").isEmpty, s"left behind: ${MultiHostCluster.leftovers("t")}")
+        assert(cluster.survivors.isEmpty, s"processes of the cluster still alive: ${cluster.survivors}")
       }
     }
   }
@@ -217,6 +218,9 @@ class MultiHostSuite extends LocalClusterSuite {
     cluster.rate(2, "1mbit")
     val trickleSeconds = try {
       Thread.sleep(10000)
+      // the token bucket held packets back (it shaped real traffic, not an idle link)
+      val stats = cluster.qdiscStats(2)
+      assert("""overlimits (\d+)""".r.findAllMatchIn(stats).exists(_.group(1).toLong > 0), stats)
       cluster.rate(2, "none")
       val (trickled, seconds) = Await.result(result, 5.minutes)
       assert(trickled == expected(n))
@@ -235,23 +239,33 @@ class MultiHostSuite extends LocalClusterSuite {
       .toSeq
     assert(targets.size == executors && targets.forall(!_.endsWith(":0")), s"soft NIC listeners: $targets")
     val log = Paths.get("target", "multi-host", "hostile-peer.log").toFile
+    val before = liveExecutors(sc).toSet
+    val failures0 = recorder.failures.size
     val attacker = cluster.startJvm(2, Seq(HostilePeer.getClass.getName.stripSuffix("$"), "30") ++ targets, log)
     val (answers, seconds) = try {
       eventually("the attack under way", 60)(log.exists() && Files.readString(log.toPath).contains("hostile round"))
       // two jobs, the first with slow reduce tasks, so that channels are set up and read while the attack goes on
-      timed(Seq(job(200000, slowEvery = 8), job(100000)))
+      val r = timed(Seq(job(200000, slowEvery = 8), job(100000)))
+      assert(attacker.isAlive, s"the attacker stopped before the jobs ended: ${Files.readString(log.toPath)}")
+      r
     } finally {
       attacker.destroyForcibly()
       attacker.waitFor()
     }
     assert(answers == Seq(expected(200000), expected(100000)))
+    // unaffected: the same executors, and no task of the two jobs failed
+    assert(liveExecutors(sc).toSet == before, s"executors before ${before}, after ${liveExecutors(sc)}")
+    assert(recorder.failures.size == failures0, s"tasks failed under attack: ${recorder.failures}")
     info(f"two jobs under attack: $seconds%.1f s; ${Files.readString(log.toPath).linesIterator.size} attack rounds")
-    // the executors say what they refused (their stderr, in the Workers' work directories)
+    // the executors say what they refused, naming the attacker's host (their stderr, in this application's
+    // directories of the Workers)
+    val attackerAddress = cluster.hostAddress(2)
     val refusals = Files.walk(Paths.get("target", "multi-host")).iterator().asScala
-      .filter(p => p.getFileName.toString == "stderr")
-      .map(p => Files.readString(p).linesIterator.count(l => l.startsWith("hcomm-soft[") && l.contains("connection")))
+      .filter(p => p.getFileName.toString == "stderr" && p.toString.contains(sc.applicationId))
+      .map(p => Files.readString(p).linesIterator.count(l => l.startsWith("hcomm-soft[") &&
+        l.contains(s"the connection from $attackerAddress")))
       .sum
-    assert(refusals > 0, "no executor logged a refused connection")
+    assert(refusals > 0, s"no executor logged a refused connection from $attackerAddress")
     assertNothingLive()
   }
 
@@ -270,7 +284,7 @@ class MultiHostSuite extends LocalClusterSuite {
     def owners: Seq[String] = tracker.shuffleStatuses(shuffleId).mapStatuses.toSeq.map(_.location.executorId)
     val victim = owners.head
     val mapTasks0 = recorder.tasksOf(0) // stage 0 wrote the shuffle: no task of it may run again
-    val movedIn0 = metric("outputsMovedIn")
+    val movedIn0 = metric("outputsPublishedLate")
     val backend = sc.schedulerBackend.asInstanceOf[org.apache.spark.scheduler.cluster.CoarseGrainedSchedulerBackend]
     assert(backend.decommissionExecutor(victim, org.apache.spark.scheduler.ExecutorDecommissionInfo("test"),
       adjustTargetNumExecutors = true))
@@ -278,7 +292,7 @@ class MultiHostSuite extends LocalClusterSuite {
     eventually(s"executor $victim gone", 120)(!liveExecutors(sc).contains(victim))
     assert(sums(rdd) == expected(n))
     assert(recorder.tasksOf(0) == mapTasks0, "the map stage ran again: outputs were recomputed, not read")
-    eventually("the new owners published what moved to them")(metric("outputsMovedIn") > movedIn0)
+    eventually("the new owners published what moved to them")(metric("outputsPublishedLate") > movedIn0)
     assert(metric("bytesReadFallback") == 0)
     assertNothingLive()
   }
@@ -322,6 +336,9 @@ class MultiHostSuite extends LocalClusterSuite {
     assert(victims.nonEmpty)
     cluster.killHost(2)
     assert(Await.result(result, 5.minutes) == expected(200000))
+    // the map stage (stage 0 of this context, 8 tasks) ran again for the dead host's outputs
+    assert(recorder.tasksOf(0) > 8, s"map tasks started: ${recorder.tasksOf(0)}: nothing was recomputed")
+    assert(!"ip netns list".!!.contains("hcxt-h2"), "host 2's namespace is still there")
     assert(victims.forall(p => !ProcessHandle.of(p).isPresent || !ProcessHandle.of(p).get.isAlive))
     eventually("host 2's executors removed", 120)(liveExecutors(sc).size == 2)
     // a second job runs on the survivors alone

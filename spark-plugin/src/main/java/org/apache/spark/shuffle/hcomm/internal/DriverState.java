@@ -118,11 +118,16 @@ public final class DriverState {
                                 "spark.shuffle.hcomm (publish moved map outputs)"),
                         scala.reflect.ClassTag$.MODULE$.apply(Object.class));
                 Messages.Moved moved = (Messages.Moved) Wire.reply(reply);
-                moved.published().forEach(this::published);
+                synchronized (this) {
+                    // the executor or the shuffle may have gone during the ask: record nothing stale
+                    if (executors.containsKey(m.executorId()) && shuffles.containsKey(m.shuffleId())) {
+                        moved.published().forEach(this::published);
+                    }
+                }
                 LOG.info("HComm shuffle: executor {} published {} moved map outputs of shuffle {}{}", m.executorId(),
                         moved.published().size(), m.shuffleId(),
                         moved.missing() == null ? "" : "; not there: " + moved.missing());
-            } catch (RuntimeException e) {
+            } catch (Exception e) { // askSync also throws undeclared checked ones (a timeout, the agent's failure)
                 LOG.warn("HComm shuffle: executor {} did not publish the map outputs of shuffle {} moved to it",
                         m.executorId(), m.shuffleId(), e);
             }

@@ -64,6 +64,8 @@ public final class ExecutorRuntime implements AutoCloseable {
     private final Map<Integer, ShuffleDirectory> directories = new ConcurrentHashMap<>();
     /** Map outputs that moved to this executor and were published ("shuffle/mapId"), so each is published once. */
     private final Map<String, Messages.Published> movedIn = new ConcurrentHashMap<>();
+    /** Shuffles this executor released (Spark unregistered them): never published late. Guarded by movedIn. */
+    private final Set<Integer> released = new java.util.HashSet<>();
     private final Set<StageChannels.StageKey> ensured = ConcurrentHashMap.newKeySet();
     /** Orders every metrics report this executor sends (stage reports come from several threads). */
     private final Object reportLock = new Object();
@@ -174,6 +176,10 @@ public final class ExecutorRuntime implements AutoCloseable {
         return host;
     }
 
+    long readTimeoutMs() {
+        return readTimeoutMs;
+    }
+
     /** The port of this executor's soft NIC listener (0 without a transport). */
     int listenPort() {
         return transport == null ? 0 : transport.listenPort();
@@ -210,13 +216,19 @@ public final class ExecutorRuntime implements AutoCloseable {
      * their first owner) from the files Spark keeps for them, once each; answers the driver's {@code PublishLocal}.
      */
     Messages.Moved publishLocal(Messages.PublishLocal ask) {
+        synchronized (movedIn) { // against unregisterShuffle: nothing is published for a shuffle being released
+            return publishLocalLocked(ask);
+        }
+    }
+
+    private Messages.Moved publishLocalLocked(Messages.PublishLocal ask) {
         List<Messages.Published> done = new ArrayList<>();
         StringBuilder missing = new StringBuilder();
         for (long mapId : ask.mapIds()) {
             String key = ask.shuffleId() + "/" + mapId;
             try {
                 Messages.Published p = movedIn.get(key);
-                if (p == null && publisher != null) {
+                if (p == null && publisher != null && !released.contains(ask.shuffleId())) {
                     IndexShuffleBlockResolver resolver =
                             (IndexShuffleBlockResolver) SparkEnv.get().shuffleManager().shuffleBlockResolver();
                     File index = resolver.getIndexFile(ask.shuffleId(), mapId, scala.Option.empty());
@@ -224,7 +236,7 @@ public final class ExecutorRuntime implements AutoCloseable {
                     if (index.isFile() && data.isFile()) {
                         p = publisher.publish(ask.shuffleId(), mapId, lengthsOf(index), data, index, executorId);
                         movedIn.put(key, p);
-                        metrics.outputsMovedIn.inc();
+                        metrics.outputsPublishedLate.inc();
                     }
                 }
                 if (p != null) {
@@ -293,9 +305,12 @@ public final class ExecutorRuntime implements AutoCloseable {
 
     public void unregisterShuffle(int shuffleId) {
         directories.remove(shuffleId);
-        movedIn.keySet().removeIf(k -> k.startsWith(shuffleId + "/"));
-        if (publisher != null) {
-            publisher.release(shuffleId);
+        synchronized (movedIn) {
+            released.add(shuffleId);
+            movedIn.keySet().removeIf(k -> k.startsWith(shuffleId + "/"));
+            if (publisher != null) {
+                publisher.release(shuffleId);
+            }
         }
     }
 

@@ -509,6 +509,10 @@ final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId, InputS
         if (algorithm == null) {
             return "spark.shuffle.checksum.enabled is off, so where it went bad cannot be told";
         }
+        if (closed) {
+            return "where it went bad cannot be told: the task's chunks were already given back";
+        }
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(runtime.readTimeoutMs());
         try {
             for (int i = 0; i < waves.size(); i++) {
                 Wave w = waves.get(i);
@@ -530,6 +534,9 @@ final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId, InputS
             ReceiveBuffer.Chunk scratch = chunks.get(0);
             byte[] bytes = new byte[(int) Math.min(length, chunkSize)];
             for (long at = 0; at < length; at += chunkSize) {
+                if (System.nanoTime() > deadline) {
+                    return "where it went bad cannot be told: reading the block again took longer than readTimeout";
+                }
                 int n = (int) Math.min(chunkSize, length - at);
                 batches[0].read(part.read().channel(), scratch.address, src + at, n);
                 batches[0].await();
@@ -539,7 +546,10 @@ final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId, InputS
             Object cause = runtime.diagnoseCorruption(part.read().owner(), shuffleId, part.read().mapId(),
                     part.blockId().reduceId(), checksum.getValue(), algorithm);
             return "Spark's checksum diagnosis: " + cause + explain(String.valueOf(cause));
-        } catch (TransportException | RuntimeException e) {
+        } catch (TransportException e) {
+            noteTimeout(e); // a read that timed out may still land: the chunks are retired, not given back
+            return "where it went bad cannot be told: " + e;
+        } catch (RuntimeException e) {
             return "where it went bad cannot be told: " + e;
         }
     }

@@ -26,7 +26,7 @@ public final class ShuffleMetrics implements Source {
             long fetchWaitIndexMicros, long fetchWaitFirstWaveMicros, long fetchWaitLaterWavesMicros,
             long outputsCopied, long outputsMapped, long indexesMapped, long indexRounds, long readWaves,
             long chunksRetired, long chunksReclaimed, long bytesReadCrossHost, long bytesReadWithinHost,
-            long outputsMovedIn) implements Serializable {
+            long outputsPublishedLate) implements Serializable {
         public long channelsLive() {
             return channelsCreated - channelsDestroyed;
         }
@@ -63,8 +63,11 @@ public final class ShuffleMetrics implements Source {
     final Counter outputsCopied;
     final Counter outputsMapped;
     final Counter indexesMapped;
-    /** Map outputs that moved to this executor (migrated off a decommissioned one) and that it published. */
-    final Counter outputsMovedIn;
+    /**
+     * Map outputs this executor published when a reader asked for them, not at commit: moved to it (migrated off a
+     * decommissioned executor), or not published at commit (its log says why).
+     */
+    final Counter outputsPublishedLate;
     final Timer channelSetupTime;
     final Timer readLatency;
     private final LongAdder setupNanos = new LongAdder();
@@ -95,7 +98,7 @@ public final class ShuffleMetrics implements Source {
             channelsCreated = channelsDestroyed = destroyCalls = bytesReadOneSided = bytesReadFallback = bytesReadCrossHost =
                     bytesReadWithinHost = readsIssued =
                     indexRounds = readWaves = chunksRetired = chunksReclaimed = outputsCopied = outputsMapped =
-                    indexesMapped = outputsMovedIn = null;
+                    indexesMapped = outputsPublishedLate = null;
             channelSetupTime = readLatency = null;
             clusterGauge("channelsCreated", Snapshot::channelsCreated);
             clusterGauge("channelsDestroyed", Snapshot::channelsDestroyed);
@@ -118,7 +121,7 @@ public final class ShuffleMetrics implements Source {
             clusterGauge("outputsCopied", Snapshot::outputsCopied);
             clusterGauge("outputsMapped", Snapshot::outputsMapped);
             clusterGauge("indexesMapped", Snapshot::indexesMapped);
-            clusterGauge("outputsMovedIn", Snapshot::outputsMovedIn);
+            clusterGauge("outputsPublishedLate", Snapshot::outputsPublishedLate);
         } else {
             channelsCreated = registry.counter("channelsCreated");
             channelsDestroyed = registry.counter("channelsDestroyed");
@@ -135,7 +138,7 @@ public final class ShuffleMetrics implements Source {
             outputsCopied = registry.counter("outputsCopied");
             outputsMapped = registry.counter("outputsMapped");
             indexesMapped = registry.counter("indexesMapped");
-            outputsMovedIn = registry.counter("outputsMovedIn");
+            outputsPublishedLate = registry.counter("outputsPublishedLate");
             channelSetupTime = registry.timer("channelSetupTime");
             readLatency = registry.timer("readLatency");
             registry.register("channelsLive", (Gauge<Long>) () -> channelsCreated.getCount()
@@ -198,7 +201,7 @@ public final class ShuffleMetrics implements Source {
                 waitMicros(FetchWait.INDEX), waitMicros(FetchWait.FIRST_WAVE), waitMicros(FetchWait.LATER_WAVES),
                 outputsCopied.getCount(), outputsMapped.getCount(), indexesMapped.getCount(), indexRounds.getCount(),
                 readWaves.getCount(), chunksRetired.getCount(), chunksReclaimed.getCount(),
-                bytesReadCrossHost.getCount(), bytesReadWithinHost.getCount(), outputsMovedIn.getCount());
+                bytesReadCrossHost.getCount(), bytesReadWithinHost.getCount(), outputsPublishedLate.getCount());
     }
 
     /** Driver: the latest counters of one executor. */

@@ -34,10 +34,13 @@ class ChannelSecretTest {
         assertNotEquals(secret, second.get(ChannelSecret.EXTRA_CONF_KEY));
         assertFalse(secret.contains("app-20261202-0001"));
         assertEquals(secret, ChannelSecret.resolve(conf, security(conf), first));
-        // Spark's UI, event log and logs redact configuration keys that match spark.redaction.regex
+        // Spark's UI, event log and logs redact it (spark.redaction.regex, applied by Spark's own Utils.redact)
         String key = "spark.plugins.internal.conf." + org.apache.spark.shuffle.hcomm.HcommShufflePlugin.class.getName()
                 + "." + ChannelSecret.EXTRA_CONF_KEY;
-        assertTrue(java.util.regex.Pattern.compile("(?i)secret|password|token|access[.]?key").matcher(key).find());
+        scala.collection.Seq<scala.Tuple2<String, String>> redacted = org.apache.spark.util.Utils.redact(conf,
+                org.apache.spark.shuffle.hcomm.internal.compat.ScalaCollections.toSeq(
+                        java.util.List.of(new scala.Tuple2<>(key, secret))));
+        assertFalse(redacted.head()._2().contains(secret), redacted.head()._2());
     }
 
     @Test
