@@ -63,7 +63,6 @@ typedef struct {
     int index, round;
     int gone;         /* unreachable: no more attacks on it */
     int attacks, not_refused, unreachable, secret_refused;
-    char wrong_secret[300];
     pthread_t thread;
 } target;
 
@@ -309,18 +308,19 @@ static void parked_messages(target *t, int fd)
     const char *what = "(f) out-of-range read requests and malformed data messages on the parked connection";
     bad_read reads[OUT_OF_RANGE_READS];
     size_t n = out_of_range_reads(0x100000, 4096, reads);
-    int ok = 0;
-    for (size_t i = 0; i < n && ok == 0; i++) {
+    int failed = 0; /* send_within's */
+    for (size_t i = 0; i < n && failed == 0; i++) {
         data_msg m = {MSG_READ_REQ, 0, 1 + i, reads[i].addr, reads[i].len, 0, 0, 0};
-        ok = send_within(fd, &m, sizeof m, STEP_MS);
+        failed = send_within(fd, &m, sizeof m, STEP_MS);
     }
-    for (size_t i = 0; i < BAD_MESSAGES && ok == 0; i++) ok = send_within(fd, &bad_messages[i].m, sizeof(data_msg), STEP_MS);
+    for (size_t i = 0; i < BAD_MESSAGES && failed == 0; i++)
+        failed = send_within(fd, &bad_messages[i].m, sizeof(data_msg), STEP_MS);
     data_msg m;
     switch (after_messages(fd, STEP_MS, &m)) {
     case 'O':
-        report(t, REFUSED, what, "%zu requests and %d messages %s; no answer in %d ms (a parked connection is not read: "
-               "nothing is served before a channel claims it)", n, BAD_MESSAGES, ok == 0 ? "sent" : "not all sent",
-               STEP_MS);
+        report(t, REFUSED, what, "%zu requests and %d messages %s; no answer in %d ms (a parked connection is not "
+               "read: nothing is served before a channel claims it)", n, BAD_MESSAGES,
+               failed == 0 ? "sent" : "not all sent", STEP_MS);
         break;
     case 'C':
         report(t, REFUSED, what, "closed without a word");
@@ -329,6 +329,16 @@ static void parked_messages(target *t, int fd)
         report(t, NOT_REFUSED, what, "answered: type %u, status %d, %llu bytes", m.type, m.status,
                (unsigned long long)m.len);
     }
+}
+
+/* A malformed data message on a channel that accepted us: it must close the connection. */
+static void message_attack(target *t, const char *what, int fd, const data_msg *bad)
+{
+    data_msg m;
+    char c = send_within(fd, bad, sizeof *bad, STEP_MS) != 0 ? 'C' : after_messages(fd, STEP_MS, &m);
+    if (c == 'C') report(t, REFUSED, what, "connection closed");
+    else if (c == 'O') report(t, NOT_REFUSED, what, "neither answered nor closed in %d ms", STEP_MS);
+    else report(t, NOT_REFUSED, what, "answered: type %u, status %d", m.type, m.status);
 }
 
 /* (f) on a channel that accepted us: reads outside what it exported, then an unknown message type. */
@@ -361,7 +371,7 @@ static void served_reads(target *t, session *s)
         }
         int rc = raw_read(s->fd, 1000 + i, reads[i].addr, reads[i].len, body, sizeof body);
         if (rc == 0) {
-            report(t, NOT_REFUSED, what, "SERVED: status 0 and %llu bytes", (unsigned long long)reads[i].len);
+            report(t, NOT_REFUSED, what, "SERVED: status 0, %llu bytes", (unsigned long long)reads[i].len);
             usable = reads[i].len <= sizeof body;
         } else if (rc == HCCL_E_NOT_FOUND) {
             report(t, REFUSED, what, "NOT_FOUND status");
@@ -377,18 +387,9 @@ static void served_reads(target *t, session *s)
     }
     free(exported);
     if (!usable) return;
-    const bad_message *bad = &bad_messages[0];
     char what[120];
-    snprintf(what, sizeof what, "(f) %s after the reads", bad->what);
-    data_msg m;
-    if (send_within(s->fd, &bad->m, sizeof bad->m, STEP_MS) != 0) {
-        report(t, REFUSED, what, "closed before it went out");
-        return;
-    }
-    char c = after_messages(s->fd, STEP_MS, &m);
-    if (c == 'C') report(t, REFUSED, what, "connection closed");
-    else if (c == 'O') report(t, NOT_REFUSED, what, "neither answered nor closed in %d ms", STEP_MS);
-    else report(t, NOT_REFUSED, what, "answered: type %u, status %d", m.type, m.status);
+    snprintf(what, sizeof what, "(f) %s after the reads", bad_messages[0].what);
+    message_attack(t, what, s->fd, &bad_messages[0].m);
 }
 
 /* (f)'s remaining malformed messages, each on a channel of its own (a channel that sees one closes). */
@@ -400,11 +401,7 @@ static void served_messages(target *t, const char *name)
         session s;
         if (handshake(t, what, name, &s) != 0) continue;
         if (s.outcome == 'S' && s.flaw == NULL) {
-            data_msg m;
-            char c = send_within(s.fd, &bad_messages[i].m, sizeof m, STEP_MS) != 0 ? 'C' : after_messages(s.fd, STEP_MS, &m);
-            if (c == 'C') report(t, REFUSED, what, "connection closed");
-            else if (c == 'O') report(t, NOT_REFUSED, what, "neither answered nor closed in %d ms", STEP_MS);
-            else report(t, NOT_REFUSED, what, "answered: type %u, status %d", m.type, m.status);
+            message_attack(t, what, s.fd, &bad_messages[i].m);
         } else {
             info(t, "%s: not sent: no channel took another client named '%s' (%s)", what, name,
                  s.outcome == 'O' ? "parked" : s.outcome == 'S' ? s.flaw : "refused or closed");

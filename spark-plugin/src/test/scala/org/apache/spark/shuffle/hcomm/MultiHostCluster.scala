@@ -68,6 +68,11 @@ final class MultiHostCluster(set: String, val hosts: Int, val executorsPerHost: 
   def startJvm(i: Int, main: Seq[String], log: File): java.lang.Process =
     jvm(Seq(netnsScript.toString, set, "exec", i.toString), main, log)
 
+  /** Starts `command` in host i's namespace, its output in `log`; the namespace owns it (close kills it). */
+  def start(i: Int, command: Seq[String], log: File): java.lang.Process =
+    new java.lang.ProcessBuilder((Seq(netnsScript.toString, set, "exec", i.toString) ++ command).asJava)
+      .redirectErrorStream(true).redirectOutput(log).start()
+
   /** `tc -s qdisc show` of host i's end of its link (what the shaping did). */
   def qdiscStats(i: Int): String = netns(set, "exec", i.toString, "tc", "-s", "qdisc", "show", "dev", "eth0")
 
@@ -76,20 +81,26 @@ final class MultiHostCluster(set: String, val hosts: Int, val executorsPerHost: 
     .map(_.toLong).toSeq
 
   /** Processes of the cluster (in its namespaces, and the Master) still alive after close; empty when all went. */
-  @volatile var survivors: Seq[Long] = Seq.empty
+  @volatile var survivors: Seq[String] = Seq.empty
 
   override def close(): Unit = synchronized {
     if (!closed) {
       closed = true
       val inHosts = hostAddress.keys.toSeq.flatMap(i => try netnsPids(i) catch { case _: Exception => Nil })
       try netns(set, "down") finally {
-        workers.values.foreach(_.destroyForcibly())
+        workers.values.foreach { w =>
+          w.destroyForcibly()
+          w.waitFor(10, TimeUnit.SECONDS)
+        }
         if (master != null) {
           master.destroy()
           if (!master.waitFor(20, TimeUnit.SECONDS)) master.destroyForcibly()
         }
         val all = inHosts ++ Option(master).map(_.pid()).toSeq ++ workers.values.map(_.pid())
-        survivors = all.filter(pid => ProcessHandle.of(pid).map[Boolean](_.isAlive).orElse(false))
+        def alive = all.filter(pid => ProcessHandle.of(pid).map[Boolean](_.isAlive).orElse(false))
+        val deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10) // a killed process takes a moment to go
+        while (alive.nonEmpty && System.nanoTime() < deadline) Thread.sleep(100)
+        survivors = alive.map(pid => s"$pid " + ProcessHandle.of(pid).flatMap(_.info().commandLine()).orElse("?"))
       }
     }
   }

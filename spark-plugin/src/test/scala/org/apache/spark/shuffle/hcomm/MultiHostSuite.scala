@@ -232,9 +232,15 @@ class MultiHostSuite extends LocalClusterSuite {
     assertNothingLive()
   }
 
-  test("a hostile process on another host sends garbage, oversized and cut-short frames and holds idle " +
-      "connections at every executor's soft NIC: refused and logged, the executors and their channels unaffected") {
+  test("hostile processes on another host attack every executor's soft NIC (garbage, cut-short and oversized " +
+      "frames, a wrong secret, a replayed handshake, out-of-range requests, idle connections): refused and logged, " +
+      "the executors and their channels unaffected") {
     needsHosts()
+    // the protocol attacks: soft HComm's hostile_peer (native-bridge's `make test` builds it), with the application's
+    // real channel secret so that its valid handshakes and read requests get as far as a peer can
+    val hostilePeer = Paths.get("..", "native-bridge", "target", "native", "hostile_peer").toAbsolutePath.normalize
+    assert(Files.isExecutable(hostilePeer), s"$hostilePeer missing: native-bridge's make test builds it")
+    val secret = sc.getConf.get(s"spark.plugins.internal.conf.${classOf[HcommShufflePlugin].getName}.channel.secret")
     val targets = perExecutor(() => internal.ExecutorProbe.listenAddress()).values.map { case (h, p) => s"$h:$p" }
       .toSeq
     assert(targets.size == executors && targets.forall(!_.endsWith(":0")), s"soft NIC listeners: $targets")
@@ -242,6 +248,9 @@ class MultiHostSuite extends LocalClusterSuite {
     val before = liveExecutors(sc).toSet
     val failures0 = recorder.failures.size
     val attacker = cluster.startJvm(2, Seq(HostilePeer.getClass.getName.stripSuffix("$"), "30") ++ targets, log)
+    val protocolLog = Paths.get("target", "multi-host", "hostile_peer.log").toFile
+    val protocol = cluster.start(2, Seq(hostilePeer.toString, "--secret", secret, "--seconds", "15") ++ targets,
+      protocolLog)
     val (answers, seconds) = try {
       eventually("the attack under way", 60)(log.exists() && Files.readString(log.toPath).contains("hostile round"))
       // two jobs, the first with slow reduce tasks, so that channels are set up and read while the attack goes on
@@ -252,11 +261,16 @@ class MultiHostSuite extends LocalClusterSuite {
       attacker.destroyForcibly()
       attacker.waitFor()
     }
+    assert(protocol.waitFor(120, TimeUnit.SECONDS), "hostile_peer did not end")
+    val protocolOut = Files.readString(protocolLog.toPath)
+    assert(protocol.exitValue() == 0, s"hostile_peer exit ${protocol.exitValue()}:\n$protocolOut")
+    assert(protocolOut.contains("all refused"), protocolOut)
     assert(answers == Seq(expected(200000), expected(100000)))
     // unaffected: the same executors, and no task of the two jobs failed
     assert(liveExecutors(sc).toSet == before, s"executors before ${before}, after ${liveExecutors(sc)}")
     assert(recorder.failures.size == failures0, s"tasks failed under attack: ${recorder.failures}")
-    info(f"two jobs under attack: $seconds%.1f s; ${Files.readString(log.toPath).linesIterator.size} attack rounds")
+    info(f"two jobs under attack: $seconds%.1f s; ${Files.readString(log.toPath).linesIterator.size} flood rounds; " +
+      protocolOut.linesIterator.toSeq.last)
     // the executors say what they refused, naming the attacker's host (their stderr, in this application's
     // directories of the Workers)
     val attackerAddress = cluster.hostAddress(2)
