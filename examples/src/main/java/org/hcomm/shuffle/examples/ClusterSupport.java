@@ -34,21 +34,31 @@ final class ClusterSupport {
      * after each stage's channels are destroyed, so this waits briefly for the last reports.
      */
     static Map<String, Long> hcommMetrics(SparkContext sc) throws InterruptedException {
-        Map<String, Long> out = new TreeMap<>();
         long deadline = System.nanoTime() + 10_000_000_000L;
+        Map<String, Long> last = Map.of();
         while (true) {
-            out.clear();
-            Seq<Source> sources = SparkEnv.get().metricsSystem().getSourcesByName("HcommShuffle");
-            if (!sources.isEmpty()) {
-                for (Map.Entry<String, Gauge> g : sources.head().metricRegistry().getGauges().entrySet()) {
-                    out.put(g.getKey(), ((Number) g.getValue().getValue()).longValue());
-                }
-            }
-            boolean settled = out.getOrDefault("channelsLive", 1L) == 0 && out.getOrDefault("channelsCreated", 0L) > 0;
+            // each gauge is read on its own, so a report arriving between two reads can make them disagree (channels
+            // created 15, destroyed 16): settled means two reads 100 ms apart agree on every value
+            Map<String, Long> now = readGauges();
+            boolean settled = now.equals(last) && now.getOrDefault("channelsLive", 1L) == 0
+                    && now.getOrDefault("channelsCreated", 0L) > 0
+                    && now.get("channelsCreated").equals(now.get("channelsDestroyed"));
             if (settled || System.nanoTime() > deadline) {
-                return out;
+                return now;
             }
+            last = now;
             Thread.sleep(100);
         }
+    }
+
+    private static Map<String, Long> readGauges() {
+        Map<String, Long> out = new TreeMap<>();
+        Seq<Source> sources = SparkEnv.get().metricsSystem().getSourcesByName("HcommShuffle");
+        if (!sources.isEmpty()) {
+            for (Map.Entry<String, Gauge> g : sources.head().metricRegistry().getGauges().entrySet()) {
+                out.put(g.getKey(), ((Number) g.getValue().getValue()).longValue());
+            }
+        }
+        return out;
     }
 }
