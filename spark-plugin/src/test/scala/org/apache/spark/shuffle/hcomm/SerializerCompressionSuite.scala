@@ -44,11 +44,6 @@ class SerializerCompressionSuite extends LocalClusterSuite {
     }
   }
 
-  private val gauges = Set("channelsCreated", "channelsDestroyed", "channelsLive", "destroyCalls",
-    "bytesReadOneSided", "bytesReadFallback", "readsIssued", "channelSetupTime", "readLatency",
-    "fetchWaitIndexMicros", "fetchWaitFirstWaveMicros", "fetchWaitLaterWavesMicros", "outputsCopied",
-    "outputsMapped", "indexesMapped", "indexRounds", "readWaves",
-    "chunksRetired", "chunksReclaimed")
   private val fetchWaitSplit = Seq("fetchWaitIndexMicros", "fetchWaitFirstWaveMicros", "fetchWaitLaterWavesMicros")
 
   override def beforeAll(): Unit = {
@@ -168,7 +163,8 @@ class SerializerCompressionSuite extends LocalClusterSuite {
     assert(sources.size == 1, s"driver sources named HcommShuffle: $sources")
     val registry = sources.head.metricRegistry
     val driverGauges = registry.getGauges.asScala
-    assert(gauges.subsetOf(driverGauges.keySet), s"driver gauges: ${driverGauges.keySet}")
+    assert(driverGauges.keySet == internal.DriverProbe.documentedMetrics(onDriver = true),
+      s"driver gauges: ${driverGauges.keySet}")
     // the driver's gauges are the cluster's totals: what earlier tests read shows here
     def gauge(name: String): Long = driverGauges(name).getValue.asInstanceOf[Number].longValue
     eventually("the driver's gauge equals the cluster total")(gauge("bytesReadOneSided") == metric("bytesReadOneSided"))
@@ -176,7 +172,7 @@ class SerializerCompressionSuite extends LocalClusterSuite {
     assert(gauge("readsIssued") > 0 && gauge("channelsCreated") > 0 && gauge("destroyCalls") > 0)
     assert(gauge("bytesReadFallback") == 0)
 
-    val expected = gauges
+    val expected = internal.DriverProbe.documentedMetrics(onDriver = false)
     val onExecutors = sc.parallelize(1 to 2 * executors, 2 * executors).map { _ =>
       Thread.sleep(300) // keep both executors busy, so the tasks spread
       val found = SparkEnv.get.metricsSystem.getSourcesByName("HcommShuffle")
@@ -185,7 +181,7 @@ class SerializerCompressionSuite extends LocalClusterSuite {
     assert(onExecutors.map(_._1).toSet.size == executors, s"tasks ran on ${onExecutors.map(_._1).toSet}")
     onExecutors.foreach { case (id, n, names) =>
       assert(n == 1, s"executor $id has $n HcommShuffle sources")
-      assert(expected.subsetOf(names), s"executor $id metrics: $names")
+      assert(names == expected, s"executor $id metrics: $names")
     }
   }
 }

@@ -15,7 +15,8 @@ import org.apache.spark.metrics.source.Source;
 
 /**
  * The {@code HcommShuffle} metrics source. On an executor it counts this executor's work; on the driver its
- * gauges are the cluster's totals, summed from the latest {@link Snapshot} each executor reported.
+ * gauges are the cluster's totals, summed from the latest {@link Snapshot} each executor reported. Its metrics are the
+ * {@link ShuffleMetric} entries, registered only through them.
  */
 public final class ShuffleMetrics implements Source {
     public static final String SOURCE_NAME = "HcommShuffle";
@@ -78,20 +79,21 @@ public final class ShuffleMetrics implements Source {
     /** What a reduce task waited for, and the gauge (in µs) that sums it. */
     enum FetchWait {
         /** The owners' index rounds (the offsets of the task's partitions), before any data. */
-        INDEX("fetchWaitIndexMicros"),
+        INDEX(ShuffleMetric.FETCH_WAIT_INDEX_MICROS),
         /** The task's first wave of data: nothing to deserialise yet. */
-        FIRST_WAVE("fetchWaitFirstWaveMicros"),
+        FIRST_WAVE(ShuffleMetric.FETCH_WAIT_FIRST_WAVE_MICROS),
         /** Later waves: the reads fell behind deserialisation. */
-        LATER_WAVES("fetchWaitLaterWavesMicros");
+        LATER_WAVES(ShuffleMetric.FETCH_WAIT_LATER_WAVES_MICROS);
 
-        final String metric;
+        final ShuffleMetric metric;
 
-        FetchWait(String metric) {
+        FetchWait(ShuffleMetric metric) {
             this.metric = metric;
         }
     }
     private final Map<String, Snapshot> reported; // driver only
 
+    /** Registers every {@link ShuffleMetric} of its side, each only through its entry. */
     private ShuffleMetrics(boolean driver) {
         reported = driver ? new ConcurrentHashMap<>() : null;
         if (driver) {
@@ -100,53 +102,62 @@ public final class ShuffleMetrics implements Source {
                     indexRounds = readWaves = chunksRetired = chunksReclaimed = outputsCopied = outputsMapped =
                     indexesMapped = outputsPublishedLate = null;
             channelSetupTime = readLatency = null;
-            clusterGauge("channelsCreated", Snapshot::channelsCreated);
-            clusterGauge("channelsDestroyed", Snapshot::channelsDestroyed);
-            clusterGauge("channelsLive", Snapshot::channelsLive);
-            clusterGauge("destroyCalls", Snapshot::destroyCalls);
-            clusterGauge("bytesReadOneSided", Snapshot::bytesReadOneSided);
-            clusterGauge("bytesReadFallback", Snapshot::bytesReadFallback);
-            clusterGauge("bytesReadCrossHost", Snapshot::bytesReadCrossHost);
-            clusterGauge("bytesReadWithinHost", Snapshot::bytesReadWithinHost);
-            clusterGauge("readsIssued", Snapshot::readsIssued);
-            clusterGauge("indexRounds", Snapshot::indexRounds);
-            clusterGauge("readWaves", Snapshot::readWaves);
-            clusterGauge("chunksRetired", Snapshot::chunksRetired);
-            clusterGauge("chunksReclaimed", Snapshot::chunksReclaimed);
-            clusterGauge("channelSetupTime", Snapshot::channelSetupMillis);
-            clusterGauge("readLatency", Snapshot::readLatencyMicros);
-            for (FetchWait w : FetchWait.values()) {
-                clusterGauge(w.metric, snapshot -> snapshot.fetchWaitMicros(w));
+            for (ShuffleMetric m : ShuffleMetric.values()) {
+                if (m.onDriver()) {
+                    ToLongFunction<Snapshot> f = m.driverTotal();
+                    registry.register(m.metricName(),
+                            (Gauge<Long>) () -> reported.values().stream().mapToLong(f).sum());
+                }
             }
-            clusterGauge("outputsCopied", Snapshot::outputsCopied);
-            clusterGauge("outputsMapped", Snapshot::outputsMapped);
-            clusterGauge("indexesMapped", Snapshot::indexesMapped);
-            clusterGauge("outputsPublishedLate", Snapshot::outputsPublishedLate);
         } else {
-            channelsCreated = registry.counter("channelsCreated");
-            channelsDestroyed = registry.counter("channelsDestroyed");
-            destroyCalls = registry.counter("destroyCalls");
-            bytesReadOneSided = registry.counter("bytesReadOneSided");
-            bytesReadFallback = registry.counter("bytesReadFallback");
-            bytesReadCrossHost = registry.counter("bytesReadCrossHost");
-            bytesReadWithinHost = registry.counter("bytesReadWithinHost");
-            readsIssued = registry.counter("readsIssued");
-            indexRounds = registry.counter("indexRounds");
-            readWaves = registry.counter("readWaves");
-            chunksRetired = registry.counter("chunksRetired");
-            chunksReclaimed = registry.counter("chunksReclaimed");
-            outputsCopied = registry.counter("outputsCopied");
-            outputsMapped = registry.counter("outputsMapped");
-            indexesMapped = registry.counter("indexesMapped");
-            outputsPublishedLate = registry.counter("outputsPublishedLate");
-            channelSetupTime = registry.timer("channelSetupTime");
-            readLatency = registry.timer("readLatency");
-            registry.register("channelsLive", (Gauge<Long>) () -> channelsCreated.getCount()
-                    - channelsDestroyed.getCount());
+            channelsCreated = counter(ShuffleMetric.CHANNELS_CREATED);
+            channelsDestroyed = counter(ShuffleMetric.CHANNELS_DESTROYED);
+            destroyCalls = counter(ShuffleMetric.DESTROY_CALLS);
+            bytesReadOneSided = counter(ShuffleMetric.BYTES_READ_ONE_SIDED);
+            bytesReadFallback = counter(ShuffleMetric.BYTES_READ_FALLBACK);
+            bytesReadCrossHost = counter(ShuffleMetric.BYTES_READ_CROSS_HOST);
+            bytesReadWithinHost = counter(ShuffleMetric.BYTES_READ_WITHIN_HOST);
+            readsIssued = counter(ShuffleMetric.READS_ISSUED);
+            indexRounds = counter(ShuffleMetric.INDEX_ROUNDS);
+            readWaves = counter(ShuffleMetric.READ_WAVES);
+            chunksRetired = counter(ShuffleMetric.CHUNKS_RETIRED);
+            chunksReclaimed = counter(ShuffleMetric.CHUNKS_RECLAIMED);
+            outputsCopied = counter(ShuffleMetric.OUTPUTS_COPIED);
+            outputsMapped = counter(ShuffleMetric.OUTPUTS_MAPPED);
+            indexesMapped = counter(ShuffleMetric.INDEXES_MAPPED);
+            outputsPublishedLate = counter(ShuffleMetric.OUTPUTS_PUBLISHED_LATE);
+            channelSetupTime = timer(ShuffleMetric.CHANNEL_SETUP_TIME);
+            readLatency = timer(ShuffleMetric.READ_LATENCY);
+            gauge(ShuffleMetric.CHANNELS_LIVE, () -> channelsCreated.getCount() - channelsDestroyed.getCount());
             for (FetchWait w : FetchWait.values()) {
                 waitNanos.put(w, new LongAdder());
-                registry.register(w.metric, (Gauge<Long>) () -> waitMicros(w));
+                gauge(w.metric, () -> waitMicros(w));
             }
+            if (registry.getMetrics().size() != ShuffleMetric.values().length) {
+                throw new IllegalStateException("executor metrics registered " + registry.getNames() + ", documented "
+                        + java.util.Arrays.toString(ShuffleMetric.values()));
+            }
+        }
+    }
+
+    private Counter counter(ShuffleMetric m) {
+        requireKind(m, ShuffleMetric.Kind.COUNTER);
+        return registry.counter(m.metricName());
+    }
+
+    private Timer timer(ShuffleMetric m) {
+        requireKind(m, ShuffleMetric.Kind.TIMER);
+        return registry.timer(m.metricName());
+    }
+
+    private void gauge(ShuffleMetric m, Gauge<Long> g) {
+        requireKind(m, ShuffleMetric.Kind.GAUGE);
+        registry.register(m.metricName(), g);
+    }
+
+    private static void requireKind(ShuffleMetric m, ShuffleMetric.Kind kind) {
+        if (m.kind() != kind) {
+            throw new IllegalArgumentException(m + " is documented as a " + m.kind() + ", registered as a " + kind);
         }
     }
 
@@ -156,10 +167,6 @@ public final class ShuffleMetrics implements Source {
 
     static ShuffleMetrics forDriver() {
         return new ShuffleMetrics(true);
-    }
-
-    private void clusterGauge(String name, ToLongFunction<Snapshot> f) {
-        registry.register(name, (Gauge<Long>) () -> reported.values().stream().mapToLong(f).sum());
     }
 
     @Override

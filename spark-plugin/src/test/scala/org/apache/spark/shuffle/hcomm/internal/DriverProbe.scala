@@ -8,4 +8,8 @@ object DriverProbe {
       .asInstanceOf[Messages.ShuffleLocations]
     l.mapIds.indices.map(i => l.mapIds()(i) -> (l.executorIds()(i), l.dataAddresses()(i))).toMap
   }
+
+  /** The names of the documented HcommShuffle metrics (all on executors), and those on the driver. */
+  def documentedMetrics(onDriver: Boolean): Set[String] =
+    ShuffleMetric.values().filter(m => !onDriver || m.onDriver()).map(_.metricName()).toSet
 }
