@@ -31,14 +31,6 @@ public final class ShuffleMetrics implements Source {
         public long channelsLive() {
             return channelsCreated - channelsDestroyed;
         }
-
-        long fetchWaitMicros(FetchWait what) {
-            return switch (what) {
-                case INDEX -> fetchWaitIndexMicros;
-                case FIRST_WAVE -> fetchWaitFirstWaveMicros;
-                case LATER_WAVES -> fetchWaitLaterWavesMicros;
-            };
-        }
     }
 
     private final MetricRegistry registry = new MetricRegistry();
