@@ -42,6 +42,12 @@ record Preset(String name, List<String> workloads, List<Long> sizesMb, List<Inte
     static final List<String> ALL_WORKLOADS = List.of("terasort", "aggregation", "join", "tpch",
             "remote-read");
     static final List<ShuffleConfig> ALL_CONFIGS = List.of(ShuffleConfig.values());
+    /**
+     * The TPC-DS preset's size: scale factor 1 (see {@link TpcdsSql#scaleFactor}). Its power run of 103 queries takes
+     * about ... per configuration on this machine, so 4 configurations x 2 repetitions fit in about an hour; the
+     * TPC-DS workloads are in no other preset (add them with {@code -Dab.workloads=}).
+     */
+    static final long TPCDS_MB = 1024;
 
     static Preset named(String name) {
         return switch (name) {
@@ -51,7 +57,9 @@ record Preset(String name, List<String> workloads, List<Long> sizesMb, List<Inte
                     ALL_CONFIGS, 3, true, DEFAULT_HCOMM_CONF, Map.of(), false, true);
             case "full" -> new Preset("full", ALL_WORKLOADS, List.of(1024L, 4096L), List.of(2, 4),
                     List.of("java", "kryo"), ALL_CONFIGS, 3, true, DEFAULT_HCOMM_CONF, Map.of(), false, true);
-            default -> throw new IllegalArgumentException("unknown preset '" + name + "' (smoke, quick, full)");
+            case "tpcds" -> new Preset("tpcds", List.of("tpcds"), List.of(TPCDS_MB), List.of(2), List.of("kryo"),
+                    ALL_CONFIGS, 2, true, DEFAULT_HCOMM_CONF, Map.of(), false, false);
+            default -> throw new IllegalArgumentException("unknown preset '" + name + "' (smoke, quick, full, tpcds)");
         };
     }
 
