@@ -106,8 +106,10 @@ final class TpcdsReport {
                     .append(" | ").append(SummaryReport.ratio(total, c, ShuffleConfig.BUILTIN_NETWORK))
                     .append(" | ").append(Stats.of(rc, r -> r.shuffleWriteBytes() / 1e6).format("%.0f"))
                     .append(" | ").append(Stats.of(rc, r -> r.shuffleReadBytes() / 1e6).format("%.0f"))
-                    .append(" | ").append(c.isHcomm() ? Stats.of(rc, r -> r.oneSidedBytes() / 1e6).format("%.0f") : "–")
-                    .append(" | ").append(c.isHcomm() ? Stats.of(rc, r -> r.fallbackBytes() / 1e6).format("%.0f") : "–")
+                    .append(" | ").append(c.isHcomm()
+                            ? Stats.of(rc, r -> r.oneSidedBytes() / 1e6).format("%.0f") : "–")
+                    .append(" | ").append(c.isHcomm()
+                            ? Stats.of(rc, r -> r.fallbackBytes() / 1e6).format("%.0f") : "–")
                     .append(" |\n");
         }
     }

@@ -31,9 +31,9 @@ import scala.jdk.javaapi.CollectionConverters;
  * A TPC-DS power run: the 103 queries of Spark's own TPC-DS suite (the {@code tpcds/q*.sql} resources of Spark's
  * spark-sql test jar, read at run time) one after the other in natural order (q1, q2, ..., q14a, q14b, ...) in one
  * application, over {@link TpcdsTables} at scale factor size / 1 GB (TPC-DS's scale factor is its raw data in GB).
- * AQE stays at Spark's default (on); ANSI mode is off ({@link #sparkConf}). Workload {@code tpcds} keeps Spark's broadcast joins; {@code
- * tpcds-nobroadcast} turns them off ({@code spark.sql.autoBroadcastJoinThreshold=-1}), so every join shuffles both
- * sides.
+ * AQE stays at Spark's default (on); ANSI mode is off ({@link #sparkConf}). Workload {@code tpcds} keeps Spark's
+ * broadcast joins; {@code tpcds-nobroadcast} turns them off ({@code spark.sql.autoBroadcastJoinThreshold=-1}), so
+ * every join shuffles both sides.
  *
  * <p>Timed: the queries (parse, plan, run, collect), not the generation of the tables ({@link #prepare}). Per query
  * it reports the seconds, the rows and Spark's shuffle bytes written and read by that query's jobs (job group = the
@@ -184,12 +184,7 @@ final class TpcdsSql implements Workload {
                 limit = g.maxRows().isDefined() ? ((Number) g.maxRows().get()).longValue() : -1;
                 p = child(p);
             } else if (p instanceof Project project) {
-                for (NamedExpression e : CollectionConverters.asJava(project.projectList())) {
-                    if (e instanceof Alias alias) {
-                        columns.replaceAll(c -> c instanceof Attribute a && a.exprId().equals(alias.exprId())
-                                ? alias.child() : c);
-                    }
-                }
+                columns = unaliased(columns, project);
                 p = child(p);
             } else if (p instanceof LocalLimit || p instanceof SubqueryAlias) {
                 p = child(p);
@@ -197,8 +192,23 @@ final class TpcdsSql implements Workload {
                 break;
             }
         }
-        return new QueryAnswers.Answer(query, types, p instanceof Sort s && s.global() ? keys(s, columns) : List.of(),
-                limit, values);
+        List<Integer> keys = List.of();
+        if (p instanceof Sort s && s.global()) {
+            // a key the select list renames is resolved below the sort, in the Project the analyzer adds there
+            keys = keys(s, columns, s.child() instanceof Project below ? unaliased(columns, below) : columns);
+        }
+        return new QueryAnswers.Answer(query, types, keys, limit, values);
+    }
+
+    /** The columns with each attribute that {@code project} defines by an alias replaced by the aliased expression. */
+    private static List<Expression> unaliased(List<Expression> columns, Project project) {
+        List<Expression> out = new ArrayList<>(columns);
+        for (NamedExpression e : CollectionConverters.asJava(project.projectList())) {
+            if (e instanceof Alias alias) {
+                out.replaceAll(c -> c instanceof Attribute a && a.exprId().equals(alias.exprId()) ? alias.child() : c);
+            }
+        }
+        return out;
     }
 
     private static LogicalPlan child(LogicalPlan p) {
@@ -206,20 +216,21 @@ final class TpcdsSql implements Workload {
     }
 
     /**
-     * The sort's keys as output column indexes: the column a key is, or else all the columns its expression is
-     * made of (rows equal in all of them are equal in the key, so this finds no tie that is not one, only perhaps
-     * fewer: a difference is then reported, never hidden); null when a key needs something that is no column.
+     * The sort's keys as output column indexes: the column a key is (as the output names it, or as the Project under
+     * the sort defines it), or else all the columns its expression is made of (rows equal in all of them are equal
+     * in the key, so this finds no tie that is not one, only perhaps fewer: a difference is then reported, never
+     * hidden); null when a key needs something that is no column.
      */
-    private static List<Integer> keys(Sort sort, List<Expression> columns) {
+    private static List<Integer> keys(Sort sort, List<Expression> columns, List<Expression> belowSort) {
         List<Integer> keys = new ArrayList<>();
         for (SortOrder o : CollectionConverters.asJava(sort.order())) {
-            int index = indexOf(columns, o.child());
+            int index = indexOf(columns, belowSort, o.child());
             if (index >= 0) {
                 keys.add(index);
                 continue;
             }
             for (Attribute a : CollectionConverters.asJava(o.child().references().toSeq())) {
-                int i = indexOf(columns, a);
+                int i = indexOf(columns, belowSort, a);
                 if (i < 0) {
                     return null;
                 }
@@ -229,9 +240,9 @@ final class TpcdsSql implements Workload {
         return keys;
     }
 
-    private static int indexOf(List<Expression> columns, Expression e) {
+    private static int indexOf(List<Expression> columns, List<Expression> belowSort, Expression e) {
         for (int i = 0; i < columns.size(); i++) {
-            if (columns.get(i).semanticEquals(e)) {
+            if (columns.get(i).semanticEquals(e) || belowSort.get(i).semanticEquals(e)) {
                 return i;
             }
         }

@@ -27,17 +27,18 @@ import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 
 /**
- * The 24 TPC-DS tables as temporary views over Parquet files that the executors generate with the
- * {@code io.trino.tpcds} generator (dsdgen's Java port): the driver parallelises chunk numbers and each task
- * generates its chunk ({@code Session.withParallelism(n).withChunkNumber(i)}), so the driver never holds the data.
- * Schemas come from the library's own columns (three renamed to the queries' names, {@link #QUERY_NAMES}): identifiers are longs, integers ints, decimals keep their precision
- * and scale, dates are dates, char, varchar and time are strings, and dsdgen's nulls are nulls.
+ * The 24 TPC-DS tables as temporary views over Parquet files that the executors generate with the {@code
+ * io.trino.tpcds} generator (dsdgen's Java port): the driver parallelises chunk numbers and each task generates its
+ * chunk ({@code Session.withParallelism(n).withChunkNumber(i)}), so the driver never holds the data. Schemas come
+ * from the library's own columns (three renamed to the queries' names, {@link #QUERY_NAMES}): identifiers are
+ * longs, integers ints, decimals keep their precision and scale, dates are dates, char, varchar and time are
+ * strings, and dsdgen's nulls are nulls.
  *
  * <p>Unlike TPC-H's tables, which are generated again by every scan (the generation is part of TPC-H's timed
- * queries), the TPC-DS tables are written once, by the first application that needs them, to
- * {@code target/tpcds-data/sf<scale>-<chunks>} (a table is complete when its {@code _ROWS} file, its row count,
- * is there) and read from there by every later run: 103 queries would otherwise
- * time the generator more than the shuffle. Writing them is not timed; the timed queries read Parquet.
+ * queries), the TPC-DS tables are written once, by the first application that needs them, to {@code
+ * target/tpcds-data/sf<scale>-<chunks>} (a table is complete when its {@code _ROWS} file, its row count, is there)
+ * and read from there by every later run: 103 queries would otherwise time the generator more than the shuffle.
+ * Writing them is not timed; the timed queries read Parquet.
  */
 final class TpcdsTables {
     /**

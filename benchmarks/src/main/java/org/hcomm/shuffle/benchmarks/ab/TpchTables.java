@@ -1,5 +1,7 @@
 package org.hcomm.shuffle.benchmarks.ab;
 
+import static org.hcomm.shuffle.benchmarks.ab.Generators.map;
+
 import java.math.BigDecimal;
 import java.time.LocalDate;
 import java.util.ArrayList;
@@ -51,40 +53,40 @@ final class TpchTables {
         view(spark, sc, "lineitem", parts, schema(
                 "l_orderkey", DataTypes.LongType, "l_partkey", DataTypes.LongType, "l_suppkey", DataTypes.LongType,
                 "l_quantity", MONEY, "l_extendedprice", MONEY, "l_discount", MONEY, "l_shipdate", DataTypes.DateType),
-                part -> Generators.map(new LineItemGenerator(scaleFactor, part, parts, Distributions.getDefaultDistributions(),
+                part -> map(new LineItemGenerator(scaleFactor, part, parts, Distributions.getDefaultDistributions(),
                         Pool.TEXT).iterator(), l -> RowFactory.create(l.getOrderKey(), l.getPartKey(),
                         l.getSupplierKey(), money(l.getQuantity() * 100), money(l.getExtendedPriceInCents()),
                         money(l.getDiscountPercent()), LocalDate.ofEpochDay(l.getShipDate()))));
         view(spark, sc, "orders", parts, schema(
                 "o_orderkey", DataTypes.LongType, "o_custkey", DataTypes.LongType, "o_totalprice", MONEY,
                 "o_orderdate", DataTypes.DateType, "o_shippriority", DataTypes.IntegerType),
-                part -> Generators.map(new OrderGenerator(scaleFactor, part, parts, Distributions.getDefaultDistributions(),
+                part -> map(new OrderGenerator(scaleFactor, part, parts, Distributions.getDefaultDistributions(),
                         Pool.TEXT).iterator(), o -> RowFactory.create(o.getOrderKey(), o.getCustomerKey(),
                         money(o.getTotalPriceInCents()), LocalDate.ofEpochDay(o.getOrderDate()),
                         o.getShipPriority())));
         view(spark, sc, "customer", small, schema(
                 "c_custkey", DataTypes.LongType, "c_name", DataTypes.StringType, "c_nationkey", DataTypes.LongType,
                 "c_mktsegment", DataTypes.StringType),
-                part -> Generators.map(new CustomerGenerator(scaleFactor, part, small, Distributions.getDefaultDistributions(),
+                part -> map(new CustomerGenerator(scaleFactor, part, small, Distributions.getDefaultDistributions(),
                         Pool.TEXT).iterator(), c -> RowFactory.create(c.getCustomerKey(), c.getName(),
                         c.getNationKey(), c.getMarketSegment())));
         view(spark, sc, "part", small, schema("p_partkey", DataTypes.LongType, "p_name", DataTypes.StringType),
-                part -> Generators.map(new PartGenerator(scaleFactor, part, small, Distributions.getDefaultDistributions(),
+                part -> map(new PartGenerator(scaleFactor, part, small, Distributions.getDefaultDistributions(),
                         Pool.TEXT).iterator(), p -> RowFactory.create(p.getPartKey(), p.getName())));
         view(spark, sc, "partsupp", small, schema(
                 "ps_partkey", DataTypes.LongType, "ps_suppkey", DataTypes.LongType, "ps_supplycost", MONEY),
-                part -> Generators.map(new PartSupplierGenerator(scaleFactor, part, small, Pool.TEXT).iterator(),
+                part -> map(new PartSupplierGenerator(scaleFactor, part, small, Pool.TEXT).iterator(),
                         ps -> RowFactory.create(ps.getPartKey(), ps.getSupplierKey(),
                                 money(ps.getSupplyCostInCents()))));
         view(spark, sc, "supplier", 1, schema("s_suppkey", DataTypes.LongType, "s_nationkey", DataTypes.LongType),
-                part -> Generators.map(new SupplierGenerator(scaleFactor, part, 1, Distributions.getDefaultDistributions(),
+                part -> map(new SupplierGenerator(scaleFactor, part, 1, Distributions.getDefaultDistributions(),
                         Pool.TEXT).iterator(), s -> RowFactory.create(s.getSupplierKey(), s.getNationKey())));
         view(spark, sc, "nation", 1, schema(
                 "n_nationkey", DataTypes.LongType, "n_name", DataTypes.StringType, "n_regionkey", DataTypes.LongType),
-                part -> Generators.map(new NationGenerator(Distributions.getDefaultDistributions(), Pool.TEXT).iterator(),
+                part -> map(new NationGenerator(Distributions.getDefaultDistributions(), Pool.TEXT).iterator(),
                         n -> RowFactory.create(n.getNationKey(), n.getName(), n.getRegionKey())));
         view(spark, sc, "region", 1, schema("r_regionkey", DataTypes.LongType, "r_name", DataTypes.StringType),
-                part -> Generators.map(new RegionGenerator(Distributions.getDefaultDistributions(), Pool.TEXT).iterator(),
+                part -> map(new RegionGenerator(Distributions.getDefaultDistributions(), Pool.TEXT).iterator(),
                         r -> RowFactory.create(r.getRegionKey(), r.getName())));
     }
 
