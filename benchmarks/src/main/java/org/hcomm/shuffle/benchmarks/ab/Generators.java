@@ -60,4 +60,19 @@ final class Generators {
     static long perPart(long targetMb, int parts, int bytesPerRecord) {
         return Math.max(1, targetMb * 1_000_000L / bytesPerRecord / parts);
     }
+
+    /** {@code in} with {@code f} applied to each element, lazily. */
+    static <A, B> Iterator<B> map(Iterator<A> in, Function<A, B> f) {
+        return new Iterator<>() {
+            @Override
+            public boolean hasNext() {
+                return in.hasNext();
+            }
+
+            @Override
+            public B next() {
+                return f.apply(in.next());
+            }
+        };
+    }
 }

@@ -25,13 +25,13 @@ import javax.imageio.ImageIO;
  * serializer the groups are the workloads; otherwise there is one panel per workload and the groups are its cells.
  */
 final class RatioChart {
-    private static final Color[] COLORS = {
+    static final Color[] COLORS = {
         new Color(0x9e9e9e), // builtin
         new Color(0x546e7a), // builtin-network
         new Color(0xd9531e), // hcomm
         new Color(0xf2a97e), // hcomm-tcp
     };
-    private static final Color TEXT = new Color(0x212121);
+    static final Color TEXT = new Color(0x212121);
     private static final int HEADER = 92;
     private static final int PANEL_TITLE = 26;
     private static final int PLOT_H = 340;
@@ -39,10 +39,10 @@ final class RatioChart {
     private static final int LEFT = 84;
     private static final int RIGHT = 140;
     private static final int BAR_W = 30;
-    private static final Font TITLE = new Font(Font.SANS_SERIF, Font.BOLD, 17);
-    private static final Font NORMAL = new Font(Font.SANS_SERIF, Font.PLAIN, 13);
+    static final Font TITLE = new Font(Font.SANS_SERIF, Font.BOLD, 17);
+    static final Font NORMAL = new Font(Font.SANS_SERIF, Font.PLAIN, 13);
     private static final Font BOLD = new Font(Font.SANS_SERIF, Font.BOLD, 14);
-    private static final Font SMALL = new Font(Font.SANS_SERIF, Font.PLAIN, 11);
+    static final Font SMALL = new Font(Font.SANS_SERIF, Font.PLAIN, 11);
 
     private RatioChart() {
     }
@@ -95,11 +95,7 @@ final class RatioChart {
         int height = HEADER + panels.size() * panelH + 10;
 
         BufferedImage img = new BufferedImage(width, height, BufferedImage.TYPE_INT_RGB);
-        Graphics2D g = img.createGraphics();
-        g.setRenderingHint(RenderingHints.KEY_ANTIALIASING, RenderingHints.VALUE_ANTIALIAS_ON);
-        g.setRenderingHint(RenderingHints.KEY_TEXT_ANTIALIASING, RenderingHints.VALUE_TEXT_ANTIALIAS_ON);
-        g.setColor(Color.WHITE);
-        g.fillRect(0, 0, width, height);
+        Graphics2D g = canvas(img);
 
         g.setColor(TEXT);
         g.setFont(TITLE);
@@ -219,6 +215,16 @@ final class RatioChart {
         g.setFont(SMALL);
         g.drawString("1.0 = " + baseName, LEFT + plotW + 6, y1 + 4);
         valueLabels.forEach(Runnable::run);
+    }
+
+    /** The image's graphics, antialiased, on a white background. */
+    static Graphics2D canvas(BufferedImage img) {
+        Graphics2D g = img.createGraphics();
+        g.setRenderingHint(RenderingHints.KEY_ANTIALIASING, RenderingHints.VALUE_ANTIALIAS_ON);
+        g.setRenderingHint(RenderingHints.KEY_TEXT_ANTIALIASING, RenderingHints.VALUE_TEXT_ANTIALIAS_ON);
+        g.setColor(Color.WHITE);
+        g.fillRect(0, 0, img.getWidth(), img.getHeight());
+        return g;
     }
 
     private static int yOf(double v, double top, int y0) {

@@ -65,6 +65,16 @@ record RunResult(Preset.Cell cell, ShuffleConfig config, int rep, int sequence, 
         return error == null;
     }
 
+    /** The name of this run's files in the runs directory, without extension (e.g. 001-tpch-512m-2x-kryo-r0-hcomm). */
+    String fileStem() {
+        return String.format(java.util.Locale.ROOT, "%03d-%s-r%d-%s", sequence, cell.fileStem(), rep, config.label());
+    }
+
+    /** The file a workload with per-query answers ({@link QueryAnswers}) writes them to, beside the run's JSON. */
+    java.nio.file.Path answersFile(java.nio.file.Path runsDir) {
+        return runsDir.resolve(fileStem() + "-answers.txt");
+    }
+
     /** The successful run of {@code config} in repetition {@code rep} among {@code runs} (one cell's), if any. */
     static Optional<RunResult> successful(List<RunResult> runs, int rep, ShuffleConfig config) {
         return runs.stream().filter(r -> r.rep == rep && r.config == config && r.ok()).findFirst();

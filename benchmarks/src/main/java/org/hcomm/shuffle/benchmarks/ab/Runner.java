@@ -53,11 +53,11 @@ final class Runner {
      * profile of the reduce stages (read after the executors exit, when their recordings are complete).
      */
     static RunResult run(Workload workload, Preset.Cell cell, ShuffleConfig config, Preset preset, int rep,
-            int sequence, java.nio.file.Path jfrDir) throws Exception {
+            int sequence, java.nio.file.Path jfrDir, java.nio.file.Path answersFile) throws Exception {
         if (jfrDir != null) {
             java.nio.file.Files.createDirectories(jfrDir);
         }
-        RunResult result = measure(workload, cell, config, preset, rep, sequence, jfrDir);
+        RunResult result = measure(workload, cell, config, preset, rep, sequence, jfrDir, answersFile);
         if (jfrDir == null) {
             return result;
         }
@@ -67,8 +67,9 @@ final class Runner {
         return result.withProfile(JfrProfile.summarize(jfrDir, StageMetricsListener.union(reduce)));
     }
 
+    /** Measures one run; a workload's answer text (if any) goes to {@code answersFile} (if not null). */
     private static RunResult measure(Workload workload, Preset.Cell cell, ShuffleConfig config, Preset preset,
-            int rep, int sequence, java.nio.file.Path jfrDir) throws Exception {
+            int rep, int sequence, java.nio.file.Path jfrDir, java.nio.file.Path answersFile) throws Exception {
         String startedAt = java.time.Instant.now().toString();
         ProcessCpuPlugin.reset();
         SparkSession spark = SparkSession.builder().config(conf(cell, config, preset, jfrDir)).getOrCreate();
@@ -84,6 +85,7 @@ final class Runner {
             if (preset.warmExecutors()) {
                 StageMetricsListener warm = new StageMetricsListener();
                 sc.sc().addSparkListener(warm);
+                workload.prepare(spark, Preset.warmMb(cell.targetMb()));
                 workload.run(spark, Preset.warmMb(cell.targetMb()));
                 warm.awaitQuiet(10_000);
                 sc.sc().removeSparkListener(warm);
@@ -94,6 +96,9 @@ final class Runner {
                     hcommBefore = HcommMetrics.settled(15_000, remote, warm.stages());
                 }
             }
+            // untimed and before the listener; a workload's preparation shuffles nothing (the plugin's counters
+            // would include it)
+            workload.prepare(spark, cell.targetMb());
             StageMetricsListener listener = new StageMetricsListener();
             sc.sc().addSparkListener(listener);
 
@@ -101,6 +106,9 @@ final class Runner {
             long t0 = System.nanoTime();
             Workload.Answer answer = workload.run(spark, cell.targetMb());
             double jobSec = (System.nanoTime() - t0) / 1e9;
+            if (answersFile != null && !answer.answerLines().isEmpty()) {
+                java.nio.file.Files.write(answersFile, answer.answerLines(), java.nio.charset.StandardCharsets.UTF_8);
+            }
             Map<String, Long> host = HostCounters.since(vmBefore, HostCounters.read());
 
             listener.awaitQuiet(10_000);

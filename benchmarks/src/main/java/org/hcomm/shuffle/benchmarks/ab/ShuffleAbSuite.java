@@ -29,7 +29,8 @@ public final class ShuffleAbSuite {
     /** Per workload: seconds of job time besides the data, and per MB of shuffle (measured on 2 cores, 2 executors). */
     static final Map<String, double[]> JOB_SECONDS = Map.of("terasort", new double[] {2, 0.02},
             "aggregation", new double[] {1.5, 0.016}, "join", new double[] {2, 0.027}, "tpch", new double[] {14, 0.07},
-            "remote-read", new double[] {2, 0.015});
+            "remote-read", new double[] {2, 0.015}, "tpcds", new double[] {150, 0.13},
+            "tpcds-nobroadcast", new double[] {150, 0.13});
     static final long WARMUP_MB = 16;
 
     private ShuffleAbSuite() {
@@ -67,7 +68,7 @@ public final class ShuffleAbSuite {
             for (String w : preset.workloads()) {
                 Preset.Cell cell = new Preset.Cell(w, WARMUP_MB, preset.executors().get(0),
                         preset.serializers().get(0));
-                Runner.run(Workload.of(w), cell, ShuffleConfig.BUILTIN, preset, -1, -1, null);
+                Runner.run(Workload.of(w), cell, ShuffleConfig.BUILTIN, preset, -1, -1, null, null);
             }
         }
 
@@ -105,11 +106,11 @@ public final class ShuffleAbSuite {
                     ranNow++;
                     RunResult r;
                     String startedAt = java.time.Instant.now().toString();
-                    String stem = String.format(Locale.ROOT, "%03d-%s-r%d-%s", sequence, cell.fileStem(), rep,
-                            config.label());
+                    RunResult planned = RunResult.failed(cell, config, rep, sequence, startedAt, "not run");
+                    String stem = planned.fileStem();
                     try {
                         r = Runner.run(workload, cell, config, preset, rep, sequence,
-                                preset.jfr() ? runsDir.resolve(stem + "-jfr") : null);
+                                preset.jfr() ? runsDir.resolve(stem + "-jfr") : null, planned.answersFile(runsDir));
                     } catch (Exception | OutOfMemoryError e) {
                         if (STOPPING.get()) {
                             return; // interrupted by the shutdown, not a result: write nothing
@@ -129,11 +130,23 @@ public final class ShuffleAbSuite {
         Map<Preset.Cell, String> checks = new LinkedHashMap<>();
         List<String> warnings = new ArrayList<>();
         boolean failed = check(preset, results, checks, warnings);
-        String md = SummaryReport.markdown(preset, results, checks, warnings, wall, machine);
+        Map<Preset.Cell, AnswerCheck> answers = AnswerCheck.of(preset, results, runsDir);
+        for (Map.Entry<Preset.Cell, AnswerCheck> a : answers.entrySet()) {
+            for (String problem : a.getValue().realDifferences()) {
+                failed = true;
+                warnings.add("answers differ in " + a.getKey().label() + ": " + problem);
+                checks.put(a.getKey(), "DIFFER: per-query answers, see the TPC-DS section");
+            }
+        }
+        String md = SummaryReport.markdown(preset, results, checks, warnings, wall, machine)
+                + TpcdsReport.markdown(preset, results, answers);
         Path summary = out.resolve("summary" + preset.sliceSuffix() + ".md");
         Path chart = out.resolve("ratio" + preset.sliceSuffix() + ".png");
         Files.writeString(summary, md, StandardCharsets.UTF_8);
         RatioChart.write(preset, results, chart);
+        if (!answers.isEmpty()) {
+            TpcdsChart.write(preset, results, out.resolve("tpcds" + preset.sliceSuffix() + ".png"));
+        }
         System.out.println();
         System.out.println(md);
         System.out.printf(Locale.ROOT, "wall time %.1f min; wrote %s, %s and %d run files in %s%n", wall / 60,

@@ -340,7 +340,8 @@ final class SummaryReport {
         return out;
     }
 
-    private static String ratio(Map<ShuffleConfig, Stats> reduce, ShuffleConfig c, ShuffleConfig base) {
+    /** {@code c}'s median over {@code base}'s ("–" when either has no successful run). */
+    static String ratio(Map<ShuffleConfig, Stats> reduce, ShuffleConfig c, ShuffleConfig base) {
         Stats b = reduce.get(base);
         Stats s = reduce.get(c);
         if (b == null || s == null || b.n() == 0 || s.n() == 0) {

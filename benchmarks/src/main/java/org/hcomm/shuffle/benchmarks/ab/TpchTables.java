@@ -1,9 +1,10 @@
 package org.hcomm.shuffle.benchmarks.ab;
 
+import static org.hcomm.shuffle.benchmarks.ab.Generators.map;
+
 import java.math.BigDecimal;
 import java.time.LocalDate;
 import java.util.ArrayList;
-import java.util.Iterator;
 import java.util.List;
 
 import io.trino.tpch.CustomerGenerator;
@@ -106,19 +107,5 @@ final class TpchTables {
 
     private static BigDecimal money(long hundredths) {
         return BigDecimal.valueOf(hundredths, 2);
-    }
-
-    private static <A, B> Iterator<B> map(Iterator<A> in, java.util.function.Function<A, B> f) {
-        return new Iterator<>() {
-            @Override
-            public boolean hasNext() {
-                return in.hasNext();
-            }
-
-            @Override
-            public B next() {
-                return f.apply(in.next());
-            }
-        };
     }
 }

@@ -16,6 +16,13 @@ public interface Workload {
     /** One line saying what runs at this size (for the report). */
     String describe(long targetMb);
 
+    /**
+     * Readies the data before the timed part, without a shuffle (nothing by default: most workloads generate their
+     * data as they run).
+     */
+    default void prepare(SparkSession spark, long targetMb) throws Exception {
+    }
+
     /** Runs the workload (the timed part) on a fresh application. */
     Answer run(SparkSession spark, long targetMb) throws Exception;
 
@@ -28,8 +35,14 @@ public interface Workload {
     default void checkPlacement(java.util.List<StageMetricsListener.Stage> stages) {
     }
 
-    /** What a workload returns: the checksum, how many result records it covers, and workload-specific details. */
-    record Answer(long checksum, long records, Map<String, Object> detail) {
+    /**
+     * What a workload returns: the checksum, how many result records it covers, workload-specific details, and the
+     * answer's text for the run's answers file (empty: none; see {@link QueryAnswers}).
+     */
+    record Answer(long checksum, long records, Map<String, Object> detail, java.util.List<String> answerLines) {
+        Answer(long checksum, long records, Map<String, Object> detail) {
+            this(checksum, records, detail, java.util.List.of());
+        }
     }
 
     /** Map and reduce partitions for a target size: about 32 MB of shuffle data per partition, at least 8. */
@@ -44,8 +57,10 @@ public interface Workload {
             case "join" -> new Join();
             case "tpch" -> new TpchSql();
             case "remote-read" -> new RemoteRead();
+            case "tpcds" -> new TpcdsSql(true);
+            case "tpcds-nobroadcast" -> new TpcdsSql(false);
             default -> throw new IllegalArgumentException("unknown workload '" + name
-                    + "' (allowed: terasort, aggregation, join, tpch, remote-read)");
+                    + "' (allowed: terasort, aggregation, join, tpch, remote-read, tpcds, tpcds-nobroadcast)");
         };
     }
 }
