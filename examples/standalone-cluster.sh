@@ -10,7 +10,8 @@
 #   --spark      the Spark line (default 4.2)
 #   --scala      the Scala binary version (default 2.13; 2.12 exists only for 3.5)
 #   --job        the example job: etl (EtlPipelineJob, the default) or ml (MlPipelineJob: DataFrame features, a
-#                click model and ALS; its MLlib jars come with the line's Spark jars)
+#                click model and ALS; its MLlib jars come with the line's Spark jars, at spark.mllib.version of the
+#                root pom: the line's release, or on 3.5/2.13, 4.0 and 4.1 the nearest earlier one served)
 #   --jars-only  pass the bundle with --jars alone, also on 3.5, to see what a 3.5 user who does that is told
 #   --compare    then run the job again on the same cluster with Spark's own shuffle (no jar, no settings) and fail
 #                unless both answers are identical (the ML job: identical features, and model metrics within the
