@@ -66,8 +66,9 @@ cluster_await_log() {
   grep -q "$2" "$1" 2> /dev/null
 }
 
-# cluster_submit NAME MASTER EXECUTORS [spark-submit options...]: the example job in client mode with $events
-# events, at most 5 minutes, its output in $work/logs/NAME.log; the driver's class path is $driver_cp.
+# cluster_submit NAME MASTER EXECUTORS [spark-submit options...]: the example job $job_class (default the ETL job) in
+# client mode with $events events, at most 5 minutes, its output in $work/logs/NAME.log; the driver's class path is
+# $driver_cp.
 # It runs in the background and is waited for, so that a script's INT/TERM trap runs at once (bash defers a trap
 # until a foreground command ends, and timeout puts the driver in a process group of its own, out of reach of the
 # terminal's Ctrl-C); cluster_stop_submit, from the trap's cleanup, stops it.
@@ -77,7 +78,7 @@ cluster_submit() {
   shift 3
   timeout --kill-after=10 300 java -Xmx1g "${opens[@]}" -cp "$driver_cp" org.apache.spark.deploy.SparkSubmit \
     --master "$master" --deploy-mode client \
-    --class org.hcomm.shuffle.examples.EtlPipelineJob \
+    --class "${job_class:-org.hcomm.shuffle.examples.EtlPipelineJob}" \
     --executor-memory 1g --executor-cores 1 --total-executor-cores "$executors" \
     --conf spark.executorEnv.SPARK_SCALA_VERSION="$SPARK_SCALA_VERSION" "$@" \
     "$app_jar" --submitted "$events" "$executors" \
@@ -103,6 +104,26 @@ cluster_stop_submit() {
 
 # cluster_answer KIND NAME: the checksum the job printed in logs/NAME.log (KIND: HComm or built-in)
 cluster_answer() { sed -n "s/.*($1 shuffle): .*, checksum \([0-9a-f]*\) ===$/\1/p" "$work/logs/$2.log" | tail -n 1; }
+
+# cluster_model_metrics_agree NAME1 NAME2 TOLERANCE: whether the ML job's model metrics in logs/NAME1.log and
+# logs/NAME2.log ("model metrics: ALS RMSE x, CTR AUC y") differ by at most TOLERANCE relative; says which
+cluster_model_metrics_agree() {
+  local a b
+  a=$(grep -h "^model metrics: " "$work/logs/$1.log" 2> /dev/null | tail -n 1)
+  b=$(grep -h "^model metrics: " "$work/logs/$2.log" 2> /dev/null | tail -n 1)
+  if [ -n "$a" ] && [ -n "$b" ] && awk -v a="$a" -v b="$b" -v tol="$3" 'BEGIN {
+      n = split(a, x, /[ ,]+/); split(b, y, /[ ,]+/)
+      for (i = 1; i <= n; i++) if (x[i] ~ /^[0-9.]+$/) {
+        d = x[i] - y[i]; if (d < 0) d = -d; m = (x[i] > y[i] ? x[i] : y[i])
+        if (m > 0 && d / m > tol) exit 1
+      }
+    }'; then
+    echo "== model metrics within $3 relative: $1 '$a', $2 '$b'"
+  else
+    echo "== model metrics differ by more than $3 relative or missing: $1 '$a', $2 '$b'"
+    return 1
+  fi
+}
 
 # cluster_seconds KIND NAME: the job's time in seconds
 cluster_seconds() { sed -n "s/.*($1 shuffle): \([0-9.]*\) s, checksum .*/\1/p" "$work/logs/$2.log" | tail -n 1; }

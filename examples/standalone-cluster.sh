@@ -1,16 +1,21 @@
 #!/usr/bin/env bash
-# Runs the example ETL job with spark-submit on a real Spark standalone cluster (one Master, one Worker with two
-# executors) started on this host from one Spark line's jars, fetched from Maven, with that line's HComm bundle:
-# one jar and the two settings, the way a user on that line starts it. Everything binds to 127.0.0.1 and is stopped
-# at the end.
+# Runs an example job (the ETL job, or the ML job with --job ml) with spark-submit on a real Spark standalone cluster
+# (one Master, one Worker with two executors) started on this host from one Spark line's jars, fetched from Maven,
+# with that line's HComm bundle: one jar and the two settings, the way a user on that line starts it. Everything binds
+# to 127.0.0.1 and is stopped at the end.
 #
-#   examples/standalone-cluster.sh [--spark 3.5|4.0|4.1|4.2] [--scala 2.12|2.13] [--jars-only] [--compare] [events]
+#   examples/standalone-cluster.sh [--spark 3.5|4.0|4.1|4.2] [--scala 2.12|2.13] [--job etl|ml] [--jars-only]
+#                                  [--compare] [events]
 #
 #   --spark      the Spark line (default 4.2)
 #   --scala      the Scala binary version (default 2.13; 2.12 exists only for 3.5)
+#   --job        the example job: etl (EtlPipelineJob, the default) or ml (MlPipelineJob: DataFrame features, a
+#                click model and ALS; its MLlib jars come with the line's Spark jars, at spark.mllib.version of the
+#                root pom: the line's release, or on 3.5/2.13, 4.0 and 4.1 the nearest earlier one served)
 #   --jars-only  pass the bundle with --jars alone, also on 3.5, to see what a 3.5 user who does that is told
 #   --compare    then run the job again on the same cluster with Spark's own shuffle (no jar, no settings) and fail
-#                unless both answers are identical
+#                unless both answers are identical (the ML job: identical features, and model metrics within the
+#                job's tolerance, a relative 1e-6: MlPipelineJob.METRIC_TOLERANCE)
 #   events       the job's size (default 1000000)
 #
 # Each spark-submit may take 5 minutes at most (then it is stopped and the script fails), and the script fails when
@@ -28,11 +33,11 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # shellcheck source=cluster-lib.sh
 . "$root/examples/cluster-lib.sh"
 usage() { sed -n '2,/^set /{/^#/p}' "$0" | sed 's/^# \{0,1\}//'; exit "$1"; }
-line=4.2 scala=2.13 jars_only=false compare=false events=1000000
+line=4.2 scala=2.13 job=etl jars_only=false compare=false events=1000000
 while [ $# -gt 0 ]; do
   case "$1" in
-    --spark|--scala) [ $# -ge 2 ] || { echo "$1 needs a value" >&2; usage 2; }
-       if [ "$1" = --spark ]; then line="$2"; else scala="$2"; fi; shift 2 ;;
+    --spark|--scala|--job) [ $# -ge 2 ] || { echo "$1 needs a value" >&2; usage 2; }
+       case "$1" in --spark) line="$2" ;; --scala) scala="$2" ;; *) job="$2" ;; esac; shift 2 ;;
     --jars-only) jars_only=true; shift ;;
     --compare) compare=true; shift ;;
     -h|--help) usage 0 ;;
@@ -41,6 +46,11 @@ while [ $# -gt 0 ]; do
   esac
 done
 line_profiles "${line}_${scala}" > /dev/null || usage 2
+case "$job" in
+  etl) job_class=org.hcomm.shuffle.examples.EtlPipelineJob ;;
+  ml) job_class=org.hcomm.shuffle.examples.MlPipelineJob ;;
+  *) echo "unknown job '$job' (etl or ml)" >&2; usage 2 ;;
+esac
 export SPARK_LOCAL_IP=127.0.0.1
 cluster_prepare "$line" "$scala"
 java_opts=(-Xmx512m "${opens[@]}" -cp "$cp")
@@ -89,6 +99,9 @@ if [ "$rc" -eq 0 ] && [ "$compare" = true ]; then
   hcomm_sum=$(cluster_answer HComm hcomm) builtin_sum=$(cluster_answer built-in builtin)
   if [ "$rc" -eq 0 ] && [ -n "$hcomm_sum" ] && [ "$hcomm_sum" = "$builtin_sum" ]; then
     echo "== answers identical: HComm $hcomm_sum, built-in $builtin_sum"
+    if [ "$job" = ml ] && ! cluster_model_metrics_agree hcomm builtin 1e-6; then
+      rc=1
+    fi
   else
     echo "== answers differ or missing: HComm '$hcomm_sum', built-in '$builtin_sum'"
     rc=1

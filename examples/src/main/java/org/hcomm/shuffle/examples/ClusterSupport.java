@@ -4,14 +4,85 @@ import java.util.Map;
 import java.util.TreeMap;
 
 import com.codahale.metrics.Gauge;
+import org.apache.spark.SparkConf;
 import org.apache.spark.SparkContext;
 import org.apache.spark.SparkEnv;
 import org.apache.spark.metrics.source.Source;
 import scala.collection.Seq;
 
-/** What the examples need around a job: waiting for executor JVMs, and reading the plugin's metrics source. */
+/**
+ * What the examples need around a job: its configuration with either shuffle, waiting for executor JVMs, and reading
+ * and checking the plugin's metrics source.
+ */
 final class ClusterSupport {
+    static final String HCOMM_PLUGIN = "org.apache.spark.shuffle.hcomm.HcommShufflePlugin";
+    static final String HCOMM_MANAGER = "org.apache.spark.shuffle.hcomm.HcommShuffleManager";
+
     private ClusterSupport() {
+    }
+
+    /**
+     * A job's command line: {@code [master] [events]} (defaults {@code local-cluster[2,1,1024]} and the job's size), or
+     * under spark-submit {@code --submitted [events] [executors]} (defaults 1,000,000 and 2).
+     */
+    record JobArguments(boolean submitted, String master, int events, int executors) {
+        static JobArguments parse(String[] args, int defaultEvents) {
+            if (args.length > 0 && args[0].equals("--submitted")) {
+                return new JobArguments(true, null, args.length > 1 ? Integer.parseInt(args[1]) : 1_000_000,
+                        args.length > 2 ? Integer.parseInt(args[2]) : 2);
+            }
+            return new JobArguments(false, args.length > 0 ? args[0] : "local-cluster[2,1,1024]",
+                    args.length > 1 ? Integer.parseInt(args[1]) : defaultEvents, 0);
+        }
+    }
+
+    /** A job's configuration on {@code master}: Spark's built-in shuffle, or the HComm shuffle's two settings. */
+    static SparkConf conf(String appName, String master, boolean hcomm) {
+        SparkConf conf = new SparkConf().setMaster(master)
+                .setAppName(appName + "-" + (hcomm ? "hcomm" : "builtin"))
+                .set("spark.ui.enabled", "false")
+                .set("spark.executor.memory", "1g");
+        if (hcomm) {
+            conf.set("spark.plugins", HCOMM_PLUGIN).set("spark.shuffle.manager", HCOMM_MANAGER);
+        }
+        return conf;
+    }
+
+    /** Whether a configuration (say, the one spark-submit gave) selects the HComm shuffle. */
+    static boolean selectsHcomm(SparkConf conf) {
+        return conf.get("spark.shuffle.manager", "").equals(HCOMM_MANAGER);
+    }
+
+    /** Under spark-submit: waits until {@code executors} executors registered (the driver counts as one more). */
+    static void awaitExecutorCount(SparkContext sc, int executors) throws InterruptedException {
+        while (sc.statusTracker().getExecutorInfos().length < executors + 1) {
+            if (sc.isStopped()) {
+                throw new IllegalStateException("the context stopped while waiting for " + executors + " executors");
+            }
+            Thread.sleep(100);
+        }
+    }
+
+    /** Prints the metrics one a line, as the scripts read them ({@code "  name   value"}). */
+    static void printMetrics(Map<String, Long> metrics) {
+        metrics.forEach((k, v) -> System.out.printf("  %-20s %d%n", k, v));
+    }
+
+    /**
+     * What is wrong with an HComm run's metrics, or null: nothing read one-sidedly, fallback bytes when
+     * {@code fallbackAllowed} is false, or channels created and destroyed that do not match.
+     */
+    static String metricsProblem(Map<String, Long> metrics, boolean fallbackAllowed) {
+        if (metrics.getOrDefault("bytesReadOneSided", 0L) <= 0) {
+            return "the HComm shuffle read nothing one-sidedly: " + metrics;
+        }
+        if (!fallbackAllowed && metrics.getOrDefault("bytesReadFallback", 0L) != 0) {
+            return "the HComm shuffle fell back to Spark's fetch: " + metrics;
+        }
+        if (!metrics.getOrDefault("channelsCreated", -1L).equals(metrics.getOrDefault("channelsDestroyed", -2L))) {
+            return "channels created and destroyed differ: " + metrics;
+        }
+        return null;
     }
 
     /** For local-cluster[n,...] masters: waits until n executors registered (they start after the context). */

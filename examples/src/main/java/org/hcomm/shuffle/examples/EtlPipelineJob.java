@@ -35,13 +35,13 @@ public final class EtlPipelineJob {
     }
 
     public static void main(String[] args) throws Exception {
-        if (args.length > 0 && args[0].equals("--submitted")) {
-            submitted(args.length > 1 ? Integer.parseInt(args[1]) : 1_000_000,
-                    args.length > 2 ? Integer.parseInt(args[2]) : 2);
+        ClusterSupport.JobArguments arguments = ClusterSupport.JobArguments.parse(args, 2_000_000);
+        if (arguments.submitted()) {
+            submitted(arguments.events(), arguments.executors());
             return;
         }
-        String master = args.length > 0 ? args[0] : "local-cluster[2,1,1024]";
-        int events = args.length > 1 ? Integer.parseInt(args[1]) : 2_000_000;
+        String master = arguments.master();
+        int events = arguments.events();
         Result builtin = run(master, events, false);
         Result hcomm = run(master, events, true);
         System.out.println();
@@ -50,7 +50,7 @@ public final class EtlPipelineJob {
         System.out.printf("HComm shuffle    : %6.2f s  checksum %016x%n", hcomm.seconds, hcomm.checksum);
         System.out.printf("time ratio hcomm/builtin: %.2f%n", hcomm.seconds / builtin.seconds);
         System.out.println("HComm shuffle metrics (cluster totals reported by the executors):");
-        hcomm.metrics.forEach((k, v) -> System.out.printf("  %-20s %d%n", k, v));
+        ClusterSupport.printMetrics(hcomm.metrics);
         if (builtin.checksum != hcomm.checksum || !builtin.summary.equals(hcomm.summary)) {
             System.out.println("ANSWERS DIFFER\nbuilt-in: " + builtin.summary + "\nhcomm:    " + hcomm.summary);
             System.exit(1);
@@ -68,18 +68,16 @@ public final class EtlPipelineJob {
      */
     static void submitted(int events, int executors) throws InterruptedException {
         SparkConf conf = new SparkConf().setAppName("hcomm-example-etl-submitted");
-        boolean hcomm = conf.get("spark.shuffle.manager", "").endsWith("HcommShuffleManager");
+        boolean hcomm = ClusterSupport.selectsHcomm(conf);
         try (JavaSparkContext sc = new JavaSparkContext(conf)) {
-            while (sc.sc().statusTracker().getExecutorInfos().length < executors + 1) {
-                Thread.sleep(100);
-            }
+            ClusterSupport.awaitExecutorCount(sc.sc(), executors);
             long t0 = System.nanoTime();
             Tuple2<Long, String> answer = pipeline(sc, events);
             System.out.printf("%n=== feature ETL pipeline under spark-submit (%s shuffle): %.2f s, checksum %016x ===%n%s%n",
                     hcomm ? "HComm" : "built-in", (System.nanoTime() - t0) / 1e9, answer._1(), answer._2());
             if (hcomm) {
                 Map<String, Long> metrics = ClusterSupport.hcommMetrics(sc.sc());
-                metrics.forEach((k, v) -> System.out.printf("  %-20s %d%n", k, v));
+                ClusterSupport.printMetrics(metrics);
                 if (metrics.getOrDefault("bytesReadOneSided", 0L) <= 0) {
                     throw new IllegalStateException("the HComm shuffle read nothing one-sidedly");
                 }
@@ -91,20 +89,8 @@ public final class EtlPipelineJob {
     record Result(double seconds, long checksum, String summary, Map<String, Long> metrics) {
     }
 
-    static SparkConf conf(String master, boolean hcomm) {
-        SparkConf conf = new SparkConf().setMaster(master)
-                .setAppName("hcomm-example-etl-" + (hcomm ? "hcomm" : "builtin"))
-                .set("spark.ui.enabled", "false")
-                .set("spark.executor.memory", "1g");
-        if (hcomm) {
-            conf.set("spark.plugins", "org.apache.spark.shuffle.hcomm.HcommShufflePlugin")
-                    .set("spark.shuffle.manager", "org.apache.spark.shuffle.hcomm.HcommShuffleManager");
-        }
-        return conf;
-    }
-
     static Result run(String master, int events, boolean hcomm) throws InterruptedException {
-        try (JavaSparkContext sc = new JavaSparkContext(conf(master, hcomm))) {
+        try (JavaSparkContext sc = new JavaSparkContext(ClusterSupport.conf("hcomm-example-etl", master, hcomm))) {
             ClusterSupport.awaitExecutors(sc.sc(), master);
             long t0 = System.nanoTime();
             Tuple2<Long, String> answer = pipeline(sc, events);

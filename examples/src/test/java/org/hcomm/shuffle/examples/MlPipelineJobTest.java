@@ -1,0 +1,41 @@
+package org.hcomm.shuffle.examples;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import org.apache.spark.SparkConf;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * A small {@link MlPipelineJob} on two executor JVMs, with Spark's built-in shuffle and then with the HComm shuffle
+ * with fallback {@code never}: the same features, model metrics within the job's tolerance, and every block read
+ * one-sidedly. (The default line only: examples.tests.skip in the root pom.)
+ */
+class MlPipelineJobTest {
+    private static final String MASTER = "local-cluster[2,1,1024]";
+    /** 60,000 events and a few iterations of each model: about 85 s for both runs. */
+    private static final MlPipelineJob.Size SIZE = new MlPipelineJob.Size(60_000, 5, 3);
+
+    @Test
+    @Timeout(value = 300, unit = TimeUnit.SECONDS)
+    void hcommShuffleGivesTheBuiltinShufflesFeaturesAndModelMetrics() throws Exception {
+        MlPipelineJob.Result builtin = MlPipelineJob.run(ClusterSupport.conf("hcomm-ml-test", MASTER, false), SIZE);
+        SparkConf hcommConf = ClusterSupport.conf("hcomm-ml-test", MASTER, true).set("spark.shuffle.hcomm.fallback", "never");
+        MlPipelineJob.Result hcomm = MlPipelineJob.run(hcommConf, SIZE);
+
+        assertNull(builtin.answer().disagreement(hcomm.answer()));
+        assertTrue(builtin.answer().featureRows() > 0, "no feature rows");
+        Map<String, Long> metrics = hcomm.metrics();
+        assertTrue(metrics.getOrDefault("bytesReadOneSided", 0L) > 0, "nothing read one-sidedly: " + metrics);
+        assertEquals(0L, metrics.get("bytesReadFallback"), "fallback bytes: " + metrics);
+        // hcommMetrics waits until the executors' late stage reports are in (created = destroyed, none live)
+        assertTrue(metrics.getOrDefault("channelsCreated", 0L) > 0, "no channel created: " + metrics);
+        assertEquals(metrics.get("channelsCreated"), metrics.get("channelsDestroyed"), "channels: " + metrics);
+        assertEquals(0L, metrics.get("channelsLive"), "channels live: " + metrics);
+    }
+}
