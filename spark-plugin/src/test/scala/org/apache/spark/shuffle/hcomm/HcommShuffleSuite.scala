@@ -198,18 +198,23 @@ class HcommShuffleSuite extends LocalClusterSuite {
       val (shuffled, dep) = mapped(maps = 3, reduces = 4)
       val tracker = sc.env.mapOutputTracker.asInstanceOf[org.apache.spark.MapOutputTrackerMaster]
       val published = internal.DriverProbe.published(driverState, dep.shuffleId)
-      // a map output whose partition 0 (at the start of its data) is long enough to change 32 bytes inside it
-      val status = tracker.shuffleStatuses(dep.shuffleId).mapStatuses.find(st => st.getSizeForBlock(0) > 96).get
-      val (owner, data) = published(status.mapId)
-      assert(owner == status.location.executorId)
-      val changed = sc.parallelize(1 to 12 * executors, 12 * executors).map { _ =>
+      // partition 0 (at the start of each output's data) of every map output long enough to change 32 bytes inside
+      // it, on at least two executors: so that wherever partition 0's reduce task runs (its own executor's block it
+      // reads from Spark's file, not from registered memory) it reads a changed block from another executor
+      val targets = tracker.shuffleStatuses(dep.shuffleId).mapStatuses.filter(_.getSizeForBlock(0) > 96).map { st =>
+        val (owner, data) = published(st.mapId)
+        assert(owner == st.location.executorId)
+        owner -> data
+      }.toSeq
+      assert(targets.map(_._1).distinct.size >= 2, s"map outputs on fewer than two executors: $targets")
+      val changedOn = sc.parallelize(1 to 12 * executors, 12 * executors).flatMap { _ =>
         Thread.sleep(100)
-        if (SparkEnv.get.executorId == owner) {
-          new com.sun.jna.Pointer(data).setMemory(32, 32, 0xA5.toByte) // the arena copy, not Spark's file
-          1
-        } else 0
-      }.sum()
-      assert(changed > 0, s"no task ran on executor $owner")
+        val mine = targets.filter(_._1 == SparkEnv.get.executorId)
+        // the arena copies, not Spark's files
+        mine.foreach { case (_, data) => new com.sun.jna.Pointer(data).setMemory(32, 32, 0xA5.toByte) }
+        mine.map(_._1)
+      }.collect().toSet
+      assert(changedOn == targets.map(_._1).toSet, s"no task ran on some owner: changed on $changedOn of $targets")
       val failures = reduceRight(shuffled, tasks, "the reduce of a corrupted map output")
       val messages = failures.collect { case TaskFailure(_, _, _, f: FetchFailed) => f.message }
       assert(messages.nonEmpty, s"no fetch failure: $failures")
