@@ -351,13 +351,17 @@ public final class MlPipelineJob {
 
     /** Every event of the label window with its user's and item's history features (zero when it had none). */
     static Dataset<Row> featureTable(Dataset<Row> labelled, Dataset<Row> userFeatures, Dataset<Row> itemFeatures) {
+        // the feature tables' keys renamed: both sides descend from the same events, so labelled.col("user_id") and
+        // userFeatures.col("user_id") would be one column to Spark (a trivially true condition it has to repair)
         Dataset<Row> joined = labelled
                 .select("event_id", "user_id", "item_id", "device", "country", "age_band", "category", "price_cents",
                         "ts", "clicked")
-                .join(userFeatures, labelled.col("user_id").equalTo(userFeatures.col("user_id")), "left")
-                .drop(userFeatures.col("user_id"))
-                .join(itemFeatures, labelled.col("item_id").equalTo(itemFeatures.col("item_id")), "left")
-                .drop(itemFeatures.col("item_id"));
+                .join(userFeatures.withColumnRenamed("user_id", "feature_user_id"),
+                        col("user_id").equalTo(col("feature_user_id")), "left")
+                .drop("feature_user_id")
+                .join(itemFeatures.withColumnRenamed("item_id", "feature_item_id"),
+                        col("item_id").equalTo(col("feature_item_id")), "left")
+                .drop("feature_item_id");
         return joined.na().fill(0).withColumn("hour", expr("cast(ts % 86400 / 3600 as int)"));
     }
 

@@ -100,7 +100,7 @@ final class QueryAnswers {
         while (i < lines.size()) {
             String query = field(lines.get(i++), "#query ");
             String typesText = field(lines.get(i++), "#types ");
-            List<String> types = typesText.isEmpty() ? List.of() : List.of(typesText.split(","));
+            List<String> types = typesText.isEmpty() ? List.of() : splitTypes(typesText);
             String order = field(lines.get(i++), "#order ");
             List<Integer> keys = order.equals("unmapped") ? null : order.isEmpty() ? List.of()
                     : Arrays.stream(order.split(",")).map(Integer::valueOf).toList();
@@ -113,6 +113,26 @@ final class QueryAnswers {
             out.add(new Answer(query, types, keys, Long.parseLong(limitRows[0]), rows));
         }
         return out;
+    }
+
+    /** The column types of a {@code #types} line: split at the commas between types, not inside decimal(p,s). */
+    static List<String> splitTypes(String text) {
+        List<String> types = new ArrayList<>();
+        int depth = 0;
+        int start = 0;
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            if (c == '(' || c == '<') {
+                depth++;
+            } else if (c == ')' || c == '>') {
+                depth--;
+            } else if (c == ',' && depth == 0) {
+                types.add(text.substring(start, i));
+                start = i + 1;
+            }
+        }
+        types.add(text.substring(start));
+        return types;
     }
 
     private static String field(String line, String prefix) {

@@ -120,4 +120,17 @@ class QueryAnswersTest {
         List<QueryAnswers.Answer> back = QueryAnswers.parse(QueryAnswers.format(answers));
         assertEquals(answers, back);
     }
+
+    @Test
+    void typesWithCommasInsideThemKeepTheirColumns() {
+        List<String> types = List.of("decimal(7,2)", "int", "struct<a:int,b:decimal(17,2)>", "string");
+        QueryAnswers.Answer a = new QueryAnswers.Answer("q", types, List.of(0), -1,
+                List.of(row("1.50", "1", "{1, 2.00}", "x"), row("2.50", "2", "{3, 4.00}", "y")));
+        QueryAnswers.Answer back = QueryAnswers.parse(QueryAnswers.format(List.of(a))).get(0);
+        assertEquals(types, back.types());
+        // a difference in a later column is compared under that column's own type
+        QueryAnswers.Answer other = new QueryAnswers.Answer("q", types, List.of(0), -1,
+                List.of(row("1.50", "1", "{1, 2.00}", "x"), row("2.50", "2", "{3, 4.00}", "z")));
+        assertEquals(QueryAnswers.Verdict.DIFFERENT, verdict(back, other));
+    }
 }
