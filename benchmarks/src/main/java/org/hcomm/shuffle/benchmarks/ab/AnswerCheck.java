@@ -64,7 +64,7 @@ record AnswerCheck(Map<ShuffleConfig, Map<String, QueryAnswers.Comparison>> byCo
                     QueryAnswers.Answer o = other.get(ref.query());
                     QueryAnswers.Comparison v = o == null
                             ? new QueryAnswers.Comparison(QueryAnswers.Verdict.DIFFERENT, "no answer")
-                            : QueryAnswers.compare(ref, o);
+                            : compared(ref, o);
                     verdicts.merge(ref.query(), v, (a, b) -> a.verdict().compareTo(b.verdict()) >= 0 ? a : b);
                     if (v.verdict() == QueryAnswers.Verdict.DIFFERENT) {
                         problems.add(String.format("%s rep %d %s: %s", c.label(), rep, ref.query(), v.detail()));
@@ -73,6 +73,15 @@ record AnswerCheck(Map<ShuffleConfig, Map<String, QueryAnswers.Comparison>> byCo
             }
         }
         return new AnswerCheck(byConfig, List.copyOf(tied), List.copyOf(floats), problems);
+    }
+
+    /** The comparison; one that cannot be made (answers it does not understand) is a real difference, not a crash. */
+    private static QueryAnswers.Comparison compared(QueryAnswers.Answer ref, QueryAnswers.Answer other) {
+        try {
+            return QueryAnswers.compare(ref, other);
+        } catch (RuntimeException e) {
+            return new QueryAnswers.Comparison(QueryAnswers.Verdict.DIFFERENT, "could not be compared: " + e);
+        }
     }
 
     private static Map<String, QueryAnswers.Answer> read(Path file) {
@@ -84,6 +93,8 @@ record AnswerCheck(Map<ShuffleConfig, Map<String, QueryAnswers.Comparison>> byCo
             return out;
         } catch (IOException e) {
             throw new UncheckedIOException("reading the answers " + file, e);
+        } catch (RuntimeException e) {
+            throw new IllegalStateException("malformed answers file " + file + ": " + e.getMessage(), e);
         }
     }
 }
