@@ -100,7 +100,8 @@ for line in "${lines[@]}"; do
   [ $rc -eq 0 ] || { status=FAIL; failed+=("$line"); }
   printf '%-9s %s in %dm%02ds | Spark suites (CrossLine): %s | BundleIT: %s | standalone: %s\n' "$line" "$status" \
     $((secs / 60)) $((secs % 60)) "${suites:-not run}" "${bundle:-not run}" "$job" | tee -a "$summary"
-  grep -E "^- .*|\*\*\* FAILED \*\*\*" "$log" | sed 's/^/    /'
+  # each test's line, and under a failed one its message (the last lines of the log rarely hold it)
+  awk '/^- / { print; if (/\*\*\* FAILED \*\*\*/) { getline; print } }' "$log" | sed 's/^/    /'
   if [ $rc -ne 0 ]; then
     echo "---- last 80 lines of $failed_log"
     tail -n 80 "$failed_log"

@@ -171,19 +171,21 @@ class SqlAqeSuite extends LocalClusterSuite {
     sc.listenerBus.waitUntilEmpty()
     eventually("earlier stage reports")(metric("channelsLive") == 0)
     val countsBefore = counts
-    // 200 partitions: each output's index is 1,608 bytes, so a few fill the 8 KiB the arena keeps for indexes; 48 map
-    // tasks a round: ~24 outputs per executor, whose indexes (77 KB in two rounds) overflow even an empty arena
+    // 200 partitions: each output's index is 8 x 201 = 1,608 bytes, so 40 fill the 64 KiB arena. 96 map tasks a round
+    // on 2 executors: one executor holds at least 48 of a round's outputs, whose indexes alone (77 KB) overflow even
+    // an empty arena. (With 48 a round, ~24 an executor, it took two rounds whose first shuffle was still registered:
+    // when Spark's cleaner released it in between, no index overflowed; seen on Spark 3.5.)
     withSqlConf("spark.sql.shuffle.partitions" -> "200", "spark.sql.adaptive.coalescePartitions.enabled" -> "false") {
       for (round <- 1 to 2) {
         val n = 200000L
-        val q = spark.range(0, n, 1, 48).selectExpr(s"id % 3001 AS k", s"id * $round AS v").groupBy("k")
+        val q = spark.range(0, n, 1, 96).selectExpr(s"id % 3001 AS k", s"id * $round AS v").groupBy("k")
           .agg(sum("v").as("s"))
         val got = q.collect().map(r => r.getLong(0) -> r.getLong(1)).toMap
         assert(got == (0L until n).groupBy(_ % 3001).map { case (k, vs) => k -> vs.map(_ * round).sum })
       }
     }
     assertReadOneSided(before)
-    // this test's own outputs (~24 per executor a round, ~23 KB each) soon cannot be copied into 64 KB, and their
+    // this test's own outputs soon cannot be copied into the 64 KB the indexes fill, and their
     // indexes overflow the arena: both Spark files are registered, and read one-sidedly
     eventually(s"data and index files mapped by this test (before: $countsBefore, last seen: $counts)") {
       mapped.forall(m => counts(m) > countsBefore(m))
