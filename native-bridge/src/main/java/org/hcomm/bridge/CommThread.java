@@ -5,7 +5,8 @@ import com.sun.jna.ptr.PointerByReference;
 import java.util.Objects;
 import org.hcomm.bridge.raw.AclRuntime;
 import org.hcomm.bridge.raw.HcommAbi;
-import org.hcomm.bridge.raw.HcommLibrary;
+import org.hcomm.bridge.raw.HcommOnThreadLibrary;
+import org.hcomm.bridge.raw.HcommStreamLibrary;
 
 /**
  * An HComm thread ({@code HcommThreadAlloc}): not an OS thread but the queue (device stream on A2/A3, a soft stream
@@ -32,9 +33,9 @@ public final class CommThread extends NativeOwner {
         if (notifyNum < 0 || notifyNum > 64) {
             throw new IllegalArgumentException("notifyNum must be in [0, 64], got " + notifyNum);
         }
-        HcommNative.ensureAvailable();
+        HcommNative.ensureStrategy(ReadStrategy.Kind.ON_THREAD);
         long[] out = new long[1];
-        int rc = HcommLibrary.HcommThreadAlloc(engine.code(), 1, new int[] {notifyNum}, out);
+        int rc = HcommOnThreadLibrary.HcommThreadAlloc(engine.code(), 1, new int[] {notifyNum}, out);
         HcommException.check(rc, "HcommThreadAlloc", "engine=" + engine + " notifyNum=" + notifyNum);
         return new CommThread(engine, out[0]);
     }
@@ -61,9 +62,10 @@ public final class CommThread extends NativeOwner {
 
     private Pointer streamPointer() {
         checkOpen();
+        HcommNative.ensureStreamSync();
         if (stream == null) {
             PointerByReference info = new PointerByReference();
-            int rc = HcommLibrary.HcommThreadResGetInfo(handle, HcommAbi.THREAD_RES_TYPE_STREAM,
+            int rc = HcommStreamLibrary.HcommThreadResGetInfo(handle, HcommAbi.THREAD_RES_TYPE_STREAM,
                     HcommAbi.ACLRT_STREAM_SIZE, info);
             HcommException.check(rc, "HcommThreadResGetInfo", context());
             stream = info.getValue();
@@ -84,7 +86,7 @@ public final class CommThread extends NativeOwner {
     /** {@code HcommThreadFree} ({@link #close()}). */
     @Override
     void release() {
-        int rc = HcommLibrary.HcommThreadFree(new long[] {handle}, 1);
+        int rc = HcommOnThreadLibrary.HcommThreadFree(new long[] {handle}, 1);
         HcommException.check(rc, "HcommThreadFree", context());
     }
 }

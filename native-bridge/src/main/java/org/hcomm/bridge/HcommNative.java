@@ -2,14 +2,15 @@ package org.hcomm.bridge;
 
 import com.sun.jna.Native;
 import com.sun.jna.NativeLibrary;
-import com.sun.jna.Platform;
 import java.io.File;
-import java.io.IOException;
-import java.util.ArrayList;
-import java.util.LinkedHashSet;
+import java.util.EnumMap;
 import java.util.List;
-import java.util.Locale;
-import java.util.Set;
+import java.util.Map;
+import java.util.Optional;
+import org.hcomm.bridge.install.Finding;
+import org.hcomm.bridge.install.Install;
+import org.hcomm.bridge.install.InstallChecks;
+import org.hcomm.bridge.install.Provider;
 import org.hcomm.bridge.raw.AclRuntime;
 import org.hcomm.bridge.raw.CommAbiHeader;
 import org.hcomm.bridge.raw.CommAddr;
@@ -19,6 +20,10 @@ import org.hcomm.bridge.raw.EndpointLoc;
 import org.hcomm.bridge.raw.HcommBatchTransferDesc;
 import org.hcomm.bridge.raw.HcommChannelDesc;
 import org.hcomm.bridge.raw.HcommLibrary;
+import org.hcomm.bridge.raw.HcommNbiLibrary;
+import org.hcomm.bridge.raw.HcommOnThreadLibrary;
+import org.hcomm.bridge.raw.HcommStreamLibrary;
+import org.hcomm.bridge.raw.HcommSymbol.Need;
 import org.hcomm.bridge.raw.HcommSoftCounters;
 import org.hcomm.bridge.raw.HcommSoftLibrary;
 import org.hcomm.bridge.raw.ThreadConfig;
@@ -31,18 +36,15 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Provider (system property {@value #PROVIDER_PROPERTY}): {@code soft} (default) binds the project's
  * {@code libhcomm_soft.so}; {@code cann} binds CANN's {@code libhcomm.so} and takes {@code aclrtSynchronizeStream}
- * from {@code libascendcl.so}. Fixed search order:
- * <ol>
- *   <li>the file named by {@value #LIBRARY_PATH_PROPERTY} (when set, nothing else is tried);</li>
- *   <li>the system library path: for {@code cann} first {@code $ASCEND_HOME_PATH/<arch>-linux/lib64}, then the
- *       directories of {@code jna.library.path}, {@code java.library.path} and {@code LD_LIBRARY_PATH}, looking for
- *       {@code System.mapLibraryName("hcomm_soft")} or {@code ("hcomm")};</li>
- *   <li>{@code soft} only: the library bundled in the jar ({@code linux-x86-64/libhcomm_soft.so}, JNA's resource
- *       layout), extracted by JNA when it is inside a jar.</li>
- * </ol>
- * Right after loading, the ABI is checked: every {@link HcommLibrary} symbol must resolve (direct mapping binds
- * them all at once), the Java structs must have the ABI sizes, and soft HComm's {@code HcommSoftVersion()} must
- * name {@code abi-v4}. Any failure leaves the bridge unavailable with {@link #unavailabilityCause()} set.
+ * from {@code libascendcl.so}. Where the file is looked for: {@link Install}.
+ *
+ * <p>Before anything is bound, the doctor's quick checks run ({@link InstallChecks#quick}): the library opens, it
+ * exports every function the read strategy of {@value #READ_STRATEGY_PROPERTY} needs, and its struct layout is the
+ * binding's (soft HComm's version names {@code abi-v4}; a CANN install's headers are compiled against when present).
+ * The first failed check leaves the bridge unavailable with that check's line as {@link #unavailabilityCause()}, so
+ * an install that does not fit is refused before the first native call that passes a struct. Then the functions
+ * are bound by group ({@link org.hcomm.bridge.raw.HcommSymbol#binding()}): each read strategy apart, so an install lacking one
+ * strategy's functions still serves the other ({@link #ensureStrategy}).
  *
  * <p>Thread-safe. The result is fixed for the life of the process.
  */
@@ -51,36 +53,20 @@ public final class HcommNative {
     public static final String PROVIDER_PROPERTY = "hcomm.provider";
     /** System property naming the library file to load explicitly. */
     public static final String LIBRARY_PATH_PROPERTY = "hcomm.library.path";
-    /** What soft HComm's version string must contain. */
-    public static final String SOFT_ABI_TAG = "abi-v4";
+    /** System property naming the read strategy the quick checks judge the symbols for (default onThread). */
+    public static final String READ_STRATEGY_PROPERTY = "hcomm.readStrategy";
 
     private static final Logger LOG = LoggerFactory.getLogger(HcommNative.class);
 
-    /** The library provider. */
-    public enum Provider {
-        SOFT("hcomm_soft"),
-        CANN("hcomm");
-
-        private final String libraryName;
-
-        Provider(String libraryName) {
-            this.libraryName = libraryName;
-        }
-
-        /** The base name given to {@link System#mapLibraryName(String)}. */
-        public String libraryName() {
-            return libraryName;
-        }
-    }
-
     private record State(Provider provider, String source, String version, HcommSoftLibrary soft,
-            Throwable streamSyncCause, Throwable cause) {}
+            Throwable streamSyncCause, Map<ReadStrategy.Kind, Throwable> strategyCauses, List<Finding> checks,
+            Throwable cause) {}
 
     private static volatile State state;
 
     private HcommNative() {}
 
-    /** True when the library loaded and passed the ABI check. Loads it on the first call. */
+    /** True when the library loaded and passed the quick checks. Loads it on the first call. */
     public static boolean isAvailable() {
         return state().cause == null;
     }
@@ -88,6 +74,11 @@ public final class HcommNative {
     /** Why the library is unavailable, or {@code null} when it is available. */
     public static Throwable unavailabilityCause() {
         return state().cause;
+    }
+
+    /** The quick checks' findings of the load (empty when the provider property itself was invalid). */
+    public static List<Finding> quickChecks() {
+        return state().checks;
     }
 
     /** The configured provider ({@code null} only when the provider property itself is invalid). */
@@ -117,6 +108,16 @@ public final class HcommNative {
         if (s.cause != null) {
             throw new IllegalStateException("HComm library unavailable (provider " + s.provider + "): "
                     + s.cause.getMessage(), s.cause);
+        }
+    }
+
+    /** Throws {@link IllegalStateException} naming the missing functions unless the strategy's functions are bound. */
+    public static void ensureStrategy(ReadStrategy.Kind kind) {
+        ensureAvailable();
+        Throwable cause = state().strategyCauses.get(kind);
+        if (cause != null) {
+            throw new IllegalStateException("HComm read strategy " + kind + " unavailable in " + state().source
+                    + ": " + cause.getMessage(), cause);
         }
     }
 
@@ -151,108 +152,62 @@ public final class HcommNative {
 
     private static State load() {
         Provider provider = null;
+        List<Finding> checks = List.of();
         try {
-            provider = parseProvider(System.getProperty(PROVIDER_PROPERTY, "soft"));
-            List<String> tried = new ArrayList<>();
-            String[] found = locate(provider, tried);
-            if (found == null) {
-                throw new UnsatisfiedLinkError("no " + System.mapLibraryName(provider.libraryName())
-                        + " found; tried " + String.join(", ", tried));
+            provider = Provider.parse(System.getProperty(PROVIDER_PROPERTY, "soft"), PROVIDER_PROPERTY);
+            Need strategy = InstallChecks.strategy(System.getProperty(READ_STRATEGY_PROPERTY, "onThread"));
+            Install install = Install.discover(provider, System.getProperty(LIBRARY_PATH_PROPERTY));
+            checks = InstallChecks.quick(install, strategy, HcommNative::softVersion);
+            for (Finding f : checks) {
+                if (f.failed()) {
+                    throw new UnsatisfiedLinkError(f.oneLine());
+                }
+                if (f.status() == Finding.Status.WARN) {
+                    LOG.warn("HComm quick check: {}", f.oneLine());
+                }
             }
-            File file = new File(found[1]);
+            File file = install.library().file();
             NativeLibrary lib = NativeLibrary.getInstance(file.getAbsolutePath());
             Native.register(HcommLibrary.class, lib);
+            Map<ReadStrategy.Kind, Throwable> strategyCauses = new EnumMap<>(ReadStrategy.Kind.class);
+            bind(HcommOnThreadLibrary.class, lib).ifPresent(t -> strategyCauses.put(ReadStrategy.Kind.ON_THREAD, t));
+            bind(HcommNbiLibrary.class, lib).ifPresent(t -> strategyCauses.put(ReadStrategy.Kind.NBI_FENCE, t));
+            Throwable streamSyncCause = bind(HcommStreamLibrary.class, lib).orElse(null);
             checkStructSizes();
             HcommSoftLibrary soft = null;
             String version = "cann";
-            Throwable streamSyncCause = null;
             if (provider == Provider.SOFT) {
                 soft = Native.load(file.getAbsolutePath(), HcommSoftLibrary.class);
                 version = soft.HcommSoftVersion();
-                if (version == null || !version.contains(SOFT_ABI_TAG)) {
-                    throw new UnsatisfiedLinkError(file + " reports version '" + version + "', expected "
-                            + SOFT_ABI_TAG);
-                }
                 Native.register(AclRuntime.class, lib);
-            } else {
+            } else if (streamSyncCause == null) {
                 streamSyncCause = bindAscendCl(file);
             }
-            String source = found[0] + ":" + file.getAbsolutePath();
+            String source = install.library().describe();
             LOG.info("HComm provider {} loaded from {} (version {})", provider, source, version);
-            return new State(provider, source, version, soft, streamSyncCause, null);
+            return new State(provider, source, version, soft, streamSyncCause, strategyCauses, checks, null);
         } catch (Throwable t) { // UnsatisfiedLinkError, LinkageError, bad property: all mean "unavailable"
             LOG.warn("HComm library unavailable (provider {}): {}", provider, t.toString());
-            return new State(provider, null, null, null, t, t);
+            return new State(provider, null, null, null, t, Map.of(), checks, t);
         }
     }
 
-    private static Provider parseProvider(String value) {
-        switch (value.trim().toLowerCase(Locale.ROOT)) {
-            case "soft":
-                return Provider.SOFT;
-            case "cann":
-                return Provider.CANN;
-            default:
-                throw new IllegalArgumentException(PROVIDER_PROPERTY + "=" + value + " is not valid; use soft or cann");
+    /** soft HComm's {@code HcommSoftVersion()}, or null when the library has none. */
+    private static String softVersion(NativeLibrary lib) {
+        try {
+            return lib.getFunction("HcommSoftVersion").invokeString(new Object[0], false);
+        } catch (UnsatisfiedLinkError e) {
+            return null;
         }
     }
 
-    /** Returns {how, path} of the first candidate in the fixed order, or null. */
-    private static String[] locate(Provider provider, List<String> tried) {
-        String explicit = System.getProperty(LIBRARY_PATH_PROPERTY);
-        if (explicit != null && !explicit.isBlank()) {
-            tried.add(LIBRARY_PATH_PROPERTY + "=" + explicit);
-            File f = new File(explicit);
-            return f.isFile() ? new String[] {"explicit", f.getPath()} : null;
-        }
-        String fileName = System.mapLibraryName(provider.libraryName());
-        for (String dir : systemDirs(provider)) {
-            File f = new File(dir, fileName);
-            tried.add(f.getPath());
-            if (f.isFile()) {
-                return new String[] {"system", f.getPath()};
-            }
-        }
-        if (provider == Provider.SOFT) {
-            String resource = Platform.RESOURCE_PREFIX + "/" + fileName;
-            tried.add("classpath:" + resource);
-            try {
-                File f = Native.extractFromResourcePath(provider.libraryName(), HcommNative.class.getClassLoader());
-                return new String[] {"bundled", f.getPath()};
-            } catch (IOException e) {
-                return null;
-            }
-        }
-        return null;
-    }
-
-    private static Set<String> systemDirs(Provider provider) {
-        Set<String> dirs = new LinkedHashSet<>();
-        if (provider == Provider.CANN) {
-            String ascend = System.getenv("ASCEND_HOME_PATH");
-            if (ascend != null && !ascend.isBlank()) {
-                dirs.add(cannLibDir(ascend));
-            }
-        }
-        addPath(dirs, System.getProperty("jna.library.path"));
-        addPath(dirs, System.getProperty("java.library.path"));
-        addPath(dirs, System.getenv("LD_LIBRARY_PATH"));
-        return dirs;
-    }
-
-    private static String cannLibDir(String ascendHome) {
-        String arch = Platform.isARM() ? "aarch64" : "x86_64";
-        return ascendHome + File.separator + arch + "-linux" + File.separator + "lib64";
-    }
-
-    private static void addPath(Set<String> dirs, String path) {
-        if (path == null) {
-            return;
-        }
-        for (String d : path.split(File.pathSeparator)) {
-            if (!d.isBlank()) {
-                dirs.add(d);
-            }
+    /** Binds one group of functions; returns why it could not (a function missing), or empty. */
+    private static Optional<Throwable> bind(Class<?> group, NativeLibrary lib) {
+        try {
+            Native.register(group, lib);
+            return Optional.empty();
+        } catch (UnsatisfiedLinkError e) {
+            return Optional.of(e);
         }
     }
 

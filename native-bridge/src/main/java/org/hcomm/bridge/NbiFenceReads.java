@@ -1,7 +1,7 @@
 package org.hcomm.bridge;
 
 import org.hcomm.bridge.raw.HcommAbi;
-import org.hcomm.bridge.raw.HcommLibrary;
+import org.hcomm.bridge.raw.HcommNbiLibrary;
 
 /** {@link ReadStrategy.Kind#NBI_FENCE}: HcommReadNbi, completed by HcommChannelFence per channel touched. */
 final class NbiFenceReads extends ChannelReads {
@@ -17,10 +17,10 @@ final class NbiFenceReads extends ChannelReads {
 
     @Override
     int post(long ch, long dstAddress, long srcAddress, long length) {
-        int rc = HcommLibrary.HcommReadNbi(ch, dstAddress, srcAddress, length);
+        int rc = HcommNbiLibrary.HcommReadNbi(ch, dstAddress, srcAddress, length);
         if (rc == HcommAbi.HCCL_E_AGAIN) { // send queue full: wait for this channel's reads, then post again
-            int frc = HcommLibrary.HcommChannelFence(ch);
-            rc = frc != 0 ? frc : HcommLibrary.HcommReadNbi(ch, dstAddress, srcAddress, length);
+            int frc = HcommNbiLibrary.HcommChannelFence(ch);
+            rc = frc != 0 ? frc : HcommNbiLibrary.HcommReadNbi(ch, dstAddress, srcAddress, length);
         }
         return rc;
     }
@@ -41,6 +41,6 @@ final class NbiFenceReads extends ChannelReads {
 
     @Override
     public void complete() {
-        awaitEach("HcommChannelFence", HcommLibrary::HcommChannelFence, false); // a fence is per channel
+        awaitEach("HcommChannelFence", HcommNbiLibrary::HcommChannelFence, false); // a fence is per channel
     }
 }

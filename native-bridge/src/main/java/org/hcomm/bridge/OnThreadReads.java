@@ -1,7 +1,7 @@
 package org.hcomm.bridge;
 
 import java.util.Objects;
-import org.hcomm.bridge.raw.HcommLibrary;
+import org.hcomm.bridge.raw.HcommOnThreadLibrary;
 
 /** {@link ReadStrategy.Kind#ON_THREAD}: batch mode + HcommReadOnThread, completed by drain or stream sync. */
 final class OnThreadReads extends ChannelReads {
@@ -17,7 +17,7 @@ final class OnThreadReads extends ChannelReads {
     OnThreadReads(CommThread thread, Completion completion) {
         this.thread = Objects.requireNonNull(thread, "thread");
         this.completion = Objects.requireNonNull(completion, "completion");
-        this.drain = ch -> HcommLibrary.HcommChannelDrainOnThread(thread.handle(), ch);
+        this.drain = ch -> HcommOnThreadLibrary.HcommChannelDrainOnThread(thread.handle(), ch);
     }
 
     @Override
@@ -29,7 +29,7 @@ final class OnThreadReads extends ChannelReads {
     void open() {
         th = thread.handle();
         if (batchOwner == null) {
-            int rc = HcommLibrary.HcommBatchModeStart(null);
+            int rc = HcommOnThreadLibrary.HcommBatchModeStart(null);
             HcommException.check(rc, "HcommBatchModeStart", thread.context());
             batchOwner = Thread.currentThread();
         } else {
@@ -39,7 +39,7 @@ final class OnThreadReads extends ChannelReads {
 
     @Override
     int post(long ch, long dstAddress, long srcAddress, long length) {
-        return HcommLibrary.HcommReadOnThread(th, ch, dstAddress, srcAddress, length);
+        return HcommOnThreadLibrary.HcommReadOnThread(th, ch, dstAddress, srcAddress, length);
     }
 
     @Override
@@ -59,7 +59,7 @@ final class OnThreadReads extends ChannelReads {
         }
         checkOwner("flush");
         batchOwner = null;
-        int rc = HcommLibrary.HcommBatchModeEnd(null);
+        int rc = HcommOnThreadLibrary.HcommBatchModeEnd(null);
         if (rc != 0) {
             HcommException e = new HcommException("HcommBatchModeEnd", rc, thread.context());
             try {

@@ -68,6 +68,7 @@ public interface ReadStrategy {
 
     /** {@link Kind#NBI_FENCE}. */
     static ReadStrategy nbiFence() {
+        HcommNative.ensureStrategy(Kind.NBI_FENCE);
         return new NbiFenceReads();
     }
 }

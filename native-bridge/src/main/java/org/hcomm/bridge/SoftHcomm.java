@@ -1,5 +1,6 @@
 package org.hcomm.bridge;
 
+import org.hcomm.bridge.install.Provider;
 import java.util.Objects;
 import org.hcomm.bridge.raw.HcommSoftCounters;
 import org.hcomm.bridge.raw.HcommSoftLibrary;
@@ -14,7 +15,7 @@ public final class SoftHcomm {
 
     /** True when the soft provider is loaded. */
     public static boolean isActive() {
-        return HcommNative.isAvailable() && HcommNative.provider() == HcommNative.Provider.SOFT;
+        return HcommNative.isAvailable() && HcommNative.provider() == Provider.SOFT;
     }
 
     /**

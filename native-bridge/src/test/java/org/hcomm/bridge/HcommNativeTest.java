@@ -1,5 +1,7 @@
 package org.hcomm.bridge;
 
+import org.hcomm.bridge.install.Provider;
+import org.hcomm.bridge.install.InstallChecks;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -20,9 +22,9 @@ class HcommNativeTest {
     void bundledSoftLibraryLoadsAndPassesTheAbiCheck() {
         assertTrue(HcommNative.isAvailable(), () -> "unavailable: " + HcommNative.unavailabilityCause());
         assertNull(HcommNative.unavailabilityCause());
-        assertEquals(HcommNative.Provider.SOFT, HcommNative.provider());
+        assertEquals(Provider.SOFT, HcommNative.provider());
         assertTrue(HcommNative.librarySource().startsWith("bundled:"), HcommNative.librarySource());
-        assertTrue(HcommNative.libraryVersion().contains(HcommNative.SOFT_ABI_TAG), HcommNative.libraryVersion());
+        assertTrue(HcommNative.libraryVersion().contains(InstallChecks.SOFT_ABI_TAG), HcommNative.libraryVersion());
         assertTrue(HcommNative.hasStreamSync());
         assertTrue(SoftHcomm.isActive());
         assertEquals(HcommNative.libraryVersion(), SoftHcomm.version());

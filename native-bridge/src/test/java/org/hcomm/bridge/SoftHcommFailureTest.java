@@ -24,6 +24,7 @@ import org.hcomm.bridge.raw.HcommAbi;
 import org.hcomm.bridge.raw.HcommChannelDesc;
 import org.hcomm.bridge.raw.HcommDescInit;
 import org.hcomm.bridge.raw.HcommLibrary;
+import org.hcomm.bridge.raw.HcommOnThreadLibrary;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -92,7 +93,7 @@ class SoftHcommFailureTest {
         assertEquals(HcommAbi.HCCL_E_PTR, HcommLibrary.HcommMemAlloc(null, 4096));
         assertEquals(HcommAbi.HCCL_E_PTR, HcommLibrary.HcommChannelGetStatus(null, 1, new int[1]));
         assertEquals(HcommAbi.HCCL_E_PTR, HcommLibrary.HcommChannelDestroy(null, 1));
-        assertEquals(HcommAbi.HCCL_E_PTR, HcommLibrary.HcommThreadAlloc(HcommAbi.COMM_ENGINE_CPU, 1,
+        assertEquals(HcommAbi.HCCL_E_PTR, HcommOnThreadLibrary.HcommThreadAlloc(HcommAbi.COMM_ENGINE_CPU, 1,
                 new int[] {0}, null));
         try (Endpoint ep = loopbackEndpoint()) {
             assertEquals(HcommAbi.HCCL_E_PTR, HcommLibrary.HcommChannelCreate(ep.handleForChild(),

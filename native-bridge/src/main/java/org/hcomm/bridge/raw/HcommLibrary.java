@@ -5,10 +5,13 @@ import com.sun.jna.ptr.IntByReference;
 import com.sun.jna.ptr.PointerByReference;
 
 /**
- * The HComm functions, JNA <em>direct mapping</em>: one {@code public static native} method per C function of
- * {@code hcomm_res.h}, {@code hcomm_channel.h} and {@code hcomm_primitives.h} that both {@code libhcomm.so} and
- * soft HComm export. Nothing is bound until the loader calls {@code Native.register(HcommLibrary.class, lib)};
- * calling a method before that throws {@link UnsatisfiedLinkError}.
+ * The HComm functions every read strategy needs (endpoints, memory, channels), JNA <em>direct mapping</em>: one
+ * {@code public static native} method per C function of {@code hcomm_res.h} and {@code hcomm_channel.h} that both
+ * {@code libhcomm.so} and soft HComm export. The functions of one read strategy are bound apart
+ * ({@link HcommOnThreadLibrary}, {@link HcommNbiLibrary}), so that an install lacking one strategy's symbols still
+ * serves the other; {@link HcommSymbol} lists them all. Nothing is bound until the loader calls
+ * {@code Native.register(HcommLibrary.class, lib)}, which fails on the first missing symbol; calling a method
+ * before that throws {@link UnsatisfiedLinkError}.
  *
  * <p>Type mapping (HCOMM_ABI.md §2.1, §7): {@code EndpointHandle}/{@code HcommMemHandle} = {@link Pointer};
  * {@code ChannelHandle}/{@code ThreadHandle} = {@code long}; handle arrays = {@code long[]}; {@code void**} =
@@ -53,24 +56,4 @@ public final class HcommLibrary {
     public static native int HcommChannelGetStatus(long[] channelList, int listNum, int[] statusList);
 
     public static native int HcommChannelDestroy(long[] channels, int channelNum);
-
-    // ---- threads ----
-    public static native int HcommThreadAlloc(int engine, int threadNum, int[] notifyNumPerThread, long[] threads);
-
-    public static native int HcommThreadFree(long[] threads, int threadNum);
-
-    public static native int HcommThreadResGetInfo(long thread, int resType, int infoLen, PointerByReference info);
-
-    // ---- data plane (hcomm_primitives.h) ----
-    public static native int HcommReadOnThread(long thread, long channel, long dst, long src, long len);
-
-    public static native int HcommBatchModeStart(String batchTag);
-
-    public static native int HcommBatchModeEnd(String batchTag);
-
-    public static native int HcommChannelDrainOnThread(long thread, long channel);
-
-    public static native int HcommReadNbi(long channel, long dst, long src, long len);
-
-    public static native int HcommChannelFence(long channel);
 }

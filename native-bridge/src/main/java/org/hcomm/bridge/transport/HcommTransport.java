@@ -1,5 +1,6 @@
 package org.hcomm.bridge.transport;
 
+import org.hcomm.bridge.install.Provider;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
@@ -319,7 +320,7 @@ public final class HcommTransport implements Transport {
                 ChannelStatus s = statuses.get(i);
                 if (p.state == State.CONNECTING) {
                     if (s == ChannelStatus.READY) {
-                        p.path = HcommNative.provider() == HcommNative.Provider.SOFT ? p.channel.dataPath() : "hcomm";
+                        p.path = HcommNative.provider() == Provider.SOFT ? p.channel.dataPath() : "hcomm";
                         p.state = State.READY;
                     } else if (s.isFailure()) {
                         p.failure = s.name();

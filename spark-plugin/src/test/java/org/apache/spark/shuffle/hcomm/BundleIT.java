@@ -124,6 +124,47 @@ class BundleIT {
     }
 
     @Test
+    @Timeout(value = 120, unit = TimeUnit.SECONDS)
+    void javaDashJarDoctorPassesWithSoftHcommAndJudgesTheSparkLineItFinds() throws Exception {
+        String line = System.getProperty("hcomm.spark.line");
+        String scala = System.getProperty("hcomm.scala.binary");
+        Path home = java.nio.file.Files.createTempDirectory("spark-home");
+        try {
+            Path jars = java.nio.file.Files.createDirectories(home.resolve("jars"));
+            Path core = java.nio.file.Files.createFile(jars.resolve("spark-core_" + scala + "-" + line + ".0.jar"));
+            String out = doctor(home, 0);
+            for (String check : List.of("library", "symbols", "abi", "product", "end-to-end", "spark")) {
+                assertTrue(out.lines().anyMatch(l -> l.startsWith("PASS  " + check)), check + " did not pass:\n" + out);
+            }
+            assertTrue(out.contains("GB/s") && out.contains(bundle.getFileName() + " is the bundle for its line"), out);
+            // another line's Spark: the Spark check fails, naming the bundle to use
+            java.nio.file.Files.delete(core);
+            String other = line.equals("4.2") ? "spark-core_2.12-3.5.9.jar" : "spark-core_2.13-4.2.0.jar";
+            java.nio.file.Files.createFile(jars.resolve(other));
+            String wrong = doctor(home, 1);
+            assertTrue(wrong.lines().anyMatch(l -> l.startsWith("FAIL  spark") && l.contains("use hcomm-spark")),
+                    wrong);
+        } finally {
+            try (var files = java.nio.file.Files.walk(home)) {
+                files.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+            }
+        }
+    }
+
+    /** {@code java -jar <bundle> doctor} with {@code SPARK_HOME=sparkHome}, 16 MiB read; expects the exit code. */
+    private String doctor(Path sparkHome, int exit) throws IOException, InterruptedException {
+        ProcessBuilder pb = new ProcessBuilder(ProcessHandle.current().info().command().orElse("java"), "-jar",
+                bundle.toString(), "doctor", "--bytes", Long.toString(16L << 20));
+        pb.environment().put("SPARK_HOME", sparkHome.toString());
+        pb.redirectError(ProcessBuilder.Redirect.DISCARD);
+        Process p = pb.start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(p.waitFor(90, TimeUnit.SECONDS), "doctor did not end");
+        assertEquals(exit, p.exitValue(), out);
+        return out;
+    }
+
+    @Test
     @Timeout(value = 240, unit = TimeUnit.SECONDS)
     void aShuffleOnTwoExecutorJvmsReadsOneSidedlyWithTheBundleAlone() throws Exception {
         assertEquals(bundle, jarOf(HcommShuffleManager.class), "the plugin must come from the bundle");

@@ -106,18 +106,41 @@ class FailureSuite extends LocalClusterSuite {
   }
 
   test("library unavailable, fallback never: executors cannot start, naming spark.shuffle.hcomm.fallback", CrossLine) {
+    executorsCannotStart(bogusLibrary, bogusLibrary)
+  }
+
+  test("an install failing the doctor's quick checks (functions missing), fallback never: executors stop with the " +
+      "doctor's line, before any native call") {
+    // a real shared library that loads but exports one HComm function of the 13 every strategy needs
+    val dir = java.nio.file.Files.createTempDirectory("hcomm-fake-install")
+    try {
+      val c = dir.resolve("partial.c")
+      java.nio.file.Files.writeString(c, "int HcommEndpointCreate(const void *d, void **h) { return 5; }\n")
+      val lib = dir.resolve("libhcomm_partial.so").toString
+      val gcc = new ProcessBuilder("gcc", "-shared", "-fPIC", c.toString, "-o", lib).inheritIO().start()
+      assert(gcc.waitFor() == 0, "gcc failed")
+      executorsCannotStart(lib, "FAIL symbols", lib, "HcommEndpointDestroy", "which every read strategy needs")
+    } finally {
+      dir.toFile.listFiles().foreach(_.delete())
+      dir.toFile.delete()
+    }
+  }
+
+  /** With fallback never and `library`, the one executor cannot start; its loss reason names the key and `phrases`. */
+  private def executorsCannotStart(library: String, phrases: String*): Unit = {
     ExecutorLossRecorder.reasons.clear()
     val conf = baseConf.setMaster("local-cluster[1,1,1024]")
-      .set("spark.shuffle.hcomm.libraryPath", bogusLibrary)
+      .set("spark.shuffle.hcomm.libraryPath", library)
       .set("spark.shuffle.hcomm.fallback", "never")
       .set("spark.extraListeners", classOf[ExecutorLossRecorder].getName)
       .set("spark.deploy.maxExecutorRetries", "1") // the local Master gives up on the application at once
     val c = new SparkContext(conf)
     try {
       val job = Future(c.parallelize(1 to 100, 2).map(i => (i % 3, i)).reduceByKey(_ + _).count())
-      eventually("an executor lost with the reason naming the key", 60) {
+      eventually(s"an executor lost with the reason naming the key and $phrases (seen: ${ExecutorLossRecorder.reasons})",
+          60) {
         ExecutorLossRecorder.reasons.asScala.exists(r => r.contains("spark.shuffle.hcomm.fallback") &&
-          r.contains("never") && r.contains(bogusLibrary))
+          r.contains("never") && phrases.forall(r.contains))
       }
       val e = intercept[Exception](Await.result(job, 60.seconds))
       assert(!e.isInstanceOf[java.util.concurrent.TimeoutException], "the job hangs instead of failing")

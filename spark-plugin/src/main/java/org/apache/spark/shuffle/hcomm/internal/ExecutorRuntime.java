@@ -135,6 +135,7 @@ public final class ExecutorRuntime implements AutoCloseable {
         String provider = HcommConf.PROVIDER.get(conf);
         String path = HcommConf.LIBRARY_PATH.get(conf);
         System.setProperty(HcommNative.PROVIDER_PROPERTY, provider);
+        System.setProperty(HcommNative.READ_STRATEGY_PROPERTY, HcommConf.READ_STRATEGY.get(conf));
         if (!path.isEmpty()) {
             System.setProperty(HcommNative.LIBRARY_PATH_PROPERTY, path);
         }

@@ -1,10 +1,26 @@
-/* Prints the size and field offsets of every HComm ABI struct as gcc lays them out, as Java properties.
- * The Java layout test compares its JNA structures with this output. */
+/* Prints the size and field offsets of the HComm ABI structs as the C compiler lays them out, as Java properties
+ * (sizeof.<Struct>=n, <Struct>.<field>=offset); org.hcomm.bridge.raw.AbiLayout compares them with the JNA structs.
+ * Two uses, one source:
+ *   - the build (make layout): against the project's own headers (hcomm_types.h), as C; every struct;
+ *   - the doctor (-DHCOMM_PROBE_INSTALL): against a CANN install's include/hcomm headers, as C++ (they only compile
+ *     as C++), only the structs the binding passes to the library. With -DHCOMM_PROBE_SIZES_ONLY it prints sizes
+ *     only, which compiles even when a field the binding writes is missing (an older HcommChannelDesc). */
 #include <stdio.h>
+#include <stddef.h>
+#ifdef HCOMM_PROBE_INSTALL
+#include "hcomm_res.h"
+#include "hcomm_channel.h"
+#include "hcomm_primitives.h"
+#else
 #include "hcomm_types.h"
+#endif
 
 #define SIZE(t) printf("sizeof.%s=%zu\n", #t, sizeof(t))
+#ifdef HCOMM_PROBE_SIZES_ONLY
+#define OFF(t, f) ((void) 0)
+#else
 #define OFF(t, f) printf("%s.%s=%zu\n", #t, #f, offsetof(t, f))
+#endif
 
 int main(void)
 {
@@ -18,8 +34,6 @@ int main(void)
     OFF(EndpointDesc, protocol); OFF(EndpointDesc, commAddr); OFF(EndpointDesc, loc); OFF(EndpointDesc, raws);
     SIZE(CommMem);
     OFF(CommMem, type); OFF(CommMem, addr); OFF(CommMem, size);
-    SIZE(ThreadConfig);
-    OFF(ThreadConfig, header); OFF(ThreadConfig, notifyNumPerThread); OFF(ThreadConfig, reserved);
     SIZE(HcommChannelDesc);
     OFF(HcommChannelDesc, header); OFF(HcommChannelDesc, remoteEndpoint); OFF(HcommChannelDesc, notifyNum);
     OFF(HcommChannelDesc, exchangeAllMems); OFF(HcommChannelDesc, memHandles); OFF(HcommChannelDesc, memHandleNum);
@@ -28,8 +42,12 @@ int main(void)
     OFF(HcommChannelDesc, roceAttr.retryInterval); OFF(HcommChannelDesc, roceAttr.tc); OFF(HcommChannelDesc, roceAttr.sl);
     OFF(HcommChannelDesc, roceAttr.qpThreshold); OFF(HcommChannelDesc, roceAttr.cqAttrFlags);
     OFF(HcommChannelDesc, roceAttr.srcPortList); OFF(HcommChannelDesc, qos); OFF(HcommChannelDesc, channelName);
+#ifndef HCOMM_PROBE_INSTALL
+    SIZE(ThreadConfig);
+    OFF(ThreadConfig, header); OFF(ThreadConfig, notifyNumPerThread); OFF(ThreadConfig, reserved);
     SIZE(HcommBatchTransferDesc);
     OFF(HcommBatchTransferDesc, transType); OFF(HcommBatchTransferDesc, transferInfo.rw.len);
     OFF(HcommBatchTransferDesc, transferInfo.rw.dst); OFF(HcommBatchTransferDesc, transferInfo.rw.src);
+#endif
     return 0;
 }

@@ -1,0 +1,215 @@
+package org.hcomm.bridge.doctor;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Function;
+import org.hcomm.bridge.HcommNative;
+import org.hcomm.bridge.install.Finding;
+import org.hcomm.bridge.install.Finding.Check;
+import org.hcomm.bridge.install.Install;
+import org.hcomm.bridge.install.InstallChecks;
+import org.hcomm.bridge.install.Provider;
+import org.hcomm.bridge.raw.HcommSymbol.Need;
+
+/**
+ * {@code hcomm doctor}: is this host ready for the HComm shuffle? One line per check (library, symbols, ABI,
+ * product, end to end, Spark) with PASS / WARN / FAIL / SKIP and what to do; exit code 0 when the shuffle can run
+ * as configured, 1 when a check failed, 2 on a usage error.
+ *
+ * <pre>
+ * java -jar &lt;bundle&gt;.jar doctor [--provider soft|cann] [--library PATH] [--address IP]
+ *     [--read-strategy onThread|nbiFence] [--bytes N] [--json FILE]
+ * </pre>
+ * The bundle's {@code Main-Class} adds the Spark check; this jar's own {@link #main} runs the others and says
+ * where the Spark check is.
+ */
+public final class Doctor {
+    /** What the doctor is asked to check. */
+    public record Options(Provider provider, String library, String address, Need strategy, long bytes,
+            Path json) {}
+
+    /** The findings, in check order. */
+    public record Report(Options options, List<Finding> findings) {
+        public boolean canRun() {
+            return findings.stream().noneMatch(Finding::failed);
+        }
+    }
+
+    static final String USAGE = "usage: doctor [--provider soft|cann] [--library PATH] [--address IP] "
+            + "[--read-strategy onThread|nbiFence] [--bytes N] [--json FILE]";
+    private static final long DEFAULT_BYTES = 256L << 20;
+
+    private Doctor() {}
+
+    /** This jar's entry point: {@code doctor [options]}. */
+    public static void main(String[] args) {
+        System.exit(main(args, o -> Finding.skip(Check.SPARK, "run from the Spark bundle jar (java -jar "
+                + "hcomm-spark<line>_<scala>-<version>.jar doctor) to check the Spark line"), System.out));
+    }
+
+    /**
+     * Runs {@code doctor [options]} with {@code spark} as the Spark check; prints the report to {@code out};
+     * returns the exit code.
+     */
+    public static int main(String[] args, Function<Options, Finding> spark, PrintStream out) {
+        Options options;
+        try {
+            options = parse(args);
+        } catch (IllegalArgumentException e) {
+            out.println(e.getMessage());
+            out.println(USAGE);
+            return 2;
+        }
+        Report report = run(options, spark);
+        out.print(text(report));
+        if (options.json() != null) {
+            try {
+                Files.writeString(options.json(), json(report), StandardCharsets.UTF_8);
+            } catch (IOException e) {
+                out.println("could not write " + options.json() + ": " + e);
+                return 1;
+            }
+        }
+        return report.canRun() ? 0 : 1;
+    }
+
+    static Options parse(String[] args) {
+        int i = 0;
+        if (args.length > 0 && args[0].equals("doctor")) {
+            i = 1;
+        } else if (args.length > 0 && !args[0].startsWith("--")) {
+            throw new IllegalArgumentException("unknown command '" + args[0] + "' (known: doctor)");
+        }
+        Provider provider = Provider.parse(System.getProperty(HcommNative.PROVIDER_PROPERTY, "soft"), "provider");
+        String library = System.getProperty(HcommNative.LIBRARY_PATH_PROPERTY);
+        String address = "127.0.0.1";
+        Need strategy = Need.ON_THREAD;
+        long bytes = DEFAULT_BYTES;
+        Path json = null;
+        for (; i < args.length; i++) {
+            String opt = args[i];
+            if (i + 1 >= args.length) {
+                throw new IllegalArgumentException(opt + " needs a value");
+            }
+            String v = args[++i];
+            switch (opt) {
+                case "--provider":
+                    provider = Provider.parse(v, "--provider");
+                    break;
+                case "--library":
+                    library = v;
+                    break;
+                case "--address":
+                    address = v;
+                    break;
+                case "--read-strategy":
+                    strategy = InstallChecks.strategy(v);
+                    break;
+                case "--bytes":
+                    bytes = Long.parseLong(v);
+                    if (bytes < 8 || bytes % 8 != 0) {
+                        throw new IllegalArgumentException("--bytes " + v + " is not valid; use a multiple of 8");
+                    }
+                    break;
+                case "--json":
+                    json = Path.of(v);
+                    break;
+                default:
+                    throw new IllegalArgumentException("unknown option " + opt + " (known: --provider, --library, "
+                            + "--address, --read-strategy, --bytes, --json)");
+            }
+        }
+        return new Options(provider, library, address, strategy, bytes, json);
+    }
+
+    /** Runs every check in order; a check that needs what a failed one found is skipped, saying so. */
+    public static Report run(Options o, Function<Options, Finding> spark) {
+        // the end-to-end check loads the library in this process and in the owner, as an executor would
+        System.setProperty(HcommNative.PROVIDER_PROPERTY, o.provider().toString());
+        System.setProperty(HcommNative.READ_STRATEGY_PROPERTY, InstallChecks.strategyName(o.strategy()));
+        if (o.library() != null && !o.library().isBlank()) {
+            System.setProperty(HcommNative.LIBRARY_PATH_PROPERTY, o.library());
+        }
+        Install install = Install.discover(o.provider(), o.library());
+        List<Finding> findings = new ArrayList<>();
+        InstallChecks.Opened opened = InstallChecks.library(install);
+        findings.add(opened.finding());
+        if (opened.library() == null) {
+            findings.add(Finding.skip(Check.SYMBOLS, "the library did not load"));
+            findings.add(Finding.skip(Check.ABI, "the library did not load"));
+        } else {
+            findings.add(InstallChecks.symbols(opened.library(), o.strategy()));
+            findings.add(InstallChecks.abi(install, softVersion(install, opened), o.strategy()));
+        }
+        findings.add(opened.library() == null ? Finding.skip(Check.PRODUCT, "the library did not load")
+                : ProductCheck.check(install, o.strategy()));
+        boolean failed = findings.stream().anyMatch(Finding::failed);
+        findings.add(failed ? Finding.skip(Check.END_TO_END, "a check above failed: a read could crash or "
+                + "cannot work, so none is tried") : EndToEnd.run(o.address(), o.bytes(), o.strategy()));
+        findings.add(spark.apply(o));
+        return new Report(o, findings);
+    }
+
+    private static String softVersion(Install install, InstallChecks.Opened opened) {
+        if (install.provider() != Provider.SOFT) {
+            return null;
+        }
+        try {
+            return opened.library().getFunction("HcommSoftVersion").invokeString(new Object[0], false);
+        } catch (UnsatisfiedLinkError e) {
+            return null;
+        }
+    }
+
+    /** The printed report. */
+    static String text(Report r) {
+        StringBuilder b = new StringBuilder();
+        b.append("hcomm doctor: provider ").append(r.options().provider()).append(", readStrategy ")
+                .append(InstallChecks.strategyName(r.options().strategy())).append('\n');
+        for (Finding f : r.findings()) {
+            b.append(String.format("%-4s  %-10s  %s%n", f.status(), f.check().label(), f.summary()));
+            if (!f.advice().isEmpty()) {
+                b.append(String.format("%-4s  %-10s  do: %s%n", "", "", f.advice()));
+            }
+        }
+        long fails = r.findings().stream().filter(Finding::failed).count();
+        b.append(r.canRun() ? "ready: the HComm shuffle can run here as checked\n"
+                : "not ready: " + fails + " check(s) failed; fix the FAIL lines above (executors would fall back "
+                        + "to Spark's fetch, or stop with fallback never)\n");
+        return b.toString();
+    }
+
+    /** The report as JSON. */
+    static String json(Report r) {
+        StringBuilder b = new StringBuilder("{\"provider\":").append(quote(r.options().provider().toString()))
+                .append(",\"readStrategy\":").append(quote(InstallChecks.strategyName(r.options().strategy())))
+                .append(",\"ready\":").append(r.canRun()).append(",\"findings\":[");
+        for (int i = 0; i < r.findings().size(); i++) {
+            Finding f = r.findings().get(i);
+            b.append(i == 0 ? "" : ",").append("{\"check\":").append(quote(f.check().label()))
+                    .append(",\"status\":").append(quote(f.status().name()))
+                    .append(",\"summary\":").append(quote(f.summary()))
+                    .append(",\"advice\":").append(quote(f.advice())).append('}');
+        }
+        return b.append("]}\n").toString();
+    }
+
+    private static String quote(String s) {
+        StringBuilder b = new StringBuilder("\"");
+        for (char c : s.toCharArray()) {
+            if (c == '"' || c == '\\') {
+                b.append('\\').append(c);
+            } else if (c < 0x20) {
+                b.append(String.format("\\u%04x", (int) c));
+            } else {
+                b.append(c);
+            }
+        }
+        return b.append('"').toString();
+    }
+}

@@ -1,0 +1,202 @@
+package org.hcomm.bridge.doctor;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.io.PrintWriter;
+import java.net.InetAddress;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.LongBuffer;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.hcomm.bridge.ChannelSet;
+import org.hcomm.bridge.ChannelSpec;
+import org.hcomm.bridge.CommThread;
+import org.hcomm.bridge.Endpoint;
+import org.hcomm.bridge.Engine;
+import org.hcomm.bridge.HcommNative;
+import org.hcomm.bridge.ImportedMemory;
+import org.hcomm.bridge.ReadStrategy;
+import org.hcomm.bridge.RegisteredMemory;
+import org.hcomm.bridge.SoftHcomm;
+import org.hcomm.bridge.install.Finding;
+import org.hcomm.bridge.install.Finding.Check;
+import org.hcomm.bridge.install.InstallChecks;
+import org.hcomm.bridge.install.Provider;
+import org.hcomm.bridge.raw.HcommSymbol.Need;
+
+/**
+ * The doctor's end-to-end check: this process (the reader) and a second one started from the same class path (the
+ * owner, {@link #main}) each create an endpoint; the owner registers, fills and exports memory; one channel is
+ * connected; the reader reads it all one-sidedly with the chosen strategy, verifies every byte and times it; both
+ * destroy their channel end in one call and close everything, and (soft HComm) count no live object.
+ *
+ * <p>Owner protocol, one line each way: the owner prints {@code READY <endpointHex> <port> <memoryHex>}; the
+ * reader sends {@code CONNECT <endpointHex> <name>}, the owner answers {@code CONNECTED} once its end is READY;
+ * the reader sends {@code DONE}, the owner closes and answers {@code BYE <noLiveObjects|unknown>}. Any failure
+ * answers {@code ERROR <what>}.
+ */
+final class EndToEnd {
+    private static final long PIECE = 16L << 20;
+    private static final Duration SETUP = Duration.ofSeconds(60);
+
+    private EndToEnd() {}
+
+    static Finding run(String address, long bytes, Need strategy) {
+        Process owner = null;
+        try {
+            owner = startOwner(address, bytes, strategy);
+            return read(owner, address, bytes, strategy);
+        } catch (Exception | Error e) {
+            return Finding.fail(Check.END_TO_END, "the read between two processes failed: " + e,
+                    "run the doctor again with --json to keep the report; check the findings above");
+        } finally {
+            if (owner != null) {
+                owner.destroyForcibly();
+            }
+        }
+    }
+
+    private static Process startOwner(String address, long bytes, Need strategy) throws IOException {
+        String java = ProcessHandle.current().info().command().orElse("java");
+        List<String> cmd = new ArrayList<>(List.of(java, "-cp", System.getProperty("java.class.path")));
+        for (String p : List.of(HcommNative.PROVIDER_PROPERTY, HcommNative.LIBRARY_PATH_PROPERTY,
+                HcommNative.READ_STRATEGY_PROPERTY, "jna.library.path")) {
+            String v = System.getProperty(p);
+            if (v != null) {
+                cmd.add("-D" + p + "=" + v);
+            }
+        }
+        cmd.addAll(List.of(EndToEnd.class.getName(), address, Long.toString(bytes)));
+        return new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+    }
+
+    private static Finding read(Process owner, String address, long bytes, Need strategy) throws Exception {
+        BufferedReader in = new BufferedReader(new InputStreamReader(owner.getInputStream(), StandardCharsets.UTF_8));
+        PrintWriter out = new PrintWriter(owner.getOutputStream(), true, StandardCharsets.UTF_8);
+        String[] ready = expect(in, "READY");
+        byte[] ownerEndpoint = HexFormat.of().parseHex(ready[1]);
+        int port = Integer.parseInt(ready[2]);
+        byte[] memory = HexFormat.of().parseHex(ready[3]);
+        String name = "hcomm-doctor-" + ProcessHandle.current().pid();
+        double seconds;
+        try (Endpoint ep = Endpoint.create(InetAddress.getByName(address))) {
+            RegisteredMemory dst = ep.allocate("doctor-dst", bytes);
+            out.println("CONNECT " + HexFormat.of().formatHex(ep.descriptor()) + " " + name);
+            ChannelSet channels = ep.createChannels(List.of(ChannelSpec.client(ownerEndpoint, name, port)));
+            channels.awaitReady(SETUP);
+            expect(in, "CONNECTED");
+            ImportedMemory src = ep.importMemory(memory);
+            CommThread thread = strategy == Need.ON_THREAD ? CommThread.allocate(Engine.CPU, 0) : null;
+            ReadStrategy reads = thread == null ? ReadStrategy.nbiFence()
+                    : ReadStrategy.onThread(thread, ReadStrategy.Completion.DRAIN);
+            long start = System.nanoTime();
+            for (long at = 0; at < bytes; at += PIECE) {
+                reads.submit(channels.channel(0), dst.address() + at, src.remoteAddress() + at,
+                        Math.min(PIECE, bytes - at));
+            }
+            reads.complete();
+            seconds = (System.nanoTime() - start) / 1e9;
+            long wrong = firstWrong(dst.buffer(), bytes);
+            src.close();
+            channels.close();
+            if (thread != null) {
+                thread.close();
+            }
+            dst.close();
+            if (wrong >= 0) {
+                return Finding.fail(Check.END_TO_END, "read " + bytes + " bytes but byte " + wrong + " differs from "
+                        + "the owner's", "report this to the project with the doctor's --json output");
+            }
+        }
+        out.println("DONE");
+        String[] bye = expect(in, "BYE");
+        owner.waitFor(30, TimeUnit.SECONDS);
+        String live = liveObjects(bye[1]);
+        double gbps = bytes / seconds / 1e9;
+        String summary = String.format("read %d MiB one-sidedly from a second process over 1 channel with "
+                + "readStrategy=%s: %.2f GB/s, every byte verified; each side destroyed its channel in one "
+                + "HcommChannelDestroy call; %s", bytes >> 20, InstallChecks.strategyName(strategy), gbps, live);
+        return live.startsWith("left") ? Finding.fail(Check.END_TO_END, summary, "report this leak to the project")
+                : Finding.pass(Check.END_TO_END, summary);
+    }
+
+    private static String liveObjects(String ownerSays) {
+        if (HcommNative.provider() != Provider.SOFT) {
+            return "every handle closed (CANN does not count live objects)";
+        }
+        boolean readerClean = SoftHcomm.counters().noLiveObjects();
+        boolean ownerClean = "noLiveObjects".equals(ownerSays);
+        return readerClean && ownerClean ? "no live object left in either process"
+                : "left live objects (reader " + SoftHcomm.counters() + ", owner " + ownerSays + ")";
+    }
+
+    private static String[] expect(BufferedReader in, String word) throws IOException {
+        String line = in.readLine();
+        if (line == null) {
+            throw new IOException("the owner process ended before " + word);
+        }
+        String[] w = line.split(" ");
+        if (!w[0].equals(word)) {
+            throw new IOException("the owner process answered '" + line + "' instead of " + word);
+        }
+        return w;
+    }
+
+    /** The pattern the owner writes: 8-byte words, each a function of its index. */
+    private static long word(long index) {
+        return index * 0x9E3779B97F4A7C15L ^ 0x5DEECE66DL;
+    }
+
+    private static void fill(ByteBuffer b, long bytes) {
+        LongBuffer l = b.order(ByteOrder.nativeOrder()).asLongBuffer();
+        for (int i = 0; i < bytes / 8; i++) {
+            l.put(i, word(i));
+        }
+    }
+
+    /** The offset of the first wrong byte, or -1. */
+    private static long firstWrong(ByteBuffer b, long bytes) {
+        LongBuffer l = b.order(ByteOrder.nativeOrder()).asLongBuffer();
+        for (int i = 0; i < bytes / 8; i++) {
+            if (l.get(i) != word(i)) {
+                return 8L * i;
+            }
+        }
+        return -1;
+    }
+
+    /** The owner process: {@code EndToEnd <address> <bytes>}. */
+    public static void main(String[] args) throws Exception {
+        PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        try {
+            long bytes = Long.parseLong(args[1]);
+            try (Endpoint ep = Endpoint.create(InetAddress.getByName(args[0]))) {
+                RegisteredMemory src = ep.allocate("doctor-src", bytes);
+                fill(src.buffer(), bytes);
+                out.println("READY " + HexFormat.of().formatHex(ep.descriptor()) + " " + ep.listenPort() + " "
+                        + HexFormat.of().formatHex(src.export()));
+                String[] connect = in.readLine().split(" ");
+                ChannelSet channels = ep.createChannels(List.of(ChannelSpec.server(
+                        HexFormat.of().parseHex(connect[1]), connect[2], ep.listenPort())));
+                channels.awaitReady(SETUP);
+                out.println("CONNECTED");
+                in.readLine(); // DONE
+                channels.close();
+                src.close();
+            }
+            out.println("BYE " + (SoftHcomm.isActive() ? (SoftHcomm.counters().noLiveObjects() ? "noLiveObjects"
+                    : String.valueOf(SoftHcomm.counters()).replace(' ', '_')) : "unknown"));
+        } catch (Exception | Error e) {
+            out.println("ERROR " + String.valueOf(e).replace('\n', ' '));
+            System.exit(1);
+        }
+    }
+}

@@ -1,0 +1,202 @@
+package org.hcomm.bridge.install;
+
+import java.io.File;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.StringReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import org.hcomm.bridge.install.Finding.Check;
+import org.hcomm.bridge.raw.AbiLayout;
+import org.hcomm.bridge.raw.HcommSymbol.Need;
+
+/**
+ * The ABI check against a CANN install's headers: compiles {@code layout_probe.c} (a resource of this jar, the
+ * same source the build compiles against the project's headers) with the host's C++ compiler against the
+ * install's {@code include/hcomm}, runs it and compares every size and offset with the binding's; and reads the
+ * headers' declaration of {@code HcommThreadAlloc} to learn whether it takes a pointer (current ABI) or a count.
+ */
+final class HeaderProbe {
+    /** sizeof(HcommChannelDesc) of each ABI version (HCOMM_ABI.md §2.10). */
+    private static final Map<Integer, String> CHANNEL_DESC_VERSIONS = Map.of(328, "the pre-ABI layout (no header)",
+            344, "v1", 352, "v2 (no channelName)", 360, "v3 or v4");
+    private static final List<String> COMPILERS = List.of("c++", "g++", "clang++");
+    private static final Pattern THREAD_ALLOC = Pattern.compile("HcommThreadAlloc\\s*\\(([^;{]*)\\)\\s*;");
+
+    private HeaderProbe() {}
+
+    static Finding check(Path headers, Need strategy) {
+        String compiler = compiler();
+        if (compiler == null) {
+            return Finding.warn(Check.ABI, "no C++ compiler (" + String.join(", ", COMPILERS) + ") on PATH: the "
+                    + "layout probe could not be compiled against " + headers + ", so sizes and offsets are "
+                    + "unchecked", "install g++ (CANN's own kernels need it too) and run the doctor again");
+        }
+        Path dir = null;
+        try {
+            dir = Files.createTempDirectory("hcomm-abi-probe");
+            Path source = dir.resolve("layout_probe.c");
+            try (InputStream in = HeaderProbe.class.getResourceAsStream("layout_probe.c")) {
+                Files.copy(in, source);
+            }
+            Run sizes = compileAndRun(compiler, headers, source, dir.resolve("sizes"), true);
+            if (sizes.error != null) {
+                return Finding.fail(Check.ABI, "the layout probe does not compile against " + headers + ": "
+                        + sizes.error, "the headers lack a struct the binding passes; compare them with "
+                        + "HCOMM_ABI.md §2");
+            }
+            List<String> wrongSizes = AbiLayout.mismatches(sizes.layout);
+            if (!wrongSizes.isEmpty()) {
+                return Finding.fail(Check.ABI, "struct sizes differ from the binding's in " + headers + ": "
+                        + String.join("; ", wrongSizes) + channelDescNote(sizes.layout),
+                        "use a CANN whose HcommChannelDesc is ABI v4 (360 bytes; HCOMM_ABI.md §2.10): the "
+                        + "binding would pass structs of the wrong size");
+            }
+            Run offsets = compileAndRun(compiler, headers, source, dir.resolve("offsets"), false);
+            if (offsets.error != null) {
+                return Finding.fail(Check.ABI, "a field the binding writes is missing from " + headers + ": "
+                        + offsets.error, "use a CANN with the ABI v4 headers (HCOMM_ABI.md §2.10)");
+            }
+            List<String> wrongOffsets = AbiLayout.mismatches(offsets.layout);
+            if (!wrongOffsets.isEmpty()) {
+                return Finding.fail(Check.ABI, "field offsets differ from the binding's in " + headers + ": "
+                        + String.join("; ", wrongOffsets), "use a CANN with the ABI v4 headers (HCOMM_ABI.md "
+                        + "§2.10), or report this layout to the project");
+            }
+            String agreed = offsets.layout.size() + " sizes and offsets agree with " + headers + " (compiled by "
+                    + compiler + "; HcommChannelDesc " + offsets.layout.getProperty("sizeof.HcommChannelDesc")
+                    + " bytes)";
+            return threadAlloc(headers, strategy, agreed);
+        } catch (IOException | InterruptedException e) {
+            return Finding.warn(Check.ABI, "the layout probe could not run: " + e, "");
+        } finally {
+            delete(dir);
+        }
+    }
+
+    /** The HcommThreadAlloc form the headers declare, judged for the strategy that calls it. */
+    private static Finding threadAlloc(Path headers, Need strategy, String agreed) throws IOException {
+        List<String> forms = new ArrayList<>();
+        for (Path h : headerFiles(headers)) {
+            String text = stripComments(Files.readString(h, StandardCharsets.UTF_8));
+            Matcher m = THREAD_ALLOC.matcher(text);
+            while (m.find()) {
+                String[] params = m.group(1).split(",");
+                if (params.length == 4) {
+                    forms.add((params[2].contains("*") ? "pointer" : "count") + " in " + h.getFileName());
+                }
+            }
+        }
+        if (forms.isEmpty()) {
+            return Finding.warn(Check.ABI, agreed + "; no declaration of HcommThreadAlloc found, so whether its "
+                    + "third argument is a pointer is unchecked", "");
+        }
+        boolean pointer = forms.stream().anyMatch(f -> f.startsWith("pointer"));
+        if (pointer) {
+            return Finding.pass(Check.ABI, agreed + "; HcommThreadAlloc takes a pointer (" + String.join(", ", forms)
+                    + ")");
+        }
+        String summary = agreed + "; but HcommThreadAlloc takes the notify count by value (uint32_t, the form "
+                + "before the 2026-03-30 ABI; " + String.join(", ", forms) + "), and the binding passes a pointer";
+        String advice = "use a CANN whose hcomm_res.h declares HcommThreadAlloc(CommEngine, uint32_t, const "
+                + "uint32_t *, ThreadHandle *)";
+        return strategy == Need.ON_THREAD
+                ? Finding.fail(Check.ABI, summary + ", which readStrategy=onThread calls", advice
+                        + ", or readStrategy=nbiFence (which does not call it) where the product supports it")
+                : Finding.warn(Check.ABI, summary + " (readStrategy=nbiFence does not call it)", advice);
+    }
+
+    private static String channelDescNote(Properties sizes) {
+        String size = sizes.getProperty("sizeof.HcommChannelDesc");
+        if (size == null) {
+            return "";
+        }
+        String version = CHANNEL_DESC_VERSIONS.get(Integer.parseInt(size.trim()));
+        return version == null ? "" : " (a " + size.trim() + "-byte HcommChannelDesc is " + version + ")";
+    }
+
+    private record Run(Properties layout, String error) {}
+
+    private static Run compileAndRun(String compiler, Path headers, Path source, Path exe, boolean sizesOnly)
+            throws IOException, InterruptedException {
+        List<String> cmd = new ArrayList<>(List.of(compiler, "-x", "c++", "-DHCOMM_PROBE_INSTALL"));
+        if (sizesOnly) {
+            cmd.add("-DHCOMM_PROBE_SIZES_ONLY");
+        }
+        cmd.addAll(List.of("-I" + headers, "-I" + headers.getParent(), source.toString(), "-o", exe.toString()));
+        String[] compiled = run(cmd);
+        if (compiled[0] != null) {
+            return new Run(null, firstError(compiled[0]));
+        }
+        String[] ran = run(List.of(exe.toString()));
+        if (ran[0] != null) {
+            return new Run(null, "the probe failed: " + ran[0]);
+        }
+        Properties p = new Properties();
+        p.load(new StringReader(ran[1]));
+        return new Run(p, null);
+    }
+
+    /** {error or null, stdout}. */
+    private static String[] run(List<String> cmd) throws IOException, InterruptedException {
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        byte[] out = p.getInputStream().readAllBytes();
+        if (!p.waitFor(60, TimeUnit.SECONDS)) {
+            p.destroyForcibly();
+            return new String[] {"timed out: " + String.join(" ", cmd), ""};
+        }
+        String text = new String(out, StandardCharsets.UTF_8);
+        return new String[] {p.exitValue() == 0 ? null : text, text};
+    }
+
+    private static String firstError(String compilerOutput) {
+        return compilerOutput.lines().filter(l -> l.contains("error")).findFirst()
+                .orElse(compilerOutput.lines().findFirst().orElse("")).trim();
+    }
+
+    private static String compiler() {
+        String path = System.getenv("PATH");
+        if (path == null) {
+            return null;
+        }
+        for (String c : COMPILERS) {
+            for (String d : path.split(File.pathSeparator)) {
+                if (Files.isExecutable(Path.of(d, c))) {
+                    return c;
+                }
+            }
+        }
+        return null;
+    }
+
+    private static List<Path> headerFiles(Path dir) throws IOException {
+        try (Stream<Path> s = Files.list(dir)) {
+            return s.filter(p -> p.toString().endsWith(".h")).sorted().toList();
+        }
+    }
+
+    private static String stripComments(String text) {
+        return text.replaceAll("(?s)/\\*.*?\\*/", " ").replaceAll("//[^\n]*", " ");
+    }
+
+    private static void delete(Path dir) {
+        if (dir == null) {
+            return;
+        }
+        try (Stream<Path> s = Files.walk(dir)) {
+            s.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        } catch (IOException e) {
+            // a temporary directory: left for the system to clear
+        }
+    }
+}

@@ -1,0 +1,200 @@
+package org.hcomm.bridge.doctor;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.function.UnaryOperator;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The doctor, run as a user runs it (its own JVM, {@code doctor [options]}), against soft HComm and against fake
+ * CANN installs ({@link FakeInstall}) each built to fail one check: it must fail exactly that check, with a line
+ * that names the problem and what to do, and pass the others it can reach.
+ */
+class DoctorTest {
+    @TempDir
+    static Path work;
+    static List<Path> objects;
+    /** A working libhcomm.so (soft HComm's code, every function exported). */
+    static Path working;
+
+    @BeforeAll
+    static void buildObjects() throws Exception {
+        objects = FakeInstall.softObjects(work.resolve("obj"));
+        working = new FakeInstall(work.resolve("working")).hcomm(objects, Set.of()).lib64().resolve("libhcomm.so");
+    }
+
+    /** What one doctor run printed: exit code, and per check its status and text. */
+    record Run(int exit, Map<String, String> status, Map<String, String> text, String output) {
+        void expect(String check, String status, String... phrases) {
+            assertEquals(status, this.status.get(check), check + " in:\n" + output);
+            for (String p : phrases) {
+                assertTrue(text.get(check).contains(p), check + " should say '" + p + "' in:\n" + output);
+            }
+        }
+
+        /** Every check but {@code except} is not FAIL. */
+        void onlyFails(String check) {
+            status.forEach((c, s) -> {
+                if (!c.equals(check)) {
+                    assertTrue(!s.equals("FAIL"), c + " failed too:\n" + output);
+                }
+            });
+            assertEquals("FAIL", status.get(check), output);
+            assertEquals(1, exit, output);
+        }
+    }
+
+    static Run doctor(Path ascendHome, String... args) throws IOException, InterruptedException {
+        List<String> cmd = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElse("java"), "-cp",
+                System.getProperty("java.class.path"), Doctor.class.getName(), "doctor"));
+        cmd.addAll(List.of(args));
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(false);
+        pb.environment().remove("LD_LIBRARY_PATH");
+        if (ascendHome == null) {
+            pb.environment().remove("ASCEND_HOME_PATH");
+        } else {
+            pb.environment().put("ASCEND_HOME_PATH", ascendHome.toString());
+        }
+        Process p = pb.redirectError(ProcessBuilder.Redirect.DISCARD).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(p.waitFor(120, TimeUnit.SECONDS), "doctor did not end");
+        Map<String, String> status = new LinkedHashMap<>();
+        Map<String, String> text = new LinkedHashMap<>();
+        String last = null;
+        for (String line : out.split("\n")) {
+            String[] w = line.trim().split("\\s+", 3);
+            if (w.length == 3 && Set.of("PASS", "WARN", "FAIL", "SKIP").contains(w[0])) {
+                status.put(w[1], w[0]);
+                text.put(w[1], w[2]);
+                last = w[1];
+            } else if (last != null && line.trim().startsWith("do: ")) {
+                text.put(last, text.get(last) + " " + line.trim());
+            }
+        }
+        return new Run(p.exitValue(), status, text, out);
+    }
+
+    private static FakeInstall install(String name) throws IOException {
+        return new FakeInstall(work.resolve(name));
+    }
+
+    private static final UnaryOperator<String> AS_IS = UnaryOperator.identity();
+
+    @Test
+    void softHcommPassesEveryCheckAndReads256MiB() throws Exception {
+        Run r = doctor(null);
+        for (String check : List.of("library", "symbols", "abi", "product", "end-to-end")) {
+            r.expect(check, "PASS");
+        }
+        r.expect("end-to-end", "PASS", "read 256 MiB", "GB/s", "every byte verified", "no live object left");
+        r.expect("spark", "SKIP");
+        assertEquals(0, r.exit, r.output);
+    }
+
+    @Test
+    void aCannInstallThatFitsPassesEveryCheckAndReads() throws Exception {
+        FakeInstall f = install("fits").hcomm(objects, Set.of()).headers(AS_IS, AS_IS).ascendCl("Ascend950PR_9599");
+        Run r = doctor(f.home, "--provider", "cann", "--read-strategy", "nbiFence", "--bytes", "67108864",
+                "--json", f.home.resolve("report.json").toString());
+        r.expect("library", "PASS", f.lib64().resolve("libhcomm.so").toString(), "$ASCEND_HOME_PATH",
+                "CANN 9.0.0-fake");
+        r.expect("symbols", "PASS");
+        r.expect("abi", "PASS", "agree with " + f.headers(), "HcommChannelDesc 360 bytes", "takes a pointer");
+        r.expect("product", "PASS", "Ascend950PR_9599", "Atlas 350");
+        r.expect("end-to-end", "PASS", "read 64 MiB", "readStrategy=nbiFence", "GB/s");
+        assertEquals(0, r.exit, r.output);
+        String json = Files.readString(f.home.resolve("report.json"));
+        assertTrue(json.contains("\"ready\":true") && json.contains("\"check\":\"end-to-end\""), json);
+    }
+
+    @Test
+    void aMissingRequiredFunctionFailsTheSymbolsCheckAndNoReadIsTried() throws Exception {
+        FakeInstall f = install("no-destroy").hcomm(objects, Set.of("HcommChannelDestroy")).headers(AS_IS, AS_IS);
+        Run r = doctor(f.home, "--provider", "cann");
+        r.onlyFails("symbols");
+        r.expect("symbols", "FAIL", "missing [HcommChannelDestroy], which every read strategy needs");
+        r.expect("end-to-end", "SKIP");
+    }
+
+    @Test
+    void aMissingFunctionOfTheOtherStrategyIsAWarningAndTheReadWorks() throws Exception {
+        FakeInstall f = install("no-drain").hcomm(objects, Set.of("HcommChannelDrainOnThread"))
+                .headers(AS_IS, AS_IS);
+        Run r = doctor(f.home, "--provider", "cann", "--read-strategy", "nbiFence", "--bytes", "8388608");
+        r.expect("symbols", "WARN", "readStrategy=onThread would not work: missing [HcommChannelDrainOnThread]");
+        r.expect("end-to-end", "PASS", "readStrategy=nbiFence");
+        assertEquals(0, r.exit, r.output);
+
+        Run onThread = doctor(f.home, "--provider", "cann", "--read-strategy", "onThread");
+        onThread.onlyFails("symbols");
+        onThread.expect("symbols", "FAIL", "missing [HcommChannelDrainOnThread], which readStrategy=onThread needs",
+                "do: set spark.shuffle.hcomm.readStrategy=nbiFence");
+    }
+
+    @Test
+    void aHeaderWithThe352ByteChannelDescFailsTheAbiCheck() throws Exception {
+        FakeInstall f = install("desc-v2").hcomm(objects, Set.of())
+                .headers(t -> t.replace("const char *channelName;", ""), AS_IS);
+        Run r = doctor(f.home, "--provider", "cann");
+        r.onlyFails("abi");
+        r.expect("abi", "FAIL", "sizeof.HcommChannelDesc: C 352, binding 360", "a 352-byte HcommChannelDesc is v2",
+                "do: use a CANN whose HcommChannelDesc is ABI v4");
+        r.expect("end-to-end", "SKIP");
+    }
+
+    @Test
+    void theOldHcommThreadAllocTakingACountFailsTheAbiCheckForOnThread() throws Exception {
+        FakeInstall f = install("thread-alloc-count").hcomm(objects, Set.of()).headers(AS_IS,
+                h -> h.replace("const uint32_t *notifyNumPerThread", "uint32_t notifyNumPerThread"));
+        Run r = doctor(f.home, "--provider", "cann", "--read-strategy", "onThread");
+        r.onlyFails("abi");
+        r.expect("abi", "FAIL", "HcommThreadAlloc takes the notify count by value", "readStrategy=onThread calls");
+    }
+
+    @Test
+    void aLibraryMissingADependencyFailsTheLibraryCheckNamingIt() throws Exception {
+        FakeInstall f = install("missing-dependency").needingMissingLibrary();
+        Run r = doctor(f.home, "--provider", "cann");
+        r.onlyFails("library");
+        r.expect("library", "FAIL", "a library it needs is missing", "libgone.so", "do: run ldd");
+        r.expect("symbols", "SKIP");
+    }
+
+    @Test
+    void aLibraryForAnotherArchitectureFailsTheLibraryCheck() throws Exception {
+        FakeInstall f = install("aarch64").forAnotherArchitecture(working);
+        Run r = doctor(f.home, "--provider", "cann");
+        r.onlyFails("library");
+        r.expect("library", "FAIL", "not a library for this JVM's architecture", "do: install the CANN package");
+    }
+
+    @Test
+    void aSocThatDoesNotSupportTheChosenStrategyFailsTheProductCheck() throws Exception {
+        FakeInstall f = install("soc-950").hcomm(objects, Set.of()).headers(AS_IS, AS_IS)
+                .ascendCl("Ascend950PR_9599");
+        Run r = doctor(f.home, "--provider", "cann", "--read-strategy", "onThread");
+        r.onlyFails("product");
+        r.expect("product", "FAIL", "Ascend950PR_9599", "HcommChannelDrainOnThread is not supported",
+                "do: set spark.shuffle.hcomm.readStrategy=nbiFence");
+    }
+
+    @Test
+    void anUnknownOptionIsAUsageErrorNamingTheKnownOnes() throws Exception {
+        Run r = doctor(null, "--provder", "soft");
+        assertEquals(2, r.exit, r.output);
+        assertTrue(r.output.contains("unknown option --provder (known: --provider, --library"), r.output);
+    }
+}

@@ -1,0 +1,123 @@
+package org.hcomm.bridge.doctor;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+
+/**
+ * A directory laid out like {@code $ASCEND_HOME_PATH} ({@code x86_64-linux/lib64}, {@code x86_64-linux/include/hcomm},
+ * {@code version.cfg}), with libraries compiled here from C: an HComm built from soft HComm's own sources (so it
+ * really works), exporting all or all but some functions; headers made from soft HComm's, as they are or changed
+ * the way an older CANN differs; a {@code libascendcl.so} answering a chosen SoC name; libraries that cannot load.
+ */
+final class FakeInstall {
+    static final Path CSRC = Path.of(System.getProperty("hcomm.test.csrc", "src/main/c"));
+    final Path home;
+
+    FakeInstall(Path home) throws IOException {
+        this.home = home;
+        Files.createDirectories(lib64());
+        Files.writeString(home.resolve("version.cfg"), "Version=9.0.0-fake\n");
+    }
+
+    Path lib64() {
+        return home.resolve("x86_64-linux/lib64");
+    }
+
+    Path headers() {
+        return home.resolve("x86_64-linux/include/hcomm");
+    }
+
+    /** Compiles soft HComm's sources to position-independent objects in {@code dir}, once per test class. */
+    static List<Path> softObjects(Path dir) throws IOException, InterruptedException {
+        Files.createDirectories(dir);
+        List<Path> objects = new ArrayList<>();
+        try (Stream<Path> s = Files.list(CSRC)) {
+            for (Path c : s.filter(p -> p.toString().endsWith(".c")).sorted().toList()) {
+                Path o = dir.resolve(c.getFileName().toString().replace(".c", ".o"));
+                cc("gcc", "-std=gnu11", "-fPIC", "-fvisibility=hidden", "-pthread", "-D_GNU_SOURCE", "-O0", "-I" + CSRC,
+                        "-c", c.toString(), "-o", o.toString());
+                objects.add(o);
+            }
+        }
+        return objects;
+    }
+
+    /** libhcomm.so from the soft objects, exporting every function of soft HComm's export map but {@code drop}. */
+    FakeInstall hcomm(List<Path> objects, Set<String> drop) throws IOException, InterruptedException {
+        String map = Files.readString(CSRC.resolve("exports.map"), StandardCharsets.UTF_8);
+        for (String name : drop) {
+            map = map.replaceAll("\\b" + name + ";", "");
+        }
+        Path script = home.resolve("exports-" + drop.hashCode() + ".map");
+        Files.writeString(script, map);
+        List<String> cmd = new ArrayList<>(List.of("gcc", "-shared", "-pthread", "-Wl,--version-script=" + script,
+                "-o", lib64().resolve("libhcomm.so").toString()));
+        objects.forEach(o -> cmd.add(o.toString()));
+        cc(cmd.toArray(String[]::new));
+        return this;
+    }
+
+    /** Headers as CANN installs them, made from soft HComm's; {@code change} rewrites the types header's text. */
+    FakeInstall headers(java.util.function.UnaryOperator<String> types, java.util.function.UnaryOperator<String> res)
+            throws IOException {
+        Files.createDirectories(headers());
+        String defs = Files.readAllLines(CSRC.resolve("hcomm_types.h"), StandardCharsets.UTF_8).stream()
+                .filter(l -> !l.startsWith("_Static_assert")) // C only; CANN's headers are C++
+                .collect(Collectors.joining("\n", "", "\n"));
+        Files.writeString(headers().resolve("hcomm_res_defs.h"), types.apply(defs));
+        String api = Files.readString(CSRC.resolve("hcomm_api.h"), StandardCharsets.UTF_8)
+                .replace("#include \"hcomm_types.h\"", "#include \"hcomm_res_defs.h\"");
+        Files.writeString(headers().resolve("hcomm_res.h"), res.apply(api));
+        Files.writeString(headers().resolve("hcomm_channel.h"), "#include \"hcomm_res.h\"\n");
+        Files.writeString(headers().resolve("hcomm_primitives.h"), "#include \"hcomm_res.h\"\n");
+        return this;
+    }
+
+    /** libascendcl.so whose aclrtGetSocName answers {@code soc}. */
+    FakeInstall ascendCl(String soc) throws IOException, InterruptedException {
+        Path c = home.resolve("acl.c");
+        Files.writeString(c, "const char *aclrtGetSocName(void) { return \"" + soc + "\"; }\n"
+                + "int aclInit(const char *config) { (void) config; return 0; }\n");
+        cc("gcc", "-shared", "-fPIC", c.toString(), "-o", lib64().resolve("libascendcl.so").toString());
+        return this;
+    }
+
+    /** libhcomm.so that needs libgone.so, which is not there. */
+    FakeInstall needingMissingLibrary() throws IOException, InterruptedException {
+        Path gone = home.resolve("gone.c");
+        Files.writeString(gone, "int gone(void) { return 0; }\n");
+        cc("gcc", "-shared", "-fPIC", gone.toString(), "-o", home.resolve("libgone.so").toString());
+        Path c = home.resolve("needs.c");
+        Files.writeString(c, "int gone(void);\nint HcommEndpointCreate(void) { return gone(); }\n");
+        cc("gcc", "-shared", "-fPIC", c.toString(), "-L" + home, "-lgone", "-o",
+                lib64().resolve("libhcomm.so").toString());
+        Files.delete(home.resolve("libgone.so"));
+        return this;
+    }
+
+    /** libhcomm.so made from a working one with its ELF header saying AArch64 (what an arm64 package holds). */
+    FakeInstall forAnotherArchitecture(Path working) throws IOException {
+        byte[] elf = Files.readAllBytes(working);
+        elf[18] = (byte) 183; // e_machine = EM_AARCH64
+        elf[19] = 0;
+        Files.write(lib64().resolve("libhcomm.so"), elf);
+        return this;
+    }
+
+    static void cc(String... cmd) throws IOException, InterruptedException {
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        p.waitFor(120, TimeUnit.SECONDS);
+        assertEquals(0, p.exitValue(), String.join(" ", cmd) + "\n" + out);
+    }
+}
