@@ -8,13 +8,12 @@ import java.net.InetAddress;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import org.hcomm.bridge.install.Provider;
 import org.hcomm.bridge.raw.CommMem;
 import org.hcomm.bridge.raw.EndpointDesc;
 import org.hcomm.bridge.raw.HcommAbi;
 import org.hcomm.bridge.raw.HcommDescInit;
 import org.hcomm.bridge.raw.HcommLibrary;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * A host RoCE endpoint on one local IPv4 address ({@code HcommEndpointCreate}); owns the endpoint handle and is the
@@ -29,7 +28,7 @@ import org.slf4j.LoggerFactory;
  * while another thread still uses one of its objects is a caller error.
  */
 public final class Endpoint implements AutoCloseable {
-    private static final Logger LOG = LoggerFactory.getLogger(Endpoint.class);
+    private static final BridgeLog LOG = BridgeLog.of(Endpoint.class);
 
     private final Inet4Address address;
     private final byte[] descriptor;
@@ -102,8 +101,10 @@ public final class Endpoint implements AutoCloseable {
     }
 
     /**
-     * Allocates {@code size} bytes of shareable host memory ({@code HcommMemAlloc}) and registers it under
-     * {@code tag}. Register memory before creating the channels that must reach it: a channel sees only the regions
+     * Allocates {@code size} bytes of host memory and registers it under {@code tag}: with soft HComm from
+     * {@code HcommMemAlloc} (shareable memory peers on this host map), with CANN an anonymous mapping of this
+     * process ({@code HcommMemAlloc} is device HBM there, HCOMM_ABI.md §3.2, which Java must not touch as host
+     * memory). Register memory before creating the channels that must reach it: a channel sees only the regions
      * registered when it was created.
      */
     public RegisteredMemory allocate(String tag, long size) {
@@ -113,18 +114,18 @@ public final class Endpoint implements AutoCloseable {
         }
         synchronized (this) {
             checkOpen();
-            PointerByReference ptr = new PointerByReference();
-            int rc = HcommLibrary.HcommMemAlloc(ptr, size);
-            HcommException.check(rc, "HcommMemAlloc", context() + " tag=" + tag + " size=" + size);
-            Pointer block = ptr.getValue();
+            RegisteredMemory.Backing backing = HcommNative.provider() == Provider.SOFT
+                    ? RegisteredMemory.Backing.HCOMM_ALLOC : RegisteredMemory.Backing.HOST_MAPPING;
+            Pointer block = backing.allocate(size, context() + " tag=" + tag);
             try {
-                RegisteredMemory m = register(tag, block, size, true);
+                RegisteredMemory m = register(tag, block, size, backing);
                 regions.add(m);
                 return m;
             } catch (RuntimeException e) {
-                int frc = HcommLibrary.HcommMemFree(block);
-                if (frc != 0) {
-                    e.addSuppressed(new HcommException("HcommMemFree", frc, context() + " tag=" + tag));
+                try {
+                    backing.free(block, size, context() + " tag=" + tag);
+                } catch (RuntimeException f) {
+                    e.addSuppressed(f);
                 }
                 throw e;
             }
@@ -145,13 +146,13 @@ public final class Endpoint implements AutoCloseable {
         }
         synchronized (this) {
             checkOpen();
-            RegisteredMemory m = register(tag, new Pointer(address), size, false);
+            RegisteredMemory m = register(tag, new Pointer(address), size, RegisteredMemory.Backing.CALLER);
             regions.add(m);
             return m;
         }
     }
 
-    private RegisteredMemory register(String tag, Pointer block, long size, boolean allocated) {
+    private RegisteredMemory register(String tag, Pointer block, long size, RegisteredMemory.Backing backing) {
         CommMem mem = new CommMem();
         mem.type = HcommAbi.COMM_MEM_TYPE_HOST;
         mem.addr = block;
@@ -159,7 +160,7 @@ public final class Endpoint implements AutoCloseable {
         PointerByReference memHandle = new PointerByReference();
         int rc = HcommLibrary.HcommMemReg(handle, tag, mem, memHandle);
         HcommException.check(rc, "HcommMemReg", context() + " tag=" + tag + " size=" + size);
-        return new RegisteredMemory(this, tag, block, size, memHandle.getValue(), allocated);
+        return new RegisteredMemory(this, tag, block, size, memHandle.getValue(), backing);
     }
 
     /** Imports a peer's exported memory descriptor: the result names the peer's address to read from. */

@@ -27,8 +27,6 @@ import org.hcomm.bridge.raw.HcommSymbol.Need;
 import org.hcomm.bridge.raw.HcommSoftCounters;
 import org.hcomm.bridge.raw.HcommSoftLibrary;
 import org.hcomm.bridge.raw.ThreadConfig;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Finds, loads and checks the HComm library, once per process, on first use (never in a static initializer, and
@@ -56,7 +54,7 @@ public final class HcommNative {
     /** System property naming the read strategy the quick checks judge the symbols for (default onThread). */
     public static final String READ_STRATEGY_PROPERTY = "hcomm.readStrategy";
 
-    private static final Logger LOG = LoggerFactory.getLogger(HcommNative.class);
+    private static final BridgeLog LOG = BridgeLog.of(HcommNative.class);
 
     private record State(Provider provider, String source, String version, HcommSoftLibrary soft,
             Throwable streamSyncCause, Map<ReadStrategy.Kind, Throwable> strategyCauses, List<Finding> checks,

@@ -1,8 +1,6 @@
 package org.hcomm.bridge;
 
 import java.lang.ref.Cleaner;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Backstop for a forgotten {@code close()}: when an owner becomes unreachable while still open, logs a warning
@@ -10,7 +8,7 @@ import org.slf4j.LoggerFactory;
  * resource stays allocated until the process exits, and the soft library's counters show it.
  */
 final class LeakWatch implements Runnable {
-    private static final Logger LOG = LoggerFactory.getLogger(LeakWatch.class);
+    private static final BridgeLog LOG = BridgeLog.of(LeakWatch.class);
     private static final Cleaner CLEANER = Cleaner.create();
 
     private final String what;

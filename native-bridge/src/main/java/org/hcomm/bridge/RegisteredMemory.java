@@ -1,10 +1,12 @@
 package org.hcomm.bridge;
 
+import com.sun.jna.Native;
 import com.sun.jna.Pointer;
 import com.sun.jna.ptr.IntByReference;
 import com.sun.jna.ptr.PointerByReference;
 import java.nio.ByteBuffer;
 import org.hcomm.bridge.raw.HcommLibrary;
+import org.hcomm.bridge.raw.LibC;
 
 /**
  * A region registered on an {@link Endpoint} ({@code HcommMemReg}); when it came from
@@ -23,16 +25,58 @@ public final class RegisteredMemory extends NativeOwner {
     private final Pointer block;
     private final long size;
     private final Pointer memHandle;
-    private final boolean allocated;
+    private final Backing backing;
 
-    RegisteredMemory(Endpoint endpoint, String tag, Pointer block, long size, Pointer memHandle, boolean allocated) {
+    RegisteredMemory(Endpoint endpoint, String tag, Pointer block, long size, Pointer memHandle, Backing backing) {
         super("RegisteredMemory " + tag + " (" + size + " bytes)");
         this.endpoint = endpoint;
         this.tag = tag;
         this.block = block;
         this.size = size;
         this.memHandle = memHandle;
-        this.allocated = allocated;
+        this.backing = backing;
+    }
+
+    /** Where a region's memory comes from, and so who frees it. */
+    enum Backing {
+        /** The caller's: registered only. */
+        CALLER,
+        /** {@code HcommMemAlloc} (soft HComm: shareable host memory), freed by {@code HcommMemFree}. */
+        HCOMM_ALLOC,
+        /** An anonymous private mapping of this process (CANN host buffers), unmapped. */
+        HOST_MAPPING;
+
+        Pointer allocate(long size, String context) {
+            switch (this) {
+                case HCOMM_ALLOC:
+                    PointerByReference ptr = new PointerByReference();
+                    HcommException.check(HcommLibrary.HcommMemAlloc(ptr, size), "HcommMemAlloc",
+                            context + " size=" + size);
+                    return ptr.getValue();
+                case HOST_MAPPING:
+                    Pointer p = LibC.get().mmap(null, size, LibC.PROT_READ | LibC.PROT_WRITE,
+                            LibC.MAP_PRIVATE | LibC.MAP_ANONYMOUS, -1, 0);
+                    if (Pointer.nativeValue(p) == LibC.MAP_FAILED) {
+                        throw new IllegalStateException("cannot map " + size + " bytes of host memory for " + context
+                                + ": errno " + Native.getLastError());
+                    }
+                    return p;
+                default:
+                    throw new IllegalStateException("the caller's memory is not allocated here");
+            }
+        }
+
+        void free(Pointer block, long size, String context) {
+            if (this == HCOMM_ALLOC) {
+                int rc = HcommLibrary.HcommMemFree(block);
+                if (rc != 0) {
+                    throw new HcommException("HcommMemFree", rc, context);
+                }
+            } else if (this == HOST_MAPPING && LibC.get().munmap(block, size) != 0) {
+                throw new IllegalStateException("munmap of " + size + " bytes failed for " + context + ": errno "
+                        + Native.getLastError());
+            }
+        }
     }
 
     public String tag() {
@@ -49,9 +93,9 @@ public final class RegisteredMemory extends NativeOwner {
         return size;
     }
 
-    /** True when the region owns its memory ({@code HcommMemAlloc}), false when it registers caller memory. */
+    /** True when the region owns its memory ({@link Endpoint#allocate}), false when it registers caller memory. */
     public boolean isAllocated() {
-        return allocated;
+        return backing != Backing.CALLER;
     }
 
     /** A direct buffer over the whole region (big-endian like every new ByteBuffer); at most 2 GiB - 1. */
@@ -91,11 +135,10 @@ public final class RegisteredMemory extends NativeOwner {
     void release() {
         int rc = HcommLibrary.HcommMemUnreg(endpoint.handleForChild(), memHandle);
         RuntimeException failure = rc == 0 ? null : new HcommException("HcommMemUnreg", rc, context());
-        if (allocated) {
-            int frc = HcommLibrary.HcommMemFree(block);
-            if (frc != 0) {
-                failure = Failures.accumulate(failure, new HcommException("HcommMemFree", frc, context()));
-            }
+        try {
+            backing.free(block, size, context());
+        } catch (RuntimeException e) {
+            failure = Failures.accumulate(failure, e);
         }
         if (failure != null) {
             throw failure;

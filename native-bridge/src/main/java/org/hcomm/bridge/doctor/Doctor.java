@@ -138,13 +138,16 @@ public final class Doctor {
         Install install = Install.discover(o.provider(), o.library());
         List<Finding> findings = new ArrayList<>();
         InstallChecks.Opened opened = InstallChecks.library(install);
-        findings.add(opened.finding());
+        String softVersion = opened.library() == null ? null : softVersion(install, opened);
+        Finding library = opened.finding();
+        findings.add(softVersion == null ? library : new Finding(library.check(), library.status(),
+                library.summary() + ", version " + softVersion, library.advice()));
         if (opened.library() == null) {
             findings.add(Finding.skip(Check.SYMBOLS, "the library did not load"));
             findings.add(Finding.skip(Check.ABI, "the library did not load"));
         } else {
             findings.add(InstallChecks.symbols(opened.library(), o.strategy()));
-            findings.add(InstallChecks.abi(install, softVersion(install, opened), o.strategy()));
+            findings.add(InstallChecks.abi(install, softVersion, o.strategy()));
         }
         findings.add(opened.library() == null ? Finding.skip(Check.PRODUCT, "the library did not load")
                 : ProductCheck.check(install, o.strategy()));

@@ -192,6 +192,16 @@ class DoctorTest {
     }
 
     @Test
+    void withoutHeadersOrAKnownSocTheDoctorSaysWhatItCouldNotCheckAndStillReads() throws Exception {
+        FakeInstall f = install("no-headers").hcomm(objects, Set.of()).ascendCl("Ascend310P3");
+        Run r = doctor(f.home, "--provider", "cann", "--bytes", "8388608");
+        r.expect("abi", "WARN", "could not be checked", "the binding assumes HcommChannelDesc v4 (360 bytes)");
+        r.expect("product", "WARN", "SoC Ascend310P3 is not a product", "try both strategies");
+        r.expect("end-to-end", "PASS", "read 8 MiB");
+        assertEquals(0, r.exit, r.output);
+    }
+
+    @Test
     void anUnknownOptionIsAUsageErrorNamingTheKnownOnes() throws Exception {
         Run r = doctor(null, "--provder", "soft");
         assertEquals(2, r.exit, r.output);
