@@ -57,6 +57,7 @@ public final class Doctor {
      * returns the exit code.
      */
     public static int main(String[] args, Function<Options, Finding> spark, PrintStream out) {
+        quietJdkLogging();
         Options options;
         try {
             options = parse(args);
@@ -76,6 +77,14 @@ public final class Doctor {
             }
         }
         return report.canRun() ? 0 : 1;
+    }
+
+    /**
+     * Run from a jar without SLF4J, the bridge logs through the JDK's logging, whose INFO lines would repeat the
+     * report on stderr: only warnings there.
+     */
+    static void quietJdkLogging() {
+        java.util.logging.Logger.getLogger("").setLevel(java.util.logging.Level.WARNING);
     }
 
     static Options parse(String[] args) {

@@ -174,6 +174,7 @@ final class EndToEnd {
 
     /** The owner process: {@code EndToEnd <address> <bytes>}. */
     public static void main(String[] args) throws Exception {
+        Doctor.quietJdkLogging();
         PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         try {

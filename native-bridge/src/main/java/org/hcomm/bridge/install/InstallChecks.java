@@ -35,8 +35,9 @@ public final class InstallChecks {
         }
         try {
             NativeLibrary lib = NativeLibrary.getInstance(loc.file().getAbsolutePath());
-            return new Opened(Finding.pass(Check.LIBRARY, loc.file().getAbsolutePath() + " (" + why(install)
-                    + ")" + versionNote), lib);
+            String what = loc.how().equals("bundled") ? "soft HComm bundled in the jar, extracted to "
+                    + loc.file().getAbsolutePath() : loc.file().getAbsolutePath() + " (" + why(install) + ")";
+            return new Opened(Finding.pass(Check.LIBRARY, what + versionNote), lib);
         } catch (UnsatisfiedLinkError e) {
             return new Opened(cannotOpen(loc, e), null);
         }
@@ -47,8 +48,6 @@ public final class InstallChecks {
         switch (loc.how()) {
             case "explicit":
                 return "named explicitly";
-            case "bundled":
-                return "soft HComm bundled in the jar";
             default:
                 return "provider " + install.provider() + ", first in the search order"
                         + (install.ascendHome() != null && install.provider() == Provider.CANN
