@@ -2,7 +2,6 @@ package org.hcomm.bridge;
 
 import com.sun.jna.Native;
 import com.sun.jna.NativeLibrary;
-import java.io.File;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
@@ -19,6 +18,7 @@ import org.hcomm.bridge.raw.EndpointDesc;
 import org.hcomm.bridge.raw.EndpointLoc;
 import org.hcomm.bridge.raw.HcommBatchTransferDesc;
 import org.hcomm.bridge.raw.HcommChannelDesc;
+import org.hcomm.bridge.raw.HcommAllocLibrary;
 import org.hcomm.bridge.raw.HcommLibrary;
 import org.hcomm.bridge.raw.HcommNbiLibrary;
 import org.hcomm.bridge.raw.HcommOnThreadLibrary;
@@ -155,17 +155,18 @@ public final class HcommNative {
             provider = Provider.parse(System.getProperty(PROVIDER_PROPERTY, "soft"), PROVIDER_PROPERTY);
             Need strategy = InstallChecks.strategy(System.getProperty(READ_STRATEGY_PROPERTY, "onThread"));
             Install install = Install.discover(provider, System.getProperty(LIBRARY_PATH_PROPERTY));
-            checks = InstallChecks.quick(install, strategy, HcommNative::softVersion);
+            InstallChecks.Quick quick = InstallChecks.quick(install, strategy);
+            checks = quick.findings();
+            Finding failed = quick.firstFailure();
+            if (failed != null) {
+                throw new UnsatisfiedLinkError(failed.oneLine());
+            }
             for (Finding f : checks) {
-                if (f.failed()) {
-                    throw new UnsatisfiedLinkError(f.oneLine());
-                }
                 if (f.status() == Finding.Status.WARN) {
                     LOG.warn("HComm quick check: {}", f.oneLine());
                 }
             }
-            File file = install.library().file();
-            NativeLibrary lib = NativeLibrary.getInstance(file.getAbsolutePath());
+            NativeLibrary lib = quick.library();
             Native.register(HcommLibrary.class, lib);
             Map<ReadStrategy.Kind, Throwable> strategyCauses = new EnumMap<>(ReadStrategy.Kind.class);
             bind(HcommOnThreadLibrary.class, lib).ifPresent(t -> strategyCauses.put(ReadStrategy.Kind.ON_THREAD, t));
@@ -175,11 +176,12 @@ public final class HcommNative {
             HcommSoftLibrary soft = null;
             String version = "cann";
             if (provider == Provider.SOFT) {
-                soft = Native.load(file.getAbsolutePath(), HcommSoftLibrary.class);
+                Native.register(HcommAllocLibrary.class, lib);
+                soft = Native.load(lib.getFile().getAbsolutePath(), HcommSoftLibrary.class);
                 version = soft.HcommSoftVersion();
                 Native.register(AclRuntime.class, lib);
             } else if (streamSyncCause == null) {
-                streamSyncCause = bindAscendCl(file);
+                streamSyncCause = bindAscendCl(install);
             }
             String source = install.library().describe();
             LOG.info("HComm provider {} loaded from {} (version {})", provider, source, version);
@@ -187,15 +189,6 @@ public final class HcommNative {
         } catch (Throwable t) { // UnsatisfiedLinkError, LinkageError, bad property: all mean "unavailable"
             LOG.warn("HComm library unavailable (provider {}): {}", provider, t.toString());
             return new State(provider, null, null, null, t, Map.of(), checks, t);
-        }
-    }
-
-    /** soft HComm's {@code HcommSoftVersion()}, or null when the library has none. */
-    private static String softVersion(NativeLibrary lib) {
-        try {
-            return lib.getFunction("HcommSoftVersion").invokeString(new Object[0], false);
-        } catch (UnsatisfiedLinkError e) {
-            return null;
         }
     }
 
@@ -209,13 +202,10 @@ public final class HcommNative {
         }
     }
 
-    /** CANN: aclrtSynchronizeStream from libascendcl.so next to libhcomm.so, else by name; returns why not. */
-    private static Throwable bindAscendCl(File hcomm) {
-        File sibling = new File(hcomm.getParentFile(), System.mapLibraryName("ascendcl"));
+    /** CANN: aclrtSynchronizeStream from libascendcl.so ({@link InstallChecks#ascendCl}); returns why not. */
+    private static Throwable bindAscendCl(Install install) {
         try {
-            NativeLibrary acl = sibling.isFile() ? NativeLibrary.getInstance(sibling.getAbsolutePath())
-                    : NativeLibrary.getInstance("ascendcl");
-            Native.register(AclRuntime.class, acl);
+            Native.register(AclRuntime.class, InstallChecks.ascendCl(install));
             return null;
         } catch (UnsatisfiedLinkError e) {
             LOG.warn("libascendcl unavailable, stream synchronisation disabled: {}", e.toString());

@@ -5,12 +5,13 @@ import com.sun.jna.Pointer;
 import com.sun.jna.ptr.IntByReference;
 import com.sun.jna.ptr.PointerByReference;
 import java.nio.ByteBuffer;
+import org.hcomm.bridge.raw.HcommAllocLibrary;
 import org.hcomm.bridge.raw.HcommLibrary;
 import org.hcomm.bridge.raw.LibC;
 
 /**
  * A region registered on an {@link Endpoint} ({@code HcommMemReg}); when it came from
- * {@link Endpoint#allocate(String, long)} it also owns the {@code HcommMemAlloc} block.
+ * {@link Endpoint#allocate(String, long)} it also owns the memory ({@link Backing}).
  *
  * <p>Ownership: {@link #close()} unregisters (and frees an allocated block); it is idempotent. After close every
  * method throws {@link IllegalStateException}, but {@link ByteBuffer} views handed out before stay pointing at the
@@ -50,7 +51,7 @@ public final class RegisteredMemory extends NativeOwner {
             switch (this) {
                 case HCOMM_ALLOC:
                     PointerByReference ptr = new PointerByReference();
-                    HcommException.check(HcommLibrary.HcommMemAlloc(ptr, size), "HcommMemAlloc",
+                    HcommException.check(HcommAllocLibrary.HcommMemAlloc(ptr, size), "HcommMemAlloc",
                             context + " size=" + size);
                     return ptr.getValue();
                 case HOST_MAPPING:
@@ -68,7 +69,7 @@ public final class RegisteredMemory extends NativeOwner {
 
         void free(Pointer block, long size, String context) {
             if (this == HCOMM_ALLOC) {
-                int rc = HcommLibrary.HcommMemFree(block);
+                int rc = HcommAllocLibrary.HcommMemFree(block);
                 if (rc != 0) {
                     throw new HcommException("HcommMemFree", rc, context);
                 }

@@ -23,6 +23,7 @@ import org.hcomm.bridge.raw.EndpointDesc;
 import org.hcomm.bridge.raw.HcommAbi;
 import org.hcomm.bridge.raw.HcommChannelDesc;
 import org.hcomm.bridge.raw.HcommDescInit;
+import org.hcomm.bridge.raw.HcommAllocLibrary;
 import org.hcomm.bridge.raw.HcommLibrary;
 import org.hcomm.bridge.raw.HcommOnThreadLibrary;
 import org.junit.jupiter.api.AfterEach;
@@ -90,7 +91,7 @@ class SoftHcommFailureTest {
         desc.loc.locType = HcommAbi.ENDPOINT_LOC_TYPE_HOST;
         assertEquals(HcommAbi.HCCL_E_PTR, HcommLibrary.HcommEndpointCreate(null, new PointerByReference()));
         assertEquals(HcommAbi.HCCL_E_PTR, HcommLibrary.HcommEndpointCreate(desc, null));
-        assertEquals(HcommAbi.HCCL_E_PTR, HcommLibrary.HcommMemAlloc(null, 4096));
+        assertEquals(HcommAbi.HCCL_E_PTR, HcommAllocLibrary.HcommMemAlloc(null, 4096));
         assertEquals(HcommAbi.HCCL_E_PTR, HcommLibrary.HcommChannelGetStatus(null, 1, new int[1]));
         assertEquals(HcommAbi.HCCL_E_PTR, HcommLibrary.HcommChannelDestroy(null, 1));
         assertEquals(HcommAbi.HCCL_E_PTR, HcommOnThreadLibrary.HcommThreadAlloc(HcommAbi.COMM_ENGINE_CPU, 1,

@@ -43,6 +43,7 @@ public final class Doctor {
     static final String USAGE = "usage: doctor [--provider soft|cann] [--library PATH] [--address IP] "
             + "[--read-strategy onThread|nbiFence] [--bytes N] [--json FILE]";
     private static final long DEFAULT_BYTES = 256L << 20;
+    private static final long MAX_BYTES = 1L << 30;
 
     private Doctor() {}
 
@@ -120,10 +121,7 @@ public final class Doctor {
                     strategy = InstallChecks.strategy(v);
                     break;
                 case "--bytes":
-                    bytes = Long.parseLong(v);
-                    if (bytes < 8 || bytes % 8 != 0) {
-                        throw new IllegalArgumentException("--bytes " + v + " is not valid; use a multiple of 8");
-                    }
+                    bytes = parseBytes(v);
                     break;
                 case "--json":
                     json = Path.of(v);
@@ -136,6 +134,20 @@ public final class Doctor {
         return new Options(provider, library, address, strategy, bytes, json);
     }
 
+    private static long parseBytes(String v) {
+        long bytes;
+        try {
+            bytes = Long.parseLong(v);
+        } catch (NumberFormatException e) {
+            bytes = -1;
+        }
+        if (bytes < 8 || bytes > MAX_BYTES || bytes % 8 != 0) {
+            throw new IllegalArgumentException("--bytes " + v + " is not valid; use a multiple of 8 from 8 to "
+                    + MAX_BYTES + " (1 GiB)");
+        }
+        return bytes;
+    }
+
     /** Runs every check in order; a check that needs what a failed one found is skipped, saying so. */
     public static Report run(Options o, Function<Options, Finding> spark) {
         // the end-to-end check loads the library in this process and in the owner, as an executor would
@@ -145,37 +157,16 @@ public final class Doctor {
             System.setProperty(HcommNative.LIBRARY_PATH_PROPERTY, o.library());
         }
         Install install = Install.discover(o.provider(), o.library());
-        List<Finding> findings = new ArrayList<>();
-        InstallChecks.Opened opened = InstallChecks.library(install);
-        String softVersion = opened.library() == null ? null : softVersion(install, opened);
-        Finding library = opened.finding();
-        findings.add(softVersion == null ? library : new Finding(library.check(), library.status(),
-                library.summary() + ", version " + softVersion, library.advice()));
-        if (opened.library() == null) {
-            findings.add(Finding.skip(Check.SYMBOLS, "the library did not load"));
-            findings.add(Finding.skip(Check.ABI, "the library did not load"));
-        } else {
-            findings.add(InstallChecks.symbols(opened.library(), o.strategy()));
-            findings.add(InstallChecks.abi(install, softVersion, o.strategy()));
-        }
-        findings.add(opened.library() == null ? Finding.skip(Check.PRODUCT, "the library did not load")
+        InstallChecks.Quick quick = InstallChecks.quick(install, o.strategy()); // what executors run at start
+        List<Finding> findings = new ArrayList<>(quick.findings());
+        findings.add(quick.library() == null ? Finding.skip(Check.PRODUCT, "the library did not load")
                 : ProductCheck.check(install, o.strategy()));
         boolean failed = findings.stream().anyMatch(Finding::failed);
         findings.add(failed ? Finding.skip(Check.END_TO_END, "a check above failed: a read could crash or "
-                + "cannot work, so none is tried") : EndToEnd.run(o.address(), o.bytes(), o.strategy()));
+                + "cannot work, so none is tried") : EndToEnd.run(o.provider(), o.address(), o.bytes(),
+                        o.strategy()));
         findings.add(spark.apply(o));
         return new Report(o, findings);
-    }
-
-    private static String softVersion(Install install, InstallChecks.Opened opened) {
-        if (install.provider() != Provider.SOFT) {
-            return null;
-        }
-        try {
-            return opened.library().getFunction("HcommSoftVersion").invokeString(new Object[0], false);
-        } catch (UnsatisfiedLinkError e) {
-            return null;
-        }
     }
 
     /** The printed report. */
@@ -190,9 +181,13 @@ public final class Doctor {
             }
         }
         long fails = r.findings().stream().filter(Finding::failed).count();
+        boolean quickFailed = r.findings().stream().anyMatch(f -> f.failed() && (f.check() == Check.LIBRARY
+                || f.check() == Check.SYMBOLS || f.check() == Check.ABI));
         b.append(r.canRun() ? "ready: the HComm shuffle can run here as checked\n"
-                : "not ready: " + fails + " check(s) failed; fix the FAIL lines above (executors would fall back "
-                        + "to Spark's fetch, or stop with fallback never)\n");
+                : "not ready: " + fails + " check(s) failed; fix the FAIL lines above" + (quickFailed
+                        ? " (executors refuse this install too: with fallback auto Spark's fetch moves every block, "
+                        + "with never they stop)\n"
+                        : " (executors do not run this check: their one-sided reads would fail)\n"));
         return b.toString();
     }
 

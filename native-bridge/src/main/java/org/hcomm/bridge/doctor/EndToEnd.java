@@ -14,6 +14,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.hcomm.bridge.ChannelSet;
 import org.hcomm.bridge.ChannelSpec;
@@ -48,22 +51,95 @@ final class EndToEnd {
 
     private EndToEnd() {}
 
-    static Finding run(String address, long bytes, Need strategy) {
-        Process owner = null;
+    static Finding run(Provider provider, String address, long bytes, Need strategy) {
+        Owner owner = null;
         try {
-            owner = startOwner(address, bytes, strategy);
+            owner = new Owner(startOwner(address, bytes));
             return read(owner, address, bytes, strategy);
         } catch (Exception | Error e) {
-            return Finding.fail(Check.END_TO_END, "the read between two processes failed: " + e,
-                    "run the doctor again with --json to keep the report; check the findings above");
+            String ownerSaid = owner == null ? "" : owner.errors();
+            return Finding.fail(Check.END_TO_END, "the read between two processes failed: " + e
+                    + (ownerSaid.isEmpty() ? "" : "; the owner process said: " + ownerSaid),
+                    provider == Provider.CANN ? "with CANN a host endpoint needs this host's RDMA NIC address: "
+                    + "--address IP (now " + address + "); the findings above say what else to check"
+                    : "the findings above say what to check; --json keeps the report");
         } finally {
             if (owner != null) {
-                owner.destroyForcibly();
+                owner.stop();
             }
         }
     }
 
-    private static Process startOwner(String address, long bytes, Need strategy) throws IOException {
+    /** The owner process and the lines it printed, read by a thread of their own so every wait has a deadline. */
+    private static final class Owner {
+        private static final String END = "\u0000end";
+        private final Process process;
+        private final PrintWriter in;
+        private final BlockingQueue<String> lines = new LinkedBlockingQueue<>();
+        private final List<String> errors = new CopyOnWriteArrayList<>();
+
+        Owner(Process process) {
+            this.process = process;
+            this.in = new PrintWriter(process.getOutputStream(), true, StandardCharsets.UTF_8);
+            Thread t = new Thread(() -> {
+                try (BufferedReader r = new BufferedReader(new InputStreamReader(process.getInputStream(),
+                        StandardCharsets.UTF_8))) {
+                    for (String l = r.readLine(); l != null; l = r.readLine()) {
+                        if (l.startsWith("ERROR")) {
+                            errors.add(l.substring("ERROR".length()).trim());
+                        }
+                        lines.add(l);
+                    }
+                } catch (IOException e) {
+                    errors.add("its output could not be read: " + e);
+                } finally {
+                    lines.add(END);
+                }
+            }, "hcomm-doctor-owner-output");
+            t.setDaemon(true);
+            t.start();
+        }
+
+        void send(String line) {
+            in.println(line);
+        }
+
+        /** The owner's next line, which must start with {@code word}, within the set-up deadline. */
+        String[] expect(String word) throws IOException, InterruptedException {
+            String line = lines.poll(SETUP.toSeconds(), TimeUnit.SECONDS);
+            if (line == null) {
+                throw new IOException("the owner process did not answer " + word + " within " + SETUP.toSeconds()
+                        + " s");
+            }
+            if (line.equals(END)) {
+                throw new IOException("the owner process ended before " + word);
+            }
+            String[] w = line.split(" ");
+            if (!w[0].equals(word)) {
+                throw new IOException("the owner process answered '" + line + "' instead of " + word);
+            }
+            return w;
+        }
+
+        String errors() {
+            return String.join("; ", errors);
+        }
+
+        /** Closes its input (it exits on end of input), waits a little, then kills it. */
+        void stop() {
+            in.close();
+            try {
+                if (!process.waitFor(10, TimeUnit.SECONDS)) {
+                    process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+                }
+            } catch (InterruptedException e) {
+                process.destroyForcibly();
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    private static Process startOwner(String address, long bytes) throws IOException {
         String java = ProcessHandle.current().info().command().orElse("java");
         List<String> cmd = new ArrayList<>(List.of(java, "-cp", System.getProperty("java.class.path")));
         for (String p : List.of(HcommNative.PROVIDER_PROPERTY, HcommNative.LIBRARY_PATH_PROPERTY,
@@ -77,47 +153,41 @@ final class EndToEnd {
         return new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
     }
 
-    private static Finding read(Process owner, String address, long bytes, Need strategy) throws Exception {
-        BufferedReader in = new BufferedReader(new InputStreamReader(owner.getInputStream(), StandardCharsets.UTF_8));
-        PrintWriter out = new PrintWriter(owner.getOutputStream(), true, StandardCharsets.UTF_8);
-        String[] ready = expect(in, "READY");
+    private static Finding read(Owner owner, String address, long bytes, Need strategy) throws Exception {
+        String[] ready = owner.expect("READY");
         byte[] ownerEndpoint = HexFormat.of().parseHex(ready[1]);
         int port = Integer.parseInt(ready[2]);
         byte[] memory = HexFormat.of().parseHex(ready[3]);
         String name = "hcomm-doctor-" + ProcessHandle.current().pid();
         double seconds;
-        try (Endpoint ep = Endpoint.create(InetAddress.getByName(address))) {
-            RegisteredMemory dst = ep.allocate("doctor-dst", bytes);
-            out.println("CONNECT " + HexFormat.of().formatHex(ep.descriptor()) + " " + name);
-            ChannelSet channels = ep.createChannels(List.of(ChannelSpec.client(ownerEndpoint, name, port)));
-            channels.awaitReady(SETUP);
-            expect(in, "CONNECTED");
-            ImportedMemory src = ep.importMemory(memory);
-            CommThread thread = strategy == Need.ON_THREAD ? CommThread.allocate(Engine.CPU, 0) : null;
-            ReadStrategy reads = thread == null ? ReadStrategy.nbiFence()
-                    : ReadStrategy.onThread(thread, ReadStrategy.Completion.DRAIN);
-            long start = System.nanoTime();
-            for (long at = 0; at < bytes; at += PIECE) {
-                reads.submit(channels.channel(0), dst.address() + at, src.remoteAddress() + at,
-                        Math.min(PIECE, bytes - at));
+        long wrong;
+        try (Endpoint ep = Endpoint.create(InetAddress.getByName(address));
+                RegisteredMemory dst = ep.allocate("doctor-dst", bytes)) {
+            owner.send("CONNECT " + HexFormat.of().formatHex(ep.descriptor()) + " " + name);
+            try (ChannelSet channels = ep.createChannels(List.of(ChannelSpec.client(ownerEndpoint, name, port)))) {
+                channels.awaitReady(SETUP);
+                owner.expect("CONNECTED");
+                try (ImportedMemory src = ep.importMemory(memory);
+                        CommThread thread = strategy == Need.ON_THREAD ? CommThread.allocate(Engine.CPU, 0) : null) {
+                    ReadStrategy reads = thread == null ? ReadStrategy.nbiFence()
+                            : ReadStrategy.onThread(thread, ReadStrategy.Completion.DRAIN);
+                    long start = System.nanoTime();
+                    for (long at = 0; at < bytes; at += PIECE) {
+                        reads.submit(channels.channel(0), dst.address() + at, src.remoteAddress() + at,
+                                Math.min(PIECE, bytes - at));
+                    }
+                    reads.complete();
+                    seconds = (System.nanoTime() - start) / 1e9;
+                }
             }
-            reads.complete();
-            seconds = (System.nanoTime() - start) / 1e9;
-            long wrong = firstWrong(dst.buffer(), bytes);
-            src.close();
-            channels.close();
-            if (thread != null) {
-                thread.close();
-            }
-            dst.close();
-            if (wrong >= 0) {
-                return Finding.fail(Check.END_TO_END, "read " + bytes + " bytes but byte " + wrong + " differs from "
-                        + "the owner's", "report this to the project with the doctor's --json output");
-            }
+            wrong = firstWrong(dst.buffer(), bytes);
         }
-        out.println("DONE");
-        String[] bye = expect(in, "BYE");
-        owner.waitFor(30, TimeUnit.SECONDS);
+        if (wrong >= 0) {
+            return Finding.fail(Check.END_TO_END, "read " + bytes + " bytes but byte " + wrong + " differs from "
+                    + "the owner's", "report this to the project with the doctor's --json output");
+        }
+        owner.send("DONE");
+        String[] bye = owner.expect("BYE");
         String live = liveObjects(bye[1]);
         double gbps = bytes / seconds / 1e9;
         String summary = String.format("read %d MiB one-sidedly from a second process over 1 channel with "
@@ -135,18 +205,6 @@ final class EndToEnd {
         boolean ownerClean = "noLiveObjects".equals(ownerSays);
         return readerClean && ownerClean ? "no live object left in either process"
                 : "left live objects (reader " + SoftHcomm.counters() + ", owner " + ownerSays + ")";
-    }
-
-    private static String[] expect(BufferedReader in, String word) throws IOException {
-        String line = in.readLine();
-        if (line == null) {
-            throw new IOException("the owner process ended before " + word);
-        }
-        String[] w = line.split(" ");
-        if (!w[0].equals(word)) {
-            throw new IOException("the owner process answered '" + line + "' instead of " + word);
-        }
-        return w;
     }
 
     /** The pattern the owner writes: 8-byte words, each a function of its index. */
@@ -172,31 +230,35 @@ final class EndToEnd {
         return -1;
     }
 
-    /** The owner process: {@code EndToEnd <address> <bytes>}. */
+    /** The owner process: {@code EndToEnd <address> <bytes>}; ends on {@code DONE} or at the end of its input. */
     public static void main(String[] args) throws Exception {
         Doctor.quietJdkLogging();
         PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         try {
             long bytes = Long.parseLong(args[1]);
-            try (Endpoint ep = Endpoint.create(InetAddress.getByName(args[0]))) {
-                RegisteredMemory src = ep.allocate("doctor-src", bytes);
+            try (Endpoint ep = Endpoint.create(InetAddress.getByName(args[0]));
+                    RegisteredMemory src = ep.allocate("doctor-src", bytes)) {
                 fill(src.buffer(), bytes);
                 out.println("READY " + HexFormat.of().formatHex(ep.descriptor()) + " " + ep.listenPort() + " "
                         + HexFormat.of().formatHex(src.export()));
-                String[] connect = in.readLine().split(" ");
-                ChannelSet channels = ep.createChannels(List.of(ChannelSpec.server(
-                        HexFormat.of().parseHex(connect[1]), connect[2], ep.listenPort())));
-                channels.awaitReady(SETUP);
-                out.println("CONNECTED");
-                in.readLine(); // DONE
-                channels.close();
-                src.close();
+                String connect = in.readLine();
+                if (connect == null) {
+                    return; // the reader gave up before connecting
+                }
+                String[] w = connect.split(" ");
+                try (ChannelSet channels = ep.createChannels(List.of(ChannelSpec.server(HexFormat.of().parseHex(w[1]),
+                        w[2], ep.listenPort())))) {
+                    channels.awaitReady(SETUP);
+                    out.println("CONNECTED");
+                    in.readLine(); // DONE, or the end of input when the reader gave up
+                }
             }
             out.println("BYE " + (SoftHcomm.isActive() ? (SoftHcomm.counters().noLiveObjects() ? "noLiveObjects"
                     : String.valueOf(SoftHcomm.counters()).replace(' ', '_')) : "unknown"));
         } catch (Exception | Error e) {
             out.println("ERROR " + String.valueOf(e).replace('\n', ' '));
+            System.err.println("hcomm doctor owner process: " + e);
             System.exit(1);
         }
     }

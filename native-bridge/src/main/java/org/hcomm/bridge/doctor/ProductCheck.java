@@ -2,7 +2,6 @@ package org.hcomm.bridge.doctor;
 
 import com.sun.jna.Function;
 import com.sun.jna.NativeLibrary;
-import java.io.File;
 import java.util.Locale;
 import org.hcomm.bridge.install.Finding;
 import org.hcomm.bridge.install.Finding.Check;
@@ -68,7 +67,8 @@ final class ProductCheck {
         }
         Product product = Product.of(soc);
         if (product == null) {
-            return Finding.warn(Check.PRODUCT, "SoC " + soc + " is not a product HCOMM_ABI.md §3.8 documents: "
+            return Finding.warn(Check.PRODUCT, "SoC " + soc + " is not one of the products the binding knows "
+                    + "(Atlas A2 Ascend910B, A3 Ascend910_93, 350 Ascend950): "
                     + "unknown which strategy it supports", "try both strategies: doctor --read-strategy onThread, "
                     + "then --read-strategy nbiFence");
         }
@@ -92,37 +92,29 @@ final class ProductCheck {
                         + "; " + endpointAdvice);
     }
 
-    /** {@code aclrtGetSocName()}, calling {@code aclInit(NULL)} first when it answers nothing before. */
+    /** {@code aclrtGetSocName()}; when it answers nothing before {@code aclInit(NULL)}, inits, asks, finalizes. */
     private static String socName(Install install) {
-        NativeLibrary acl = ascendCl(install);
+        NativeLibrary acl = InstallChecks.ascendCl(install);
         Function name = acl.getFunction("aclrtGetSocName");
         String soc = name.invokeString(new Object[0], false);
-        if (soc == null) {
-            try {
-                acl.getFunction("aclInit").invokeInt(new Object[] {null});
-                soc = name.invokeString(new Object[0], false);
-            } catch (UnsatisfiedLinkError e) {
-                return null;
-            }
+        if (soc != null) {
+            return soc;
         }
-        return soc;
-    }
-
-    /** libascendcl.so next to the HComm library, else in $ASCEND_HOME_PATH's lib64, else by name. */
-    private static NativeLibrary ascendCl(Install install) {
-        String file = System.mapLibraryName("ascendcl");
-        if (install.library().found()) {
-            File sibling = new File(install.library().file().getParentFile(), file);
-            if (sibling.isFile()) {
-                return NativeLibrary.getInstance(sibling.getAbsolutePath());
-            }
+        Function init;
+        Function finalize;
+        try {
+            init = acl.getFunction("aclInit");
+            finalize = acl.getFunction("aclFinalize");
+        } catch (UnsatisfiedLinkError e) {
+            return null;
         }
-        if (install.ascendHome() != null) {
-            File inHome = Install.archDir(install.ascendHome()).resolve("lib64").resolve(file).toFile();
-            if (inHome.isFile()) {
-                return NativeLibrary.getInstance(inHome.getAbsolutePath());
-            }
+        if (init.invokeInt(new Object[] {null}) != 0) {
+            return null;
         }
-        return NativeLibrary.getInstance("ascendcl");
+        try {
+            return name.invokeString(new Object[0], false);
+        } finally {
+            finalize.invokeInt(new Object[0]);
+        }
     }
 }

@@ -49,29 +49,34 @@ final class HeaderProbe {
             try (InputStream in = HeaderProbe.class.getResourceAsStream("layout_probe.c")) {
                 Files.copy(in, source);
             }
-            Run sizes = compileAndRun(compiler, headers, source, dir.resolve("sizes"), true);
+            Run sizes = compileAndRun(compiler, headers, source, dir.resolve("sizes"), "-DHCOMM_PROBE_SIZES_ONLY");
             if (sizes.error != null) {
+                Run desc = compileAndRun(compiler, headers, source, dir.resolve("desc"),
+                        "-DHCOMM_PROBE_SIZES_ONLY", "-DHCOMM_PROBE_CHANNEL_DESC_ONLY");
+                String size = desc.error == null ? desc.layout.getProperty("sizeof.HcommChannelDesc") : null;
                 return Finding.fail(Check.ABI, "the layout probe does not compile against " + headers + ": "
-                        + sizes.error, "the headers lack a struct the binding passes; compare them with "
-                        + "HCOMM_ABI.md §2");
+                        + sizes.error + (size == null ? "" : " (their HcommChannelDesc is " + size.trim() + " bytes"
+                        + channelDescNote(desc.layout) + ")"), "use a CANN whose HcommChannelDesc is ABI v4 (360 "
+                        + "bytes) with the structs the binding passes (CommAbiHeader, CommAddr, EndpointLoc, "
+                        + "EndpointDesc, CommMem)");
             }
             List<String> wrongSizes = AbiLayout.mismatches(sizes.layout);
             if (!wrongSizes.isEmpty()) {
                 return Finding.fail(Check.ABI, "struct sizes differ from the binding's in " + headers + ": "
                         + String.join("; ", wrongSizes) + channelDescNote(sizes.layout),
-                        "use a CANN whose HcommChannelDesc is ABI v4 (360 bytes; HCOMM_ABI.md §2.10): the "
+                        "use a CANN whose HcommChannelDesc is ABI v4 (360 bytes): the "
                         + "binding would pass structs of the wrong size");
             }
-            Run offsets = compileAndRun(compiler, headers, source, dir.resolve("offsets"), false);
+            Run offsets = compileAndRun(compiler, headers, source, dir.resolve("offsets"));
             if (offsets.error != null) {
                 return Finding.fail(Check.ABI, "a field the binding writes is missing from " + headers + ": "
-                        + offsets.error, "use a CANN with the ABI v4 headers (HCOMM_ABI.md §2.10)");
+                        + offsets.error, "use a CANN with the ABI v4 headers");
             }
             List<String> wrongOffsets = AbiLayout.mismatches(offsets.layout);
             if (!wrongOffsets.isEmpty()) {
                 return Finding.fail(Check.ABI, "field offsets differ from the binding's in " + headers + ": "
-                        + String.join("; ", wrongOffsets), "use a CANN with the ABI v4 headers (HCOMM_ABI.md "
-                        + "§2.10), or report this layout to the project");
+                        + String.join("; ", wrongOffsets), "use a CANN with the ABI v4 headers, or report "
+                        + "this layout to the project");
             }
             String agreed = offsets.layout.size() + " sizes and offsets agree with " + headers + " (compiled by "
                     + compiler + "; HcommChannelDesc " + offsets.layout.getProperty("sizeof.HcommChannelDesc")
@@ -122,23 +127,21 @@ final class HeaderProbe {
             return "";
         }
         String version = CHANNEL_DESC_VERSIONS.get(Integer.parseInt(size.trim()));
-        return version == null ? "" : " (a " + size.trim() + "-byte HcommChannelDesc is " + version + ")";
+        return version == null ? "" : "; a " + size.trim() + "-byte HcommChannelDesc is " + version;
     }
 
     private record Run(Properties layout, String error) {}
 
-    private static Run compileAndRun(String compiler, Path headers, Path source, Path exe, boolean sizesOnly)
+    private static Run compileAndRun(String compiler, Path headers, Path source, Path exe, String... defines)
             throws IOException, InterruptedException {
         List<String> cmd = new ArrayList<>(List.of(compiler, "-x", "c++", "-DHCOMM_PROBE_INSTALL"));
-        if (sizesOnly) {
-            cmd.add("-DHCOMM_PROBE_SIZES_ONLY");
-        }
+        cmd.addAll(List.of(defines));
         cmd.addAll(List.of("-I" + headers, "-I" + headers.getParent(), source.toString(), "-o", exe.toString()));
-        String[] compiled = run(cmd);
+        String[] compiled = run(cmd, exe.resolveSibling(exe.getFileName() + ".cc.log"));
         if (compiled[0] != null) {
             return new Run(null, firstError(compiled[0]));
         }
-        String[] ran = run(List.of(exe.toString()));
+        String[] ran = run(List.of(exe.toString()), exe.resolveSibling(exe.getFileName() + ".out"));
         if (ran[0] != null) {
             return new Run(null, "the probe failed: " + ran[0]);
         }
@@ -147,16 +150,15 @@ final class HeaderProbe {
         return new Run(p, null);
     }
 
-    /** {error or null, stdout}. */
-    private static String[] run(List<String> cmd) throws IOException, InterruptedException {
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-        byte[] out = p.getInputStream().readAllBytes();
+    /** Runs {@code cmd} (output to {@code log}) for at most a minute: {error or null, output}. */
+    private static String[] run(List<String> cmd, Path log) throws IOException, InterruptedException {
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
         if (!p.waitFor(60, TimeUnit.SECONDS)) {
-            p.destroyForcibly();
-            return new String[] {"timed out: " + String.join(" ", cmd), ""};
+            p.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+            return new String[] {"timed out after 60 s: " + String.join(" ", cmd), ""};
         }
-        String text = new String(out, StandardCharsets.UTF_8);
-        return new String[] {p.exitValue() == 0 ? null : text, text};
+        String text = Files.readString(log, StandardCharsets.UTF_8);
+        return new String[] {p.exitValue() == 0 ? null : text.isEmpty() ? "exit " + p.exitValue() : text, text};
     }
 
     private static String firstError(String compilerOutput) {

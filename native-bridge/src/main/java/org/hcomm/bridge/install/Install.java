@@ -48,12 +48,30 @@ public record Install(Provider provider, String ascendHome, Location library, Pa
         Location lib = locate(provider, explicitLibrary, home);
         Path headers = null;
         String version = null;
-        if (provider == Provider.CANN && home != null) {
+        if (provider == Provider.CANN && home != null && fromInstall(lib, home)) {
+            // the install's headers and version speak for its own library only
             Path dir = archDir(home).resolve("include").resolve("hcomm");
             headers = Files.isDirectory(dir) ? dir : null;
             version = cannVersion(home).orElse(null);
         }
         return new Install(provider, home, lib, headers, version);
+    }
+
+    /** Whether the library found is the one of the CANN install at {@code $ASCEND_HOME_PATH}. */
+    public boolean libraryFromAscendHome() {
+        return ascendHome != null && fromInstall(library, ascendHome);
+    }
+
+    private static boolean fromInstall(Location lib, String home) {
+        if (!lib.found()) {
+            return false;
+        }
+        try {
+            return lib.file().getCanonicalFile().toPath().startsWith(archDir(home).toFile().getCanonicalFile()
+                    .toPath());
+        } catch (IOException e) {
+            return false;
+        }
     }
 
     /** {@code $ASCEND_HOME_PATH/<arch>-linux}. */
@@ -101,14 +119,24 @@ public record Install(Provider provider, String ascendHome, Location library, Pa
         }
         if (provider == Provider.SOFT) {
             tried.add("classpath:" + Platform.RESOURCE_PREFIX + "/" + fileName);
-            try {
-                File f = Native.extractFromResourcePath(provider.libraryName(), Install.class.getClassLoader());
-                return new Location("bundled", f, tried);
-            } catch (IOException e) {
-                return new Location("bundled", null, tried);
-            }
+            return new Location("bundled", extractedSoft(), tried);
         }
         return new Location("system", null, tried);
+    }
+
+    private static File extracted;
+
+    /** The bundled soft HComm, extracted once per process (so the checks and the loader open the same file). */
+    private static synchronized File extractedSoft() {
+        if (extracted == null) {
+            try {
+                extracted = Native.extractFromResourcePath(Provider.SOFT.libraryName(),
+                        Install.class.getClassLoader());
+            } catch (IOException e) {
+                return null;
+            }
+        }
+        return extracted;
     }
 
     private static Set<String> systemDirs(Provider provider, String ascendHome) {

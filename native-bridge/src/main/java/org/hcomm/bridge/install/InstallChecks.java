@@ -1,6 +1,11 @@
 package org.hcomm.bridge.install;
 
 import com.sun.jna.NativeLibrary;
+import java.io.File;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.List;
@@ -12,74 +17,112 @@ import org.hcomm.bridge.raw.HcommSymbol.Need;
 /**
  * The quick checks: the library loads, it has the functions the chosen read strategy needs, and (where the install
  * has headers) its structs have the binding's layout. Executors run them before the first native call that passes
- * a struct; the doctor runs them first. None calls into the library.
+ * a struct ({@code HcommNative}); the doctor runs the same, then more. None calls into the library but soft
+ * HComm's {@code HcommSoftVersion()}, which takes no argument.
  */
 public final class InstallChecks {
-    /** Whether the library could be opened, and the handle when it could. */
-    public record Opened(Finding finding, NativeLibrary library) {}
+    /** What soft HComm's version string must contain. */
+    public static final String SOFT_ABI_TAG = "abi-v4";
+
+    /** The three findings (library; symbols and ABI, or SKIP when the library did not open) and the opened library. */
+    public record Quick(List<Finding> findings, NativeLibrary library) {
+        /** The first FAIL, or null. */
+        public Finding firstFailure() {
+            return findings.stream().filter(Finding::failed).findFirst().orElse(null);
+        }
+    }
 
     private InstallChecks() {}
 
-    /** Opens (dlopen) the library {@code install} locates, naming where it came from, or why it does not open. */
-    public static Opened library(Install install) {
+    /** Library, symbols and ABI; symbols and ABI are both judged even when one fails, so each says its own. */
+    public static Quick quick(Install install, Need strategy) {
+        List<Finding> out = new ArrayList<>();
+        NativeLibrary lib = null;
+        Finding library;
+        try {
+            lib = open(install);
+            String version = install.provider() == Provider.SOFT ? softVersion(lib) : null;
+            library = Finding.pass(Check.LIBRARY, describe(install) + (version == null ? "" : ", version "
+                    + version));
+            out.add(library);
+            out.add(symbols(lib, strategy, install.provider()));
+            out.add(abi(install, version, strategy));
+        } catch (UnsatisfiedLinkError e) {
+            out.add(cannotOpen(install, e));
+            out.add(Finding.skip(Check.SYMBOLS, "the library did not load"));
+            out.add(Finding.skip(Check.ABI, "the library did not load"));
+        }
+        return new Quick(List.copyOf(out), lib);
+    }
+
+    private static NativeLibrary open(Install install) {
+        if (!install.library().found()) {
+            throw new UnsatisfiedLinkError("not found");
+        }
+        return NativeLibrary.getInstance(install.library().file().getAbsolutePath());
+    }
+
+    /** soft HComm's {@code HcommSoftVersion()}, or null when the library has none. */
+    public static String softVersion(NativeLibrary lib) {
+        try {
+            return lib.getFunction("HcommSoftVersion").invokeString(new Object[0], false);
+        } catch (UnsatisfiedLinkError e) {
+            return null;
+        }
+    }
+
+    private static String describe(Install install) {
         Install.Location loc = install.library();
-        String versionNote = install.version() == null ? "" : ", CANN " + install.version();
+        String path = loc.file().getAbsolutePath();
+        String cann = install.version() == null ? "" : ", CANN " + install.version();
+        switch (loc.how()) {
+            case "bundled":
+                return "soft HComm bundled in the jar, extracted to " + path;
+            case "explicit":
+                return path + " (named explicitly)" + cann;
+            default:
+                return path + " (provider " + install.provider() + ", first in the search order"
+                        + (install.libraryFromAscendHome() ? " from $ASCEND_HOME_PATH=" + install.ascendHome() : "")
+                        + ")" + cann;
+        }
+    }
+
+    private static Finding cannotOpen(Install install, UnsatisfiedLinkError e) {
+        Install.Location loc = install.library();
         if (!loc.found()) {
-            return new Opened(Finding.fail(Check.LIBRARY, "no " + System.mapLibraryName(
-                    install.provider().libraryName()) + " found (provider " + install.provider() + "); tried "
-                    + String.join(", ", loc.tried()), install.provider() == Provider.CANN
+            return Finding.fail(Check.LIBRARY, "no " + System.mapLibraryName(install.provider().libraryName())
+                    + " found (provider " + install.provider() + "); tried " + String.join(", ", loc.tried()),
+                    install.provider() == Provider.CANN
                     ? "source CANN's set_env.sh so that ASCEND_HOME_PATH is set, or name the file with "
                     + "spark.shuffle.hcomm.libraryPath (doctor: --library PATH)"
-                    : "use the bundle jar built for this platform (it carries linux-x86-64/libhcomm_soft.so)"),
-                    null);
+                    : "use the bundle jar built for this platform (it carries linux-x86-64/libhcomm_soft.so)");
         }
-        try {
-            NativeLibrary lib = NativeLibrary.getInstance(loc.file().getAbsolutePath());
-            String what = loc.how().equals("bundled") ? "soft HComm bundled in the jar, extracted to "
-                    + loc.file().getAbsolutePath() : loc.file().getAbsolutePath() + " (" + why(install) + ")";
-            return new Opened(Finding.pass(Check.LIBRARY, what + versionNote), lib);
-        } catch (UnsatisfiedLinkError e) {
-            return new Opened(cannotOpen(loc, e), null);
-        }
-    }
-
-    private static String why(Install install) {
-        Install.Location loc = install.library();
-        switch (loc.how()) {
-            case "explicit":
-                return "named explicitly";
-            default:
-                return "provider " + install.provider() + ", first in the search order"
-                        + (install.ascendHome() != null && install.provider() == Provider.CANN
-                        ? " from $ASCEND_HOME_PATH=" + install.ascendHome() : "");
-        }
-    }
-
-    private static Finding cannotOpen(Install.Location loc, UnsatisfiedLinkError e) {
         String file = loc.file().getAbsolutePath();
         // JNA's message: "Unable to load library '<file>':" then dlerror's lines, "<what>: <why>"
         String dlerror = String.valueOf(e.getMessage()).lines().skip(1).findFirst().orElse(e.getMessage());
         String what = dlerror.contains(": ") ? dlerror.substring(0, dlerror.indexOf(": ")) : "";
         String machine = elfMachine(loc.file().toPath());
-        if (!machine.equals(HOST_MACHINE)) {
-            return Finding.fail(Check.LIBRARY, file + " does not load: it is not a library for this JVM's "
-                    + "architecture (" + System.getProperty("os.arch") + "): its ELF header says " + machine,
-                    "install the CANN package for " + Install.arch() + "-linux");
+        if (machine.equals("x86_64") || machine.equals("aarch64") || machine.startsWith("e_machine")) {
+            if (!machine.equals(Install.arch())) {
+                return Finding.fail(Check.LIBRARY, file + " does not load: it is not a library for this JVM's "
+                        + "architecture (" + System.getProperty("os.arch") + "): its ELF header says " + machine,
+                        "install the CANN package for " + Install.arch() + "-linux");
+            }
+        } else {
+            return Finding.fail(Check.LIBRARY, file + " does not load: it is " + machine + " (" + dlerror + ")",
+                    "name the HComm shared library itself (libhcomm.so of the CANN package)");
         }
         if (dlerror.contains("cannot open shared object file") && !what.isEmpty() && !file.endsWith(what)) {
             return Finding.fail(Check.LIBRARY, file + " does not load: a library it needs is missing: " + dlerror,
                     "run ldd " + file + " to see which; source CANN's set_env.sh so that LD_LIBRARY_PATH holds "
                     + "its lib64 directories, before starting the JVM");
         }
-        return Finding.fail(Check.LIBRARY, file + " does not load: " + dlerror,
-                "check the file with ldd and file(1)");
+        return Finding.fail(Check.LIBRARY, file + " does not load: " + dlerror, "check the file with ldd and file(1)");
     }
 
-    private static final String HOST_MACHINE = Install.arch();
-
-    /** The machine an ELF file is for ({@code x86_64}, {@code aarch64}, or {@code e_machine N}), as its header says. */
-    static String elfMachine(java.nio.file.Path file) {
-        try (java.io.InputStream in = java.nio.file.Files.newInputStream(file)) {
+    /** The machine an ELF file is for ({@code x86_64}, {@code aarch64}, {@code e_machine N}), else what it is. */
+    static String elfMachine(Path file) {
+        try (InputStream in = Files.newInputStream(file)) {
             byte[] h = in.readNBytes(20);
             if (h.length < 20 || h[0] != 0x7f || h[1] != 'E' || h[2] != 'L' || h[3] != 'F') {
                 return "not an ELF file";
@@ -93,20 +136,25 @@ public final class InstallChecks {
                 default:
                     return "e_machine " + machine;
             }
-        } catch (java.io.IOException ex) {
+        } catch (IOException ex) {
             return "unreadable (" + ex.getMessage() + ")";
         }
     }
 
     /**
      * Which of the binding's functions the library lacks, judged for {@code strategy} ({@link Need#ON_THREAD} or
-     * {@link Need#NBI_FENCE}): FAIL when a function every strategy needs, or the strategy's own, is missing; WARN
-     * when only the other strategy's or optional ones are.
+     * {@link Need#NBI_FENCE}): FAIL when a function every strategy needs, the strategy's own, or (soft HComm) its
+     * allocation is missing; WARN when only the other strategy's or optional ones are.
      */
-    public static Finding symbols(NativeLibrary lib, Need strategy) {
+    public static Finding symbols(NativeLibrary lib, Need strategy, Provider provider) {
         Map<Need, List<String>> missing = new EnumMap<>(Need.class);
         int present = 0;
+        int looked = 0;
         for (HcommSymbol s : HcommSymbol.values()) {
+            if (s.need() == Need.SOFT_ALLOCATION && provider != Provider.SOFT) {
+                continue; // the plugin maps host memory itself with CANN
+            }
+            looked++;
             try {
                 lib.getFunction(s.name());
                 present++;
@@ -117,12 +165,10 @@ public final class InstallChecks {
         Need other = strategy == Need.ON_THREAD ? Need.NBI_FENCE : Need.ON_THREAD;
         String file = lib.getFile() == null ? lib.getName() : lib.getFile().getAbsolutePath();
         List<String> fatal = new ArrayList<>();
-        if (missing.containsKey(Need.EVERY_STRATEGY)) {
-            fatal.add("missing " + missing.get(Need.EVERY_STRATEGY) + ", which " + Need.EVERY_STRATEGY.who()
-                    + " needs");
-        }
-        if (missing.containsKey(strategy)) {
-            fatal.add("missing " + missing.get(strategy) + ", which " + strategy.who() + " needs");
+        for (Need n : List.of(Need.EVERY_STRATEGY, strategy, Need.SOFT_ALLOCATION)) {
+            if (missing.containsKey(n)) {
+                fatal.add("missing " + missing.get(n) + ", which " + n.who() + " needs");
+            }
         }
         List<String> notes = new ArrayList<>();
         if (missing.containsKey(other)) {
@@ -133,16 +179,16 @@ public final class InstallChecks {
                     + ")");
         }
         if (!fatal.isEmpty()) {
-            boolean otherWorks = !missing.containsKey(Need.EVERY_STRATEGY) && !missing.containsKey(other);
+            boolean otherWorks = fatal.size() == 1 && missing.containsKey(strategy) && !missing.containsKey(other);
             return Finding.fail(Check.SYMBOLS, file + ": " + String.join("; ", fatal)
                     + (notes.isEmpty() ? "" : "; " + String.join("; ", notes)), otherWorks
                     ? "set spark.shuffle.hcomm.readStrategy=" + strategyName(other) + ", whose functions are all "
-                    + "there" : "this library is not an HComm of a supported CANN (see ../shared/HCOMM_ABI.md §3, "
-                    + "§8): use CANN with libhcomm.so exporting them, or provider soft");
+                    + "there" : "this library is not the HComm of a CANN the binding supports (the README's "
+                    + "'Before you run on Ascend'): use a CANN whose libhcomm.so exports them, or provider soft");
         }
         if (!notes.isEmpty()) {
-            return Finding.warn(Check.SYMBOLS, present + " of " + HcommSymbol.values().length + " functions, all "
-                    + "that " + strategy.who() + " needs; " + String.join("; ", notes), "");
+            return Finding.warn(Check.SYMBOLS, present + " of " + looked + " functions, all that " + strategy.who()
+                    + " needs; " + String.join("; ", notes), "");
         }
         return Finding.pass(Check.SYMBOLS, "all " + present + " functions the binding calls, for both read "
                 + "strategies");
@@ -181,40 +227,38 @@ public final class InstallChecks {
                     + "whose layout the build compared with gcc's");
         }
         if (install.headers() == null) {
-            String where = install.ascendHome() == null ? "no $ASCEND_HOME_PATH"
-                    : "no " + Install.archDir(install.ascendHome()).resolve("include/hcomm");
+            String where;
+            if (install.ascendHome() == null) {
+                where = "no $ASCEND_HOME_PATH";
+            } else if (!install.libraryFromAscendHome()) {
+                where = "the library is not the one under $ASCEND_HOME_PATH=" + install.ascendHome()
+                        + ", so that install's headers say nothing about it";
+            } else {
+                where = "no " + Install.archDir(install.ascendHome()).resolve("include/hcomm");
+            }
             return Finding.warn(Check.ABI, where + ": struct sizes and offsets could not be checked against "
                     + "this install; the binding assumes HcommChannelDesc v4 (360 bytes), EndpointDesc 160, "
-                    + "CommMem 24 and HcommThreadAlloc taking a pointer (HCOMM_ABI.md §2, §8)",
-                    "run the doctor where CANN's headers are installed (the toolkit package) to check them");
+                    + "CommMem 24 and HcommThreadAlloc taking a pointer",
+                    "run the doctor where CANN's headers for this library are installed (the toolkit package)");
         }
         return HeaderProbe.check(install.headers(), strategy);
     }
 
-    /** What soft HComm's version string must contain. */
-    public static final String SOFT_ABI_TAG = "abi-v4";
-
-    /** The quick checks in order, stopping at the first FAIL (later ones need what it found). */
-    public static List<Finding> quick(Install install, Need strategy, java.util.function.Function<NativeLibrary,
-            String> softVersion) {
-        List<Finding> out = new ArrayList<>();
-        Opened opened = library(install);
-        out.add(opened.finding());
-        if (opened.library() == null) {
-            return out;
+    /** {@code libascendcl.so} next to the HComm library, else in {@code $ASCEND_HOME_PATH}'s lib64, else by name. */
+    public static NativeLibrary ascendCl(Install install) {
+        String name = System.mapLibraryName("ascendcl");
+        List<File> candidates = new ArrayList<>();
+        if (install.library().found()) {
+            candidates.add(new File(install.library().file().getParentFile(), name));
         }
-        Finding symbols = symbols(opened.library(), strategy);
-        out.add(symbols);
-        if (symbols.failed()) {
-            return out;
+        if (install.ascendHome() != null) {
+            candidates.add(Install.archDir(install.ascendHome()).resolve("lib64").resolve(name).toFile());
         }
-        out.add(abi(install, install.provider() == Provider.SOFT ? softVersion.apply(opened.library()) : null,
-                strategy));
-        return out;
-    }
-
-    private static String firstLine(String s) {
-        int nl = s.indexOf('\n');
-        return nl < 0 ? s : s.substring(0, nl);
+        for (File f : candidates) {
+            if (f.isFile()) {
+                return NativeLibrary.getInstance(f.getAbsolutePath());
+            }
+        }
+        return NativeLibrary.getInstance("ascendcl");
     }
 }

@@ -33,10 +33,6 @@ public final class HcommLibrary {
     public static native int HcommEndpointGetListenPort(Pointer endpointHandle, IntByReference port);
 
     // ---- memory ----
-    public static native int HcommMemAlloc(PointerByReference ptr, long size);
-
-    public static native int HcommMemFree(Pointer ptr);
-
     public static native int HcommMemReg(Pointer endpointHandle, String memTag, CommMem mem,
             PointerByReference memHandle);
 

@@ -9,8 +9,8 @@ public enum HcommSymbol {
     HcommEndpointCreate(Need.EVERY_STRATEGY, HcommLibrary.class),
     HcommEndpointDestroy(Need.EVERY_STRATEGY, HcommLibrary.class),
     HcommEndpointGetListenPort(Need.EVERY_STRATEGY, HcommLibrary.class),
-    HcommMemAlloc(Need.EVERY_STRATEGY, HcommLibrary.class),
-    HcommMemFree(Need.EVERY_STRATEGY, HcommLibrary.class),
+    HcommMemAlloc(Need.SOFT_ALLOCATION, HcommAllocLibrary.class),
+    HcommMemFree(Need.SOFT_ALLOCATION, HcommAllocLibrary.class),
     HcommMemReg(Need.EVERY_STRATEGY, HcommLibrary.class),
     HcommMemUnreg(Need.EVERY_STRATEGY, HcommLibrary.class),
     HcommMemExport(Need.EVERY_STRATEGY, HcommLibrary.class),
@@ -35,7 +35,9 @@ public enum HcommSymbol {
         ON_THREAD("readStrategy=onThread"),
         NBI_FENCE("readStrategy=nbiFence"),
         /** Optional: only completing onThread reads by stream synchronisation, which the plugin does not use. */
-        STREAM_COMPLETION("onThread's stream completion (optional: the plugin completes by drain)");
+        STREAM_COMPLETION("onThread's stream completion (optional: the plugin completes by drain)"),
+        /** soft HComm only: its host allocation; with CANN the plugin maps host memory itself. */
+        SOFT_ALLOCATION("soft HComm's host allocation");
 
         private final String who;
 

@@ -4,7 +4,8 @@
  *   - the build (make layout): against the project's own headers (hcomm_types.h), as C; every struct;
  *   - the doctor (-DHCOMM_PROBE_INSTALL): against a CANN install's include/hcomm headers, as C++ (they only compile
  *     as C++), only the structs the binding passes to the library. With -DHCOMM_PROBE_SIZES_ONLY it prints sizes
- *     only, which compiles even when a field the binding writes is missing (an older HcommChannelDesc). */
+ *     only, which compiles even when a field the binding writes is missing (an older HcommChannelDesc); with
+ *     -DHCOMM_PROBE_CHANNEL_DESC_ONLY only sizeof(HcommChannelDesc), for headers older than the ABI header. */
 #include <stdio.h>
 #include <stddef.h>
 #ifdef HCOMM_PROBE_INSTALL
@@ -24,6 +25,7 @@
 
 int main(void)
 {
+#ifndef HCOMM_PROBE_CHANNEL_DESC_ONLY /* headers older than the ABI header have only this struct of ours */
     SIZE(CommAbiHeader);
     OFF(CommAbiHeader, version); OFF(CommAbiHeader, magicWord); OFF(CommAbiHeader, size); OFF(CommAbiHeader, reserved);
     SIZE(CommAddr);
@@ -34,6 +36,7 @@ int main(void)
     OFF(EndpointDesc, protocol); OFF(EndpointDesc, commAddr); OFF(EndpointDesc, loc); OFF(EndpointDesc, raws);
     SIZE(CommMem);
     OFF(CommMem, type); OFF(CommMem, addr); OFF(CommMem, size);
+#endif
     SIZE(HcommChannelDesc);
     OFF(HcommChannelDesc, header); OFF(HcommChannelDesc, remoteEndpoint); OFF(HcommChannelDesc, notifyNum);
     OFF(HcommChannelDesc, exchangeAllMems); OFF(HcommChannelDesc, memHandles); OFF(HcommChannelDesc, memHandleNum);
@@ -42,7 +45,7 @@ int main(void)
     OFF(HcommChannelDesc, roceAttr.retryInterval); OFF(HcommChannelDesc, roceAttr.tc); OFF(HcommChannelDesc, roceAttr.sl);
     OFF(HcommChannelDesc, roceAttr.qpThreshold); OFF(HcommChannelDesc, roceAttr.cqAttrFlags);
     OFF(HcommChannelDesc, roceAttr.srcPortList); OFF(HcommChannelDesc, qos); OFF(HcommChannelDesc, channelName);
-#ifndef HCOMM_PROBE_INSTALL
+#if !defined(HCOMM_PROBE_INSTALL) && !defined(HCOMM_PROBE_CHANNEL_DESC_ONLY)
     SIZE(ThreadConfig);
     OFF(ThreadConfig, header); OFF(ThreadConfig, notifyNumPerThread); OFF(ThreadConfig, reserved);
     SIZE(HcommBatchTransferDesc);

@@ -12,9 +12,10 @@ import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
+import org.hcomm.bridge.install.Install;
 
 /**
- * A directory laid out like {@code $ASCEND_HOME_PATH} ({@code x86_64-linux/lib64}, {@code x86_64-linux/include/hcomm},
+ * A directory laid out like {@code $ASCEND_HOME_PATH} ({@code <arch>-linux/lib64}, {@code <arch>-linux/include/hcomm},
  * {@code version.cfg}), with libraries compiled here from C: an HComm built from soft HComm's own sources (so it
  * really works), exporting all or all but some functions; headers made from soft HComm's, as they are or changed
  * the way an older CANN differs; a {@code libascendcl.so} answering a chosen SoC name; libraries that cannot load.
@@ -30,11 +31,11 @@ final class FakeInstall {
     }
 
     Path lib64() {
-        return home.resolve("x86_64-linux/lib64");
+        return Install.archDir(home.toString()).resolve("lib64");
     }
 
     Path headers() {
-        return home.resolve("x86_64-linux/include/hcomm");
+        return Install.archDir(home.toString()).resolve("include/hcomm");
     }
 
     /** Compiles soft HComm's sources to position-independent objects in {@code dir}, once per test class. */
@@ -87,7 +88,8 @@ final class FakeInstall {
     FakeInstall ascendCl(String soc) throws IOException, InterruptedException {
         Path c = home.resolve("acl.c");
         Files.writeString(c, "const char *aclrtGetSocName(void) { return \"" + soc + "\"; }\n"
-                + "int aclInit(const char *config) { (void) config; return 0; }\n");
+                + "int aclInit(const char *config) { (void) config; return 0; }\n"
+                + "int aclFinalize(void) { return 0; }\n");
         cc("gcc", "-shared", "-fPIC", c.toString(), "-o", lib64().resolve("libascendcl.so").toString());
         return this;
     }
@@ -105,19 +107,31 @@ final class FakeInstall {
         return this;
     }
 
-    /** libhcomm.so made from a working one with its ELF header saying AArch64 (what an arm64 package holds). */
+    /** The other architecture CANN ships for: aarch64 on x86_64 hosts, x86_64 on aarch64 ones. */
+    static String otherArchitecture() {
+        return Install.arch().equals("x86_64") ? "aarch64" : "x86_64";
+    }
+
+    /** libhcomm.so made from a working one with its ELF header naming {@link #otherArchitecture()}. */
     FakeInstall forAnotherArchitecture(Path working) throws IOException {
         byte[] elf = Files.readAllBytes(working);
-        elf[18] = (byte) 183; // e_machine = EM_AARCH64
+        elf[18] = (byte) (otherArchitecture().equals("aarch64") ? 183 : 62); // e_machine: EM_AARCH64 / EM_X86_64
         elf[19] = 0;
         Files.write(lib64().resolve("libhcomm.so"), elf);
         return this;
     }
 
     static void cc(String... cmd) throws IOException, InterruptedException {
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        p.waitFor(120, TimeUnit.SECONDS);
-        assertEquals(0, p.exitValue(), String.join(" ", cmd) + "\n" + out);
+        Path log = Files.createTempFile("fake-install-cc", ".log");
+        try {
+            Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+            if (!p.waitFor(120, TimeUnit.SECONDS)) {
+                p.destroyForcibly().waitFor();
+                throw new AssertionError("timed out: " + String.join(" ", cmd));
+            }
+            assertEquals(0, p.exitValue(), String.join(" ", cmd) + "\n" + Files.readString(log));
+        } finally {
+            Files.delete(log);
+        }
     }
 }

@@ -156,12 +156,19 @@ class BundleIT {
         ProcessBuilder pb = new ProcessBuilder(ProcessHandle.current().info().command().orElse("java"), "-jar",
                 bundle.toString(), "doctor", "--bytes", Long.toString(16L << 20));
         pb.environment().put("SPARK_HOME", sparkHome.toString());
-        pb.redirectError(ProcessBuilder.Redirect.DISCARD);
-        Process p = pb.start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertTrue(p.waitFor(90, TimeUnit.SECONDS), "doctor did not end");
-        assertEquals(exit, p.exitValue(), out);
-        return out;
+        Path log = java.nio.file.Files.createTempFile("bundle-doctor", ".out");
+        try {
+            Process p = pb.redirectErrorStream(true).redirectOutput(log.toFile()).start();
+            if (!p.waitFor(90, TimeUnit.SECONDS)) {
+                p.destroyForcibly().waitFor();
+                throw new AssertionError("the doctor did not end in 90 s");
+            }
+            String out = java.nio.file.Files.readString(log, StandardCharsets.UTF_8);
+            assertEquals(exit, p.exitValue(), out);
+            return out;
+        } finally {
+            java.nio.file.Files.delete(log);
+        }
     }
 
     @Test
