@@ -156,11 +156,12 @@ public final class Doctor {
         if (o.library() != null && !o.library().isBlank()) {
             System.setProperty(HcommNative.LIBRARY_PATH_PROPERTY, o.library());
         }
-        Install install = Install.discover(o.provider(), o.library());
-        InstallChecks.Quick quick = InstallChecks.quick(install, o.strategy()); // what executors run at start
-        List<Finding> findings = new ArrayList<>(quick.findings());
-        findings.add(quick.library() == null ? Finding.skip(Check.PRODUCT, "the library did not load")
-                : ProductCheck.check(install, o.strategy()));
+        // the quick checks exactly as an executor runs them: the loader's, in this process
+        HcommNative.isAvailable();
+        List<Finding> findings = new ArrayList<>(HcommNative.quickChecks());
+        boolean opened = findings.stream().anyMatch(f -> f.check() == Check.LIBRARY && !f.failed());
+        findings.add(opened ? ProductCheck.check(Install.discover(o.provider(), o.library()), o.strategy())
+                : Finding.skip(Check.PRODUCT, "the library did not load"));
         boolean failed = findings.stream().anyMatch(Finding::failed);
         findings.add(failed ? Finding.skip(Check.END_TO_END, "a check above failed: a read could crash or "
                 + "cannot work, so none is tried") : EndToEnd.run(o.provider(), o.address(), o.bytes(),
@@ -181,14 +182,27 @@ public final class Doctor {
             }
         }
         long fails = r.findings().stream().filter(Finding::failed).count();
-        boolean quickFailed = r.findings().stream().anyMatch(f -> f.failed() && (f.check() == Check.LIBRARY
-                || f.check() == Check.SYMBOLS || f.check() == Check.ABI));
-        b.append(r.canRun() ? "ready: the HComm shuffle can run here as checked\n"
-                : "not ready: " + fails + " check(s) failed; fix the FAIL lines above" + (quickFailed
-                        ? " (executors refuse this install too: with fallback auto Spark's fetch moves every block, "
-                        + "with never they stop)\n"
-                        : " (executors do not run this check: their one-sided reads would fail)\n"));
+        if (r.canRun()) {
+            return b.append("ready: the HComm shuffle can run here as checked\n").toString();
+        }
+        b.append("not ready: ").append(fails).append(" check(s) failed; fix the FAIL lines above\n");
+        if (failed(r, Check.LIBRARY, Check.SYMBOLS, Check.ABI)) {
+            b.append("  executors refuse this install too: with fallback auto Spark's fetch moves every block, with "
+                    + "never they stop\n");
+        } else if (failed(r, Check.PRODUCT, Check.END_TO_END)) {
+            b.append("  executors do not run this check: they would start, and their one-sided reads fail (fetch "
+                    + "failures, or Spark's fetch with fallback auto)\n");
+        }
+        if (failed(r, Check.SPARK)) {
+            b.append("  this bundle does not fit the Spark found: the application would stop at start-up, naming "
+                    + "the bundle to use\n");
+        }
         return b.toString();
+    }
+
+    private static boolean failed(Report r, Check... checks) {
+        List<Check> which = List.of(checks);
+        return r.findings().stream().anyMatch(f -> f.failed() && which.contains(f.check()));
     }
 
     /** The report as JSON. */

@@ -57,7 +57,11 @@ final class EndToEnd {
             owner = new Owner(startOwner(address, bytes));
             return read(owner, address, bytes, strategy);
         } catch (Exception | Error e) {
-            String ownerSaid = owner == null ? "" : owner.errors();
+            String ownerSaid = "";
+            if (owner != null) {
+                owner.stop(); // its last lines are read by then
+                ownerSaid = owner.errors();
+            }
             return Finding.fail(Check.END_TO_END, "the read between two processes failed: " + e
                     + (ownerSaid.isEmpty() ? "" : "; the owner process said: " + ownerSaid),
                     provider == Provider.CANN ? "with CANN a host endpoint needs this host's RDMA NIC address: "
@@ -77,11 +81,12 @@ final class EndToEnd {
         private final PrintWriter in;
         private final BlockingQueue<String> lines = new LinkedBlockingQueue<>();
         private final List<String> errors = new CopyOnWriteArrayList<>();
+        private final Thread reader;
 
         Owner(Process process) {
             this.process = process;
             this.in = new PrintWriter(process.getOutputStream(), true, StandardCharsets.UTF_8);
-            Thread t = new Thread(() -> {
+            reader = new Thread(() -> {
                 try (BufferedReader r = new BufferedReader(new InputStreamReader(process.getInputStream(),
                         StandardCharsets.UTF_8))) {
                     for (String l = r.readLine(); l != null; l = r.readLine()) {
@@ -96,8 +101,8 @@ final class EndToEnd {
                     lines.add(END);
                 }
             }, "hcomm-doctor-owner-output");
-            t.setDaemon(true);
-            t.start();
+            reader.setDaemon(true);
+            reader.start();
         }
 
         void send(String line) {
@@ -115,6 +120,9 @@ final class EndToEnd {
                 throw new IOException("the owner process ended before " + word);
             }
             String[] w = line.split(" ");
+            if (w[0].equals("ERROR")) {
+                throw new IOException("the owner process failed instead of answering " + word);
+            }
             if (!w[0].equals(word)) {
                 throw new IOException("the owner process answered '" + line + "' instead of " + word);
             }
@@ -125,13 +133,14 @@ final class EndToEnd {
             return String.join("; ", errors);
         }
 
-        /** Closes its input (it exits on end of input), waits a little, then kills it. */
+        /** Closes its input (it exits on end of input), waits a little, then kills it; idempotent. */
         void stop() {
             in.close();
             try {
                 if (!process.waitFor(10, TimeUnit.SECONDS)) {
                     process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
                 }
+                reader.join(TimeUnit.SECONDS.toMillis(5)); // its output read to the end
             } catch (InterruptedException e) {
                 process.destroyForcibly();
                 Thread.currentThread().interrupt();

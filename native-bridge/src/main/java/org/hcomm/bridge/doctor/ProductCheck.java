@@ -92,7 +92,11 @@ final class ProductCheck {
                         + "; " + endpointAdvice);
     }
 
-    /** {@code aclrtGetSocName()}; when it answers nothing before {@code aclInit(NULL)}, inits, asks, finalizes. */
+    /**
+     * {@code aclrtGetSocName()}; when it answers nothing before {@code aclInit(NULL)}, inits ACL and asks again. ACL
+     * then stays initialized for the rest of the doctor's run, as in an executor that used it (CANN may refuse a
+     * second {@code aclInit} after {@code aclFinalize}).
+     */
     private static String socName(Install install) {
         NativeLibrary acl = InstallChecks.ascendCl(install);
         Function name = acl.getFunction("aclrtGetSocName");
@@ -101,20 +105,15 @@ final class ProductCheck {
             return soc;
         }
         Function init;
-        Function finalize;
         try {
             init = acl.getFunction("aclInit");
-            finalize = acl.getFunction("aclFinalize");
         } catch (UnsatisfiedLinkError e) {
             return null;
         }
-        if (init.invokeInt(new Object[] {null}) != 0) {
-            return null;
+        int rc = init.invokeInt(new Object[] {null});
+        if (rc != 0) {
+            throw new UnsatisfiedLinkError("aclrtGetSocName answered nothing and aclInit(NULL) returned " + rc);
         }
-        try {
-            return name.invokeString(new Object[0], false);
-        } finally {
-            finalize.invokeInt(new Object[0]);
-        }
+        return name.invokeString(new Object[0], false);
     }
 }

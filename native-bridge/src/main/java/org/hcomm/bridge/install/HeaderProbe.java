@@ -82,7 +82,10 @@ final class HeaderProbe {
                     + compiler + "; HcommChannelDesc " + offsets.layout.getProperty("sizeof.HcommChannelDesc")
                     + " bytes)";
             return threadAlloc(headers, strategy, agreed);
-        } catch (IOException | InterruptedException e) {
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return Finding.warn(Check.ABI, "the layout probe was interrupted: sizes and offsets are unchecked", "");
+        } catch (IOException e) {
             return Finding.warn(Check.ABI, "the layout probe could not run: " + e, "");
         } finally {
             delete(dir);
@@ -153,12 +156,18 @@ final class HeaderProbe {
     /** Runs {@code cmd} (output to {@code log}) for at most a minute: {error or null, output}. */
     private static String[] run(List<String> cmd, Path log) throws IOException, InterruptedException {
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
-        if (!p.waitFor(60, TimeUnit.SECONDS)) {
-            p.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
-            return new String[] {"timed out after 60 s: " + String.join(" ", cmd), ""};
+        try {
+            if (!p.waitFor(60, TimeUnit.SECONDS)) {
+                return new String[] {"timed out after 60 s: " + String.join(" ", cmd), ""};
+            }
+            String text = Files.readString(log, StandardCharsets.UTF_8);
+            return new String[] {p.exitValue() == 0 ? null : text.isEmpty() ? "exit " + p.exitValue() : text, text};
+        } finally {
+            if (p.isAlive()) { // the compiler driver's children (cc1plus, as, ld) too
+                p.descendants().forEach(ProcessHandle::destroyForcibly);
+                p.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+            }
         }
-        String text = Files.readString(log, StandardCharsets.UTF_8);
-        return new String[] {p.exitValue() == 0 ? null : text.isEmpty() ? "exit " + p.exitValue() : text, text};
     }
 
     private static String firstError(String compilerOutput) {

@@ -66,9 +66,9 @@ public record Install(Provider provider, String ascendHome, Location library, Pa
         if (!lib.found()) {
             return false;
         }
-        try {
-            return lib.file().getCanonicalFile().toPath().startsWith(archDir(home).toFile().getCanonicalFile()
-                    .toPath());
+        try { // the directory it was found in, not where a link in it points: lib64 may link to a package
+            return lib.file().getAbsoluteFile().getParentFile().getCanonicalFile().toPath()
+                    .startsWith(archDir(home).toFile().getCanonicalFile().toPath());
         } catch (IOException e) {
             return false;
         }

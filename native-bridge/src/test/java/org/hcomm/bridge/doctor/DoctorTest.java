@@ -71,9 +71,10 @@ class DoctorTest {
             pb.environment().put("ASCEND_HOME_PATH", ascendHome.toString());
         }
         Process p = pb.start();
-        if (!p.waitFor(120, TimeUnit.SECONDS)) {
+        if (!p.waitFor(300, TimeUnit.SECONDS)) { // longer than the doctor's own deadlines, so they speak first
+            p.descendants().forEach(ProcessHandle::destroyForcibly);
             p.destroyForcibly().waitFor();
-            throw new AssertionError("the doctor did not end in 120 s: " + String.join(" ", cmd));
+            throw new AssertionError("the doctor did not end in 300 s: " + String.join(" ", cmd));
         }
         String out = Files.readString(stdout, StandardCharsets.UTF_8);
         String err = Files.readString(stderr, StandardCharsets.UTF_8);
@@ -112,7 +113,9 @@ class DoctorTest {
 
     @Test
     void aCannInstallThatFitsPassesEveryCheckAndReads() throws Exception {
-        FakeInstall f = install("fits").hcomm(objects, Set.of()).headers(AS_IS, AS_IS).ascendCl("Ascend950PR_9599");
+        // without HcommMemAlloc/HcommMemFree: with CANN the plugin maps host memory itself and never calls them
+        FakeInstall f = install("fits").hcomm(objects, Set.of("HcommMemAlloc", "HcommMemFree")).headers(AS_IS, AS_IS)
+                .ascendCl("Ascend950PR_9599");
         Run r = doctor(f.home, "--provider", "cann", "--read-strategy", "nbiFence", "--bytes", "67108864",
                 "--json", f.home.resolve("report.json").toString());
         r.expect("library", "PASS", f.lib64().resolve("libhcomm.so").toString(), "$ASCEND_HOME_PATH",
@@ -210,9 +213,31 @@ class DoctorTest {
     }
 
     @Test
-    void anUnknownOptionIsAUsageErrorNamingTheKnownOnes() throws Exception {
+    void aFileThatIsNotALibraryFailsTheLibraryCheckSayingSo() throws Exception {
+        FakeInstall f = install("not-elf");
+        Files.writeString(f.lib64().resolve("libhcomm.so"), "this is not a shared library\n");
+        Run r = doctor(f.home, "--provider", "cann");
+        r.onlyFails("library");
+        r.expect("library", "FAIL", "it is not an ELF file", "do: name the HComm shared library itself");
+    }
+
+    @Test
+    void theHeadersOfAnotherInstallDoNotSpeakForALibraryNamedExplicitly() throws Exception {
+        FakeInstall f = install("headers-elsewhere").headers(AS_IS, AS_IS);
+        Run r = doctor(f.home, "--provider", "cann", "--library", working.toString(), "--read-strategy",
+                "nbiFence", "--bytes", "8388608");
+        r.expect("library", "PASS", working.toString(), "(named explicitly)");
+        r.expect("abi", "WARN", "the library is not the one under $ASCEND_HOME_PATH=" + f.home);
+        assertEquals(0, r.exit, r.output);
+    }
+
+    @Test
+    void anUnknownOptionOrAnOversizedReadIsAUsageErrorNamingWhatIsAllowed() throws Exception {
         Run r = doctor(null, "--provder", "soft");
         assertEquals(2, r.exit, r.output);
         assertTrue(r.output.contains("unknown option --provder (known: --provider, --library"), r.output);
+        Run big = doctor(null, "--bytes", Long.toString((1L << 30) + 8));
+        assertEquals(2, big.exit, big.output);
+        assertTrue(big.output.contains("use a multiple of 8 from 8 to 1073741824 (1 GiB)"), big.output);
     }
 }

@@ -111,7 +111,7 @@ class FailureSuite extends LocalClusterSuite {
 
   test("an install failing the doctor's quick checks (functions missing), fallback never: executors stop with the " +
       "doctor's line") {
-    // a real shared library that loads but exports one HComm function of the 13 every strategy needs
+    // a real shared library that loads but exports one HComm function of the 11 every strategy needs
     val dir = java.nio.file.Files.createTempDirectory("hcomm-fake-install")
     try {
       val c = dir.resolve("partial.c")
