@@ -36,7 +36,8 @@ import org.apache.spark.sql.types.StructType;
  *
  * <p>Unlike TPC-H's tables, which are generated again by every scan (the generation is part of TPC-H's timed
  * queries), the TPC-DS tables are written once, by the first application that needs them, to {@code
- * target/tpcds-data/sf<scale>-<chunks>} (a table is complete when its {@code _ROWS} file, its row count, is there)
+ * target/tpcds-data/sf<scale>-<chunks>-tpcds<generator version>} (a table is complete when its {@code _ROWS} file,
+ * its row count, is there; another version of the generator writes its own)
  * and read from there by every later run: 103 queries would otherwise time the generator more than the shuffle.
  * Writing them is not timed; the timed queries read Parquet.
  */
@@ -56,9 +57,19 @@ final class TpcdsTables {
         return Table.getBaseTables().stream().filter(t -> t != Table.DBGEN_VERSION).toList();
     }
 
-    /** The data directory of one scale and chunk count (the same rows whatever the chunks; the files differ). */
+    /**
+     * The data directory of one scale and chunk count (the same rows whatever the chunks; the files differ) and
+     * generator version (tables of another version are never reused as this one's).
+     */
     static File dataDir(double scale, int chunks) {
-        return new File("target/tpcds-data/sf" + scale + "-" + chunks).getAbsoluteFile();
+        return new File("target/tpcds-data/sf" + scale + "-" + chunks + "-tpcds" + generatorVersion())
+                .getAbsoluteFile();
+    }
+
+    /** The {@code io.trino.tpcds} version on the class path (its jar's Implementation-Version), or "unknown". */
+    static String generatorVersion() {
+        String v = Table.class.getPackage().getImplementationVersion();
+        return v == null ? "unknown" : v;
     }
 
     /**
