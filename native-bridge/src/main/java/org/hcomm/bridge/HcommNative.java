@@ -57,8 +57,8 @@ public final class HcommNative {
     private static final BridgeLog LOG = BridgeLog.of(HcommNative.class);
 
     private record State(Provider provider, String source, String version, HcommSoftLibrary soft,
-            Throwable streamSyncCause, Map<ReadStrategy.Kind, Throwable> strategyCauses, List<Finding> checks,
-            Throwable cause) {}
+            Throwable streamSyncCause, Map<ReadStrategy.Kind, Throwable> strategyCauses, Install install,
+            List<Finding> checks, Throwable cause) {}
 
     private static volatile State state;
 
@@ -72,6 +72,11 @@ public final class HcommNative {
     /** Why the library is unavailable, or {@code null} when it is available. */
     public static Throwable unavailabilityCause() {
         return state().cause;
+    }
+
+    /** What the loader found on this host (null only when the provider or strategy property was invalid). */
+    public static Install install() {
+        return state().install;
     }
 
     /** The quick checks' findings of the load (empty when the provider property itself was invalid). */
@@ -150,11 +155,12 @@ public final class HcommNative {
 
     private static State load() {
         Provider provider = null;
+        Install install = null;
         List<Finding> checks = List.of();
         try {
             provider = Provider.parse(System.getProperty(PROVIDER_PROPERTY, "soft"), PROVIDER_PROPERTY);
             Need strategy = InstallChecks.strategy(System.getProperty(READ_STRATEGY_PROPERTY, "onThread"));
-            Install install = Install.discover(provider, System.getProperty(LIBRARY_PATH_PROPERTY));
+            install = Install.discover(provider, System.getProperty(LIBRARY_PATH_PROPERTY));
             InstallChecks.Quick quick = InstallChecks.quick(install, strategy);
             checks = quick.findings();
             Finding failed = quick.firstFailure();
@@ -185,10 +191,11 @@ public final class HcommNative {
             }
             String source = install.library().describe();
             LOG.info("HComm provider {} loaded from {} (version {})", provider, source, version);
-            return new State(provider, source, version, soft, streamSyncCause, strategyCauses, checks, null);
+            return new State(provider, source, version, soft, streamSyncCause, strategyCauses, install, checks,
+                    null);
         } catch (Throwable t) { // UnsatisfiedLinkError, LinkageError, bad property: all mean "unavailable"
             LOG.warn("HComm library unavailable (provider {}): {}", provider, t.toString());
-            return new State(provider, null, null, null, t, Map.of(), checks, t);
+            return new State(provider, null, null, null, t, Map.of(), install, checks, t);
         }
     }
 

@@ -11,7 +11,6 @@ import java.util.function.Function;
 import org.hcomm.bridge.HcommNative;
 import org.hcomm.bridge.install.Finding;
 import org.hcomm.bridge.install.Finding.Check;
-import org.hcomm.bridge.install.Install;
 import org.hcomm.bridge.install.InstallChecks;
 import org.hcomm.bridge.install.Provider;
 import org.hcomm.bridge.raw.HcommSymbol.Need;
@@ -160,7 +159,7 @@ public final class Doctor {
         HcommNative.isAvailable();
         List<Finding> findings = new ArrayList<>(HcommNative.quickChecks());
         boolean opened = findings.stream().anyMatch(f -> f.check() == Check.LIBRARY && !f.failed());
-        findings.add(opened ? ProductCheck.check(Install.discover(o.provider(), o.library()), o.strategy())
+        findings.add(opened ? ProductCheck.check(HcommNative.install(), o.strategy())
                 : Finding.skip(Check.PRODUCT, "the library did not load"));
         boolean failed = findings.stream().anyMatch(Finding::failed);
         findings.add(failed ? Finding.skip(Check.END_TO_END, "a check above failed: a read could crash or "
