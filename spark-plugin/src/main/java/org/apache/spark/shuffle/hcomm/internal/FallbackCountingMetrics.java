@@ -4,7 +4,7 @@ import org.apache.spark.shuffle.ShuffleReadMetricsReporter;
 
 /**
  * Spark's read metrics for the blocks Spark's own fetch reads, passing every update through and counting the remote
- * bytes as {@code bytesReadFallback}.
+ * bytes as {@code bytesReadFallback} and the fetch wait as {@code fetchWaitSparkMillis}.
  */
 final class FallbackCountingMetrics implements ShuffleReadMetricsReporter {
     private final ShuffleReadMetricsReporter delegate;
@@ -43,6 +43,7 @@ final class FallbackCountingMetrics implements ShuffleReadMetricsReporter {
 
     @Override
     public void incFetchWaitTime(long v) {
+        metrics.fetchWaitSpark.inc(v);
         delegate.incFetchWaitTime(v);
     }
 

@@ -52,6 +52,9 @@ enum ShuffleMetric {
     FETCH_WAIT_LATER_WAVES_MICROS("fetchWaitLaterWavesMicros", Kind.GAUGE, "µs",
             ShuffleMetrics.Snapshot::fetchWaitLaterWavesMicros,
             "the reduce tasks' fetch wait on later waves: reads that fell behind deserialisation"),
+    FETCH_WAIT_SPARK_MILLIS("fetchWaitSparkMillis", Kind.COUNTER, "ms", ShuffleMetrics.Snapshot::fetchWaitSparkMillis,
+            "the rest of the reduce tasks' fetch wait: in Spark's own fetch iterator (the executor's own blocks, and "
+                    + "the fallback's), as Spark counts it; with the three above it is Spark's fetch wait time"),
     OUTPUTS_COPIED("outputsCopied", Kind.COUNTER, "map outputs", ShuffleMetrics.Snapshot::outputsCopied,
             "map outputs published by copying them into the send arena"),
     OUTPUTS_MAPPED("outputsMapped", Kind.COUNTER, "map outputs", ShuffleMetrics.Snapshot::outputsMapped,

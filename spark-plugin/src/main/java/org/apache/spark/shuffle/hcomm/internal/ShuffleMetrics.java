@@ -25,7 +25,7 @@ public final class ShuffleMetrics implements Source {
     public record Snapshot(long channelsCreated, long channelsDestroyed, long destroyCalls, long bytesReadOneSided,
             long bytesReadFallback, long readsIssued, long channelSetupMillis, long readLatencyMicros,
             long fetchWaitIndexMicros, long fetchWaitFirstWaveMicros, long fetchWaitLaterWavesMicros,
-            long outputsCopied, long outputsMapped, long indexesMapped, long indexRounds, long readWaves,
+            long fetchWaitSparkMillis, long outputsCopied, long outputsMapped, long indexesMapped, long indexRounds, long readWaves,
             long chunksRetired, long chunksReclaimed, long bytesReadCrossHost, long bytesReadWithinHost,
             long outputsPublishedLate) implements Serializable {
         public long channelsLive() {
@@ -61,6 +61,11 @@ public final class ShuffleMetrics implements Source {
      * decommissioned executor), or not published at commit (its log says why).
      */
     final Counter outputsPublishedLate;
+    /**
+     * The rest of Spark's fetch wait time: what Spark's own fetch iterator (this executor's blocks, the fallback's)
+     * counted, in its whole milliseconds. With the {@link FetchWait} split it sums to the tasks' fetch wait.
+     */
+    final Counter fetchWaitSpark;
     final Timer channelSetupTime;
     final Timer readLatency;
     private final LongAdder setupNanos = new LongAdder();
@@ -92,7 +97,7 @@ public final class ShuffleMetrics implements Source {
             channelsCreated = channelsDestroyed = destroyCalls = bytesReadOneSided = bytesReadFallback = bytesReadCrossHost =
                     bytesReadWithinHost = readsIssued =
                     indexRounds = readWaves = chunksRetired = chunksReclaimed = outputsCopied = outputsMapped =
-                    indexesMapped = outputsPublishedLate = null;
+                    indexesMapped = outputsPublishedLate = fetchWaitSpark = null;
             channelSetupTime = readLatency = null;
             for (ShuffleMetric m : ShuffleMetric.values()) {
                 if (m.onDriver()) {
@@ -118,6 +123,7 @@ public final class ShuffleMetrics implements Source {
             outputsMapped = counter(ShuffleMetric.OUTPUTS_MAPPED);
             indexesMapped = counter(ShuffleMetric.INDEXES_MAPPED);
             outputsPublishedLate = counter(ShuffleMetric.OUTPUTS_PUBLISHED_LATE);
+            fetchWaitSpark = counter(ShuffleMetric.FETCH_WAIT_SPARK_MILLIS);
             channelSetupTime = timer(ShuffleMetric.CHANNEL_SETUP_TIME);
             readLatency = timer(ShuffleMetric.READ_LATENCY);
             gauge(ShuffleMetric.CHANNELS_LIVE, () -> channelsCreated.getCount() - channelsDestroyed.getCount());
@@ -198,6 +204,7 @@ public final class ShuffleMetrics implements Source {
                 bytesReadOneSided.getCount(), bytesReadFallback.getCount(), readsIssued.getCount(),
                 TimeUnit.NANOSECONDS.toMillis(setupNanos.sum()), TimeUnit.NANOSECONDS.toMicros(readNanos.sum()),
                 waitMicros(FetchWait.INDEX), waitMicros(FetchWait.FIRST_WAVE), waitMicros(FetchWait.LATER_WAVES),
+                fetchWaitSpark.getCount(),
                 outputsCopied.getCount(), outputsMapped.getCount(), indexesMapped.getCount(), indexRounds.getCount(),
                 readWaves.getCount(), chunksRetired.getCount(), chunksReclaimed.getCount(),
                 bytesReadCrossHost.getCount(), bytesReadWithinHost.getCount(), outputsPublishedLate.getCount());
