@@ -1,13 +1,12 @@
 package org.hcomm.shuffle.examples;
 
 import java.util.Map;
-import java.util.TreeMap;
 
-import com.codahale.metrics.Gauge;
 import org.apache.spark.SparkConf;
 import org.apache.spark.SparkContext;
 import org.apache.spark.SparkEnv;
 import org.apache.spark.metrics.source.Source;
+import org.apache.spark.shuffle.hcomm.internal.ShuffleMetrics;
 import scala.collection.Seq;
 
 /**
@@ -65,7 +64,7 @@ final class ClusterSupport {
 
     /** Prints the metrics one a line, as the scripts read them ({@code "  name   value"}). */
     static void printMetrics(Map<String, Long> metrics) {
-        metrics.forEach((k, v) -> System.out.printf("  %-20s %d%n", k, v));
+        metrics.forEach((k, v) -> System.out.printf("  %-26s %d%n", k, v));
     }
 
     /**
@@ -101,35 +100,25 @@ final class ClusterSupport {
     }
 
     /**
-     * The driver's {@code HcommShuffle} metrics source (cluster totals reported by the executors). Executors report
-     * after each stage's channels are destroyed, so this waits briefly for the last reports.
+     * The driver's {@code HcommShuffle} metrics source (cluster totals reported by the executors), once every channel
+     * created is reported destroyed: executors report after each stage's channels are destroyed, so this waits
+     * briefly for the last reports. The totals are one consistent set ({@link ShuffleMetrics#clusterTotals()}).
      */
     static Map<String, Long> hcommMetrics(SparkContext sc) throws InterruptedException {
         long deadline = System.nanoTime() + 10_000_000_000L;
-        Map<String, Long> last = Map.of();
         while (true) {
-            // each gauge is read on its own, so a report arriving between two reads can make them disagree (channels
-            // created 15, destroyed 16): settled means two reads 100 ms apart agree on every value
-            Map<String, Long> now = readGauges();
-            boolean settled = now.equals(last) && now.getOrDefault("channelsLive", 1L) == 0
-                    && now.getOrDefault("channelsCreated", 0L) > 0
+            Map<String, Long> now = totals();
+            boolean settled = now.getOrDefault("channelsLive", 1L) == 0 && now.getOrDefault("channelsCreated", 0L) > 0
                     && now.get("channelsCreated").equals(now.get("channelsDestroyed"));
             if (settled || System.nanoTime() > deadline) {
                 return now;
             }
-            last = now;
             Thread.sleep(100);
         }
     }
 
-    private static Map<String, Long> readGauges() {
-        Map<String, Long> out = new TreeMap<>();
-        Seq<Source> sources = SparkEnv.get().metricsSystem().getSourcesByName("HcommShuffle");
-        if (!sources.isEmpty()) {
-            for (Map.Entry<String, Gauge> g : sources.head().metricRegistry().getGauges().entrySet()) {
-                out.put(g.getKey(), ((Number) g.getValue().getValue()).longValue());
-            }
-        }
-        return out;
+    private static Map<String, Long> totals() {
+        Seq<Source> sources = SparkEnv.get().metricsSystem().getSourcesByName(ShuffleMetrics.SOURCE_NAME);
+        return sources.isEmpty() ? Map.of() : ((ShuffleMetrics) sources.head()).clusterTotals();
     }
 }

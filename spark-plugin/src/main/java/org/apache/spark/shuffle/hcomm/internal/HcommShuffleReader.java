@@ -178,6 +178,7 @@ public final class HcommShuffleReader<K, C> implements ShuffleReader<K, C> {
                 fallBack(owner, e.getValue(), sparkBlocks, why);
                 continue;
             }
+            boolean crossHost = !owner.host().equals(runtime.host());
             // the partitions this task reads of each map output, in map order
             Map<Long, TreeMap<Integer, Tuple3<BlockId, Object, Object>>> byMap = new LinkedHashMap<>();
             Map<Long, Integer> mapIndex = new HashMap<>();
@@ -213,7 +214,7 @@ public final class HcommShuffleReader<K, C> implements ShuffleReader<K, C> {
                 }
                 int first = m.getValue().firstKey();
                 int end = m.getValue().lastKey() + 1;
-                oneSided.add(new MapRead(owner, m.getKey(), mapIndex.get(m.getKey()), first, end,
+                oneSided.add(new MapRead(owner, crossHost, m.getKey(), mapIndex.get(m.getKey()), first, end,
                         where.indexAddress(), where.dataAddress(), channel, new ArrayList<>(m.getValue().values())));
             }
             if (!otherKinds.isEmpty()) {

@@ -10,8 +10,10 @@ import scala.Tuple3;
 /**
  * One map output a reduce task reads one-sidedly: the contiguous reduce partitions
  * {@code [firstReduce, endReduce)} of it, found through the owner's published index; {@code blocks} are the
- * tracker's (block, size, map index) entries it covers, for falling back to Spark's fetch.
+ * tracker's (block, size, map index) entries it covers, for falling back to Spark's fetch; {@code crossHost} says
+ * the owner's block manager is on another host than the reader's (its bytes go through the NIC).
  */
-record MapRead(BlockManagerId owner, long mapId, int mapIndex, int firstReduce, int endReduce, long indexAddress,
-        long dataAddress, PeerChannels.PeerChannel channel, List<Tuple3<BlockId, Object, Object>> blocks) {
+record MapRead(BlockManagerId owner, boolean crossHost, long mapId, int mapIndex, int firstReduce, int endReduce,
+        long indexAddress, long dataAddress, PeerChannels.PeerChannel channel,
+        List<Tuple3<BlockId, Object, Object>> blocks) {
 }

@@ -333,13 +333,12 @@ final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId, InputS
         for (int j = w.first; j <= w.last; j++) {
             Piece p = pieces.get(j);
             bytes += p.length;
-            if (!p.read.owner().host().equals(runtime.host())) {
+            if (p.read.crossHost()) {
                 crossHost += p.length;
             }
         }
         runtime.metrics().bytesReadOneSided.inc(bytes);
         runtime.metrics().bytesReadCrossHost.inc(crossHost);
-        runtime.metrics().bytesReadWithinHost.inc(bytes - crossHost);
         readMetrics.incRemoteBytesRead(bytes);
     }
 
@@ -532,7 +531,6 @@ final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId, InputS
             java.util.zip.Checksum checksum = org.apache.spark.network.shuffle.checksum.ShuffleChecksumHelper
                     .getChecksumByAlgorithm(algorithm);
             ReceiveBuffer.Chunk scratch = chunks.get(0);
-            byte[] bytes = new byte[(int) Math.min(length, chunkSize)];
             for (long at = 0; at < length; at += chunkSize) {
                 if (System.nanoTime() > deadline) {
                     return "where it went bad cannot be told: reading the block again took longer than readTimeout";
@@ -540,8 +538,7 @@ final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId, InputS
                 int n = (int) Math.min(chunkSize, length - at);
                 batches[0].read(part.read().channel(), scratch.address, src + at, n);
                 batches[0].await();
-                scratch.view.get(0, bytes, 0, n);
-                checksum.update(bytes, 0, n);
+                checksum.update(scratch.view.slice(0, n)); // straight from the chunk, no copy
             }
             Object cause = runtime.diagnoseCorruption(part.read().owner(), shuffleId, part.read().mapId(),
                     part.blockId().reduceId(), checksum.getValue(), algorithm);

@@ -25,8 +25,9 @@ enum ShuffleMetric {
             "remote bytes Spark's own fetch read instead (fallback); 0 with fallback `never`"),
     BYTES_READ_CROSS_HOST("bytesReadCrossHost", Kind.COUNTER, "bytes", ShuffleMetrics.Snapshot::bytesReadCrossHost,
             "one-sided bytes from owners on another host: through the NIC"),
-    BYTES_READ_WITHIN_HOST("bytesReadWithinHost", Kind.COUNTER, "bytes",
-            ShuffleMetrics.Snapshot::bytesReadWithinHost, "one-sided bytes from owners on this host"),
+    BYTES_READ_WITHIN_HOST("bytesReadWithinHost", Kind.GAUGE, "bytes",
+            ShuffleMetrics.Snapshot::bytesReadWithinHost, "`bytesReadOneSided` - `bytesReadCrossHost`: one-sided bytes "
+                    + "from owners on this host"),
     READS_ISSUED("readsIssued", Kind.COUNTER, "reads", ShuffleMetrics.Snapshot::readsIssued,
             "one-sided reads issued"),
     INDEX_ROUNDS("indexRounds", Kind.COUNTER, "rounds", ShuffleMetrics.Snapshot::indexRounds,

@@ -26,10 +26,14 @@ public final class ShuffleMetrics implements Source {
             long bytesReadFallback, long readsIssued, long channelSetupMillis, long readLatencyMicros,
             long fetchWaitIndexMicros, long fetchWaitFirstWaveMicros, long fetchWaitLaterWavesMicros,
             long fetchWaitSparkMillis, long outputsCopied, long outputsMapped, long indexesMapped, long indexRounds, long readWaves,
-            long chunksRetired, long chunksReclaimed, long bytesReadCrossHost, long bytesReadWithinHost,
+            long chunksRetired, long chunksReclaimed, long bytesReadCrossHost,
             long outputsPublishedLate) implements Serializable {
         public long channelsLive() {
             return channelsCreated - channelsDestroyed;
+        }
+
+        public long bytesReadWithinHost() {
+            return bytesReadOneSided - bytesReadCrossHost;
         }
     }
 
@@ -39,9 +43,8 @@ public final class ShuffleMetrics implements Source {
     final Counter destroyCalls;
     final Counter bytesReadOneSided;
     final Counter bytesReadFallback;
-    /** One-sided bytes split by where the owner is: another host (its block manager's host differs), or this one. */
+    /** One-sided bytes from owners on another host (the block manager's host differs); the rest were on this one. */
     final Counter bytesReadCrossHost;
-    final Counter bytesReadWithinHost;
     final Counter readsIssued;
     /** Read batches reduce tasks waited for: rounds of index reads, waves of data (a task's round trips). */
     final Counter indexRounds;
@@ -94,8 +97,7 @@ public final class ShuffleMetrics implements Source {
     private ShuffleMetrics(boolean driver) {
         reported = driver ? new ConcurrentHashMap<>() : null;
         if (driver) {
-            channelsCreated = channelsDestroyed = destroyCalls = bytesReadOneSided = bytesReadFallback = bytesReadCrossHost =
-                    bytesReadWithinHost = readsIssued =
+            channelsCreated = channelsDestroyed = destroyCalls = bytesReadOneSided = bytesReadFallback = bytesReadCrossHost = readsIssued =
                     indexRounds = readWaves = chunksRetired = chunksReclaimed = outputsCopied = outputsMapped =
                     indexesMapped = outputsPublishedLate = fetchWaitSpark = null;
             channelSetupTime = readLatency = null;
@@ -113,7 +115,6 @@ public final class ShuffleMetrics implements Source {
             bytesReadOneSided = counter(ShuffleMetric.BYTES_READ_ONE_SIDED);
             bytesReadFallback = counter(ShuffleMetric.BYTES_READ_FALLBACK);
             bytesReadCrossHost = counter(ShuffleMetric.BYTES_READ_CROSS_HOST);
-            bytesReadWithinHost = counter(ShuffleMetric.BYTES_READ_WITHIN_HOST);
             readsIssued = counter(ShuffleMetric.READS_ISSUED);
             indexRounds = counter(ShuffleMetric.INDEX_ROUNDS);
             readWaves = counter(ShuffleMetric.READ_WAVES);
@@ -127,6 +128,8 @@ public final class ShuffleMetrics implements Source {
             channelSetupTime = timer(ShuffleMetric.CHANNEL_SETUP_TIME);
             readLatency = timer(ShuffleMetric.READ_LATENCY);
             gauge(ShuffleMetric.CHANNELS_LIVE, () -> channelsCreated.getCount() - channelsDestroyed.getCount());
+            gauge(ShuffleMetric.BYTES_READ_WITHIN_HOST,
+                    () -> bytesReadOneSided.getCount() - bytesReadCrossHost.getCount());
             for (FetchWait w : FetchWait.values()) {
                 waitNanos.put(w, new LongAdder());
                 gauge(w.metric, () -> waitMicros(w));
@@ -207,7 +210,7 @@ public final class ShuffleMetrics implements Source {
                 fetchWaitSpark.getCount(),
                 outputsCopied.getCount(), outputsMapped.getCount(), indexesMapped.getCount(), indexRounds.getCount(),
                 readWaves.getCount(), chunksRetired.getCount(), chunksReclaimed.getCount(),
-                bytesReadCrossHost.getCount(), bytesReadWithinHost.getCount(), outputsPublishedLate.getCount());
+                bytesReadCrossHost.getCount(), outputsPublishedLate.getCount());
     }
 
     /** Driver: the latest counters of one executor. */
@@ -219,5 +222,20 @@ public final class ShuffleMetrics implements Source {
     public long clusterTotal(String name) {
         Gauge<?> g = registry.getGauges().get(name);
         return g == null ? 0 : ((Number) g.getValue()).longValue();
+    }
+
+    /**
+     * Driver: every metric's cluster total by name, all from one copy of the executors' latest reports, so they agree
+     * with each other (gauges read one by one can straddle a report: channels created 15, destroyed 16).
+     */
+    public Map<String, Long> clusterTotals() {
+        java.util.List<Snapshot> now = java.util.List.copyOf(reported.values());
+        Map<String, Long> totals = new java.util.TreeMap<>();
+        for (ShuffleMetric m : ShuffleMetric.values()) {
+            if (m.onDriver()) {
+                totals.put(m.metricName(), now.stream().mapToLong(m.driverTotal()).sum());
+            }
+        }
+        return totals;
     }
 }
