@@ -5,7 +5,7 @@
 # to 127.0.0.1 and is stopped at the end.
 #
 #   examples/standalone-cluster.sh [--spark 3.5|4.0|4.1|4.2] [--scala 2.12|2.13] [--job etl|ml] [--jars-only]
-#                                  [--compare] [events]
+#                                  [--jars-refused] [--compare] [events]
 #
 #   --spark      the Spark line (default 4.2)
 #   --scala      the Scala binary version (default 2.13; 2.12 exists only for 3.5)
@@ -13,6 +13,8 @@
 #                click model and ALS; its MLlib jars come with the line's Spark jars, at spark.mllib.version of the
 #                root pom: the line's release, or on 3.5/2.13, 4.0 and 4.1 the nearest earlier one served)
 #   --jars-only  pass the bundle with --jars alone, also on 3.5, to see what a 3.5 user who does that is told
+#   --jars-refused  (3.5 only) first submit the job with the bundle by --jars alone on the same cluster and fail
+#                unless it is refused with the advice, then run it as a 3.5 user must
 #   --compare    then run the job again on the same cluster with Spark's own shuffle (no jar, no settings) and fail
 #                unless both answers are identical (the ML job: identical features, and model metrics within the
 #                job's tolerance, a relative 1e-6: MlPipelineJob.METRIC_TOLERANCE)
@@ -33,12 +35,13 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # shellcheck source=cluster-lib.sh
 . "$root/examples/cluster-lib.sh"
 usage() { sed -n '2,/^set /{/^#/p}' "$0" | sed 's/^# \{0,1\}//'; exit "$1"; }
-line=4.2 scala=2.13 job=etl jars_only=false compare=false events=1000000
+line=4.2 scala=2.13 job=etl jars_only=false jars_refused=false compare=false events=1000000
 while [ $# -gt 0 ]; do
   case "$1" in
     --spark|--scala|--job) [ $# -ge 2 ] || { echo "$1 needs a value" >&2; usage 2; }
        case "$1" in --spark) line="$2" ;; --scala) scala="$2" ;; *) job="$2" ;; esac; shift 2 ;;
     --jars-only) jars_only=true; shift ;;
+    --jars-refused) jars_refused=true; shift ;;
     --compare) compare=true; shift ;;
     -h|--help) usage 0 ;;
     [0-9]*) events="$1"; shift ;;
@@ -46,6 +49,9 @@ while [ $# -gt 0 ]; do
   esac
 done
 line_profiles "${line}_${scala}" > /dev/null || usage 2
+if [ "$jars_refused" = true ] && { [ "$line" != 3.5 ] || [ "$jars_only" = true ]; }; then
+  echo "--jars-refused is for Spark 3.5 without --jars-only (other lines load the bundle from --jars)" >&2; usage 2
+fi
 case "$job" in
   etl) job_class=org.hcomm.shuffle.examples.EtlPipelineJob ;;
   ml) job_class=org.hcomm.shuffle.examples.MlPipelineJob ;;
@@ -77,6 +83,16 @@ cluster_await_log "$work/logs/worker.log" "Successfully registered with master" 
   || { echo "worker did not register"; exit 1; }
 
 driver_cp="$cp"
+if [ "$jars_refused" = true ]; then
+  echo "== spark-submit with the bundle by --jars alone, which Spark 3.5 cannot load in time: it must be refused"
+  rc=0
+  cluster_submit jars-only spark://127.0.0.1:7177 2 --jars "$bundle" "${hcomm_settings[@]}" || rc=$?
+  if [ "$rc" -eq 0 ] || ! grep -q "passed only with --jars cannot be loaded there" "$work/logs/jars-only.log"; then
+    echo "== --jars alone was not refused with the advice (exit $rc)"
+    exit 1
+  fi
+  echo "== --jars alone refused with the advice"
+fi
 if [ "$line" = 3.5 ] && [ "$jars_only" = false ]; then
   # Spark 3.5 creates the shuffle manager before it fetches --jars: the bundle goes on every JVM's class path.
   # bin/spark-submit applies spark.driver.extraClassPath to the driver JVM it starts; started by hand, the driver

@@ -21,12 +21,17 @@ class MlPipelineJobTest {
     /** 60,000 events and a few iterations of each model: about 85 s for both runs. */
     private static final MlPipelineJob.Size SIZE = new MlPipelineJob.Size(60_000, 5, 3);
 
+    /** The job's conf, with the executor JVM options of the build's tests (the root pom's test.executorJavaOptions). */
+    private static SparkConf conf(boolean hcomm) {
+        return ClusterSupport.conf("hcomm-ml-test", MASTER, hcomm).set("spark.executor.extraJavaOptions",
+                System.getProperty("hcomm.test.executorJavaOptions", "-XX:+UseSerialGC"));
+    }
+
     @Test
     @Timeout(value = 300, unit = TimeUnit.SECONDS)
     void hcommShuffleGivesTheBuiltinShufflesFeaturesAndModelMetrics() throws Exception {
-        MlPipelineJob.Result builtin = MlPipelineJob.run(ClusterSupport.conf("hcomm-ml-test", MASTER, false), SIZE);
-        SparkConf hcommConf = ClusterSupport.conf("hcomm-ml-test", MASTER, true).set("spark.shuffle.hcomm.fallback", "never");
-        MlPipelineJob.Result hcomm = MlPipelineJob.run(hcommConf, SIZE);
+        MlPipelineJob.Result builtin = MlPipelineJob.run(conf(false), SIZE);
+        MlPipelineJob.Result hcomm = MlPipelineJob.run(conf(true).set("spark.shuffle.hcomm.fallback", "never"), SIZE);
 
         assertNull(builtin.answer().disagreement(hcomm.answer()));
         assertTrue(builtin.answer().featureRows() > 0, "no feature rows");

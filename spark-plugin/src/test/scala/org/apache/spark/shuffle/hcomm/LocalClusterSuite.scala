@@ -27,7 +27,7 @@ abstract class LocalClusterSuite extends AnyFunSuite with BeforeAndAfterAll {
     .set("spark.shuffle.hcomm.fallback", "never")
     .set("spark.shuffle.hcomm.receiveBufferSize", "16m")
     .set("spark.shuffle.hcomm.sendArenaSize", "64m")
-    .set("spark.executor.extraJavaOptions", "-XX:+UseSerialGC")
+    .set("spark.executor.extraJavaOptions", TestJvm.executorJavaOptions())
     .set("spark.ui.enabled", "false")
     .setAll(extraConf)
 

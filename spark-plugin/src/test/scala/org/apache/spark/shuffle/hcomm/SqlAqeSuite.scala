@@ -163,8 +163,9 @@ class SqlAqeSuite extends LocalClusterSuite {
     assertEveryChunkFree()
   }
 
-  test("a send arena too small for the application: outputs published from Spark's files, all read one-sidedly",
-      CrossLine) {
+  // not CrossLine: the arena and the publishing from Spark's files are the plugin's own code, the same on every line,
+  // and at 20-30 s the longest test a line would run
+  test("a send arena too small for the application: outputs published from Spark's files, all read one-sidedly") {
     val before = metric("bytesReadOneSided")
     val mapped = Seq("outputsMapped", "indexesMapped")
     def counts = mapped.map(m => m -> metric(m)).toMap
