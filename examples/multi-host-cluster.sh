@@ -133,6 +133,8 @@ fi
 cleanup
 master_pid=""
 trap - EXIT
+# JVMs killed by the cleanup may take a moment to be gone
+for _ in $(seq 1 40); do [ -z "$(pgrep -f -- "$spark_home/jars" || true)" ] && break; sleep 0.5; done
 left=$(pgrep -f -- "$spark_home/jars" || true)
 if [ -n "$left" ] || ip netns list | grep -q '^hcxs-'; then
   echo "== left behind: processes '${left}', namespaces '$(ip netns list | grep '^hcxs-' | tr '\n' ' ')'"

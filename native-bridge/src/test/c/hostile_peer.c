@@ -2,7 +2,7 @@
  * hostile_peer: a hostile process against real soft HComm endpoints, over the network (a Spark test runs it in
  * another network namespace against executors' soft NIC listeners).
  *
- *   hostile_peer --secret SECRET [--seconds N] [--channel NAME] HOST:PORT [HOST:PORT ...]
+ *   hostile_peer --secret SECRET [--seconds N] [--step-ms MS] [--channel NAME] HOST:PORT [HOST:PORT ...]
  *
  * To every target, in rounds until N seconds have passed (default: one round), one thread per target:
  *   (a) garbage: random bytes, an HTTP request, a hello of another wire version
@@ -24,8 +24,8 @@
  * overlapping what it exported, empty, huge and wrapping, then the malformed messages, one connection each.
  * --channel NAME makes (f) use a real channel's name instead: a test's own channel, whose real client it replaces.
  *
- * One line per attack says what the server did. Every wait is bounded (STEP_MS per step; the largest hello has
- * LARGEST_SEND_MS to go out; (b) waits SOFT_HELLO_MS + STEP_MS after its last byte at most). The last line:
+ * One line per attack says what the server did. Every wait is bounded (--step-ms per step, default 3000; the largest
+ * hello has LARGEST_SEND_MS to go out; (b) waits SOFT_HELLO_MS + a step after its last byte at most). The last line:
  * "hostile_peer: N attacks on M targets, all refused", or which were not. Exit status: 0 every attack refused
  * (a refusal, a close, a NOT_FOUND status, or a parked connection's silence); 1 an attack served or not refused
  * (a server hello for a bad hello, bytes for an out-of-range read, an answer to a malformed message, a bad hello
@@ -50,7 +50,7 @@
 #include <unistd.h>
 #include "hostile_wire.h"
 
-#define STEP_MS 3000          /* the longest wait of any step for the server */
+static int g_step_ms = 3000; /* the longest wait of any step for the server (--step-ms) */
 #define LARGEST_SEND_MS 10000 /* the largest hello (7.3 MB) may take this long to go out */
 #define CUT_AT 300            /* (b): the bytes of a hello sent before the silence */
 #define WRONG_PREFIX "not-"   /* a wrong secret: the right one with this in front */
@@ -131,12 +131,12 @@ static void __attribute__((format(printf, 2, 3))) info(target *t, const char *fm
 static int open_conn(target *t, const char *what, uint8_t nonce[16])
 {
     if (t->gone) return -1;
-    int fd = raw_connect_to(&t->addr, STEP_MS, nonce);
+    int fd = raw_connect_to(&t->addr, g_step_ms, nonce);
     if (fd == RAW_NO_NONCE)
         report(t, UNREACHABLE, what, "connected, but no soft HComm nonce (wire version %u) within %d ms", WIRE_VERSION,
-               STEP_MS);
+               g_step_ms);
     else if (fd < 0)
-        report(t, UNREACHABLE, what, "no connection within %d ms", STEP_MS);
+        report(t, UNREACHABLE, what, "no connection within %d ms", g_step_ms);
     return fd;
 }
 
@@ -170,7 +170,7 @@ static void judge(target *t, const char *what, int fd, const char *sent, const c
 {
     uint32_t reason = 0;
     hello_msg answer;
-    switch (raw_outcome(fd, STEP_MS, &reason, &answer)) {
+    switch (raw_outcome(fd, g_step_ms, &reason, &answer)) {
     case 'R':
         report(t, REFUSED, what, "%srefused (%s, reason %u)", sent, reason_text(reason), reason);
         break;
@@ -178,8 +178,8 @@ static void judge(target *t, const char *what, int fd, const char *sent, const c
         report(t, REFUSED, what, "%sclosed without a word", sent);
         break;
     case 'O':
-        if (parked != NULL) report(t, REFUSED, what, "%sno answer in %d ms: %s", sent, STEP_MS, parked);
-        else report(t, NOT_REFUSED, what, "%sno answer in %d ms and the connection still open", sent, STEP_MS);
+        if (parked != NULL) report(t, REFUSED, what, "%sno answer in %d ms: %s", sent, g_step_ms, parked);
+        else report(t, NOT_REFUSED, what, "%sno answer in %d ms and the connection still open", sent, g_step_ms);
         break;
     case 'S':
         report(t, NOT_REFUSED, what, "%sACCEPTED: the server answered with its hello (%s)", sent,
@@ -258,7 +258,7 @@ static void take_server_hello(session *s, const hello_msg *head, const char *nam
         return;
     }
     memcpy(h, head, sizeof *head);
-    if (need > sizeof *head && recv_within(s->fd, (uint8_t *)h + sizeof *head, need - sizeof *head, STEP_MS) != 0) {
+    if (need > sizeof *head && recv_within(s->fd, (uint8_t *)h + sizeof *head, need - sizeof *head, g_step_ms) != 0) {
         free(h);
         s->flaw = "its regions did not all come in time";
         return;
@@ -269,20 +269,20 @@ static void take_server_hello(session *s, const hello_msg *head, const char *nam
     s->answer = h;
 }
 
-/* A client hello with the secret's proof for `name`, and what the listener does with it within STEP_MS. */
+/* A client hello with the secret's proof for `name`, and what the listener does with it within g_step_ms. */
 static int handshake(target *t, const char *what, const char *name, session *s)
 {
     memset(s, 0, sizeof *s);
     s->fd = open_conn(t, what, s->server_nonce);
     if (s->fd < 0) return -1;
     s->hello = raw_hello(name, s->server_nonce, g_secret, 0, local_ip(s->fd), &s->len);
-    if (s->hello == NULL || send_within(s->fd, s->hello, s->len, STEP_MS) == -2) {
+    if (s->hello == NULL || send_within(s->fd, s->hello, s->len, g_step_ms) == -2) {
         info(t, "%s: %s", what, s->hello == NULL ? "out of memory" : "the hello did not go out in time");
         session_close(s);
         return -1;
     }
     hello_msg head;
-    s->outcome = raw_outcome(s->fd, STEP_MS, &s->reason, &head);
+    s->outcome = raw_outcome(s->fd, g_step_ms, &s->reason, &head);
     if (s->outcome == 'S') {
         s->nregions = head.nregions;
         take_server_hello(s, &head, name);
@@ -311,16 +311,16 @@ static void parked_messages(target *t, int fd)
     int failed = 0; /* send_within's */
     for (size_t i = 0; i < n && failed == 0; i++) {
         data_msg m = {MSG_READ_REQ, 0, 1 + i, reads[i].addr, reads[i].len, 0, 0, 0};
-        failed = send_within(fd, &m, sizeof m, STEP_MS);
+        failed = send_within(fd, &m, sizeof m, g_step_ms);
     }
     for (size_t i = 0; i < BAD_MESSAGES && failed == 0; i++)
-        failed = send_within(fd, &bad_messages[i].m, sizeof(data_msg), STEP_MS);
+        failed = send_within(fd, &bad_messages[i].m, sizeof(data_msg), g_step_ms);
     data_msg m;
-    switch (after_messages(fd, STEP_MS, &m)) {
+    switch (after_messages(fd, g_step_ms, &m)) {
     case 'O':
         report(t, REFUSED, what, "%zu requests and %d messages %s; no answer in %d ms (a parked connection is not "
                "read: nothing is served before a channel claims it)", n, BAD_MESSAGES,
-               failed == 0 ? "sent" : "not all sent", STEP_MS);
+               failed == 0 ? "sent" : "not all sent", g_step_ms);
         break;
     case 'C':
         report(t, REFUSED, what, "closed without a word");
@@ -335,9 +335,9 @@ static void parked_messages(target *t, int fd)
 static void message_attack(target *t, const char *what, int fd, const data_msg *bad)
 {
     data_msg m;
-    char c = send_within(fd, bad, sizeof *bad, STEP_MS) != 0 ? 'C' : after_messages(fd, STEP_MS, &m);
+    char c = send_within(fd, bad, sizeof *bad, g_step_ms) != 0 ? 'C' : after_messages(fd, g_step_ms, &m);
     if (c == 'C') report(t, REFUSED, what, "connection closed");
-    else if (c == 'O') report(t, NOT_REFUSED, what, "neither answered nor closed in %d ms", STEP_MS);
+    else if (c == 'O') report(t, NOT_REFUSED, what, "neither answered nor closed in %d ms", g_step_ms);
     else report(t, NOT_REFUSED, what, "answered: type %u, status %d", m.type, m.status);
 }
 
@@ -378,7 +378,7 @@ static void served_reads(target *t, session *s)
         } else if (rc > 0) {
             report(t, REFUSED, what, "status %d", rc);
         } else if (rc == -1) {
-            report(t, REFUSED, what, "closed, or no answer in %d ms", STEP_MS);
+            report(t, REFUSED, what, "closed, or no answer in %d ms", g_step_ms);
             usable = 0;
         } else {
             report(t, NOT_REFUSED, what, "an answer that is not a response to this request");
@@ -443,10 +443,10 @@ static void valid_proof(target *t)
         if (made_up)
             report(t, REFUSED, what, "no answer in %d ms: parked (a verified hello waits, unanswered, for a SERVER "
                    "channel of its name to claim it, here none, or the connect timeout; no REFUSE_NO_CHANNEL)",
-                   STEP_MS);
+                   g_step_ms);
         else
             report(t, REFUSED, what, "no answer in %d ms: parked (no unclaimed SERVER channel of that name expects a "
-                   "client from %s)", STEP_MS, ip);
+                   "client from %s)", g_step_ms, ip);
         break;
     case 'S':
         if (made_up)
@@ -461,7 +461,7 @@ static void valid_proof(target *t)
     }
 
     /* (e) while (f)'s connection is still open: the same bytes, for another connection's nonce */
-    hello_attack(t, "(e) (f)'s client hello replayed on a new connection", -1, s.hello, s.len, STEP_MS, 0, NULL);
+    hello_attack(t, "(e) (f)'s client hello replayed on a new connection", -1, s.hello, s.len, g_step_ms, 0, NULL);
 
     if (s.outcome == 'O') {
         parked_messages(t, s.fd);
@@ -493,7 +493,7 @@ static void one_round(target *t)
     int stalled = -1;
     int64_t stalled_at = 0;
     if ((h = new_hello(t, cut, name, g_secret, 0, &fd, &len, nonce)) != NULL) {
-        if (send_within(fd, h, CUT_AT, STEP_MS) == 0) {
+        if (send_within(fd, h, CUT_AT, g_step_ms) == 0) {
             stalled = fd;
             stalled_at = now_ms();
         } else {
@@ -511,29 +511,29 @@ static void one_round(target *t)
         junk[i] = (uint8_t)x;
     }
     junk[0] = 'x'; /* not a hello's magic */
-    hello_attack(t, "(a) 1000 random bytes", -1, junk, sizeof junk, STEP_MS, 0, NULL);
+    hello_attack(t, "(a) 1000 random bytes", -1, junk, sizeof junk, g_step_ms, 0, NULL);
     static const char http[] = "GET / HTTP/1.1\r\nHost: soft-nic\r\n\r\n";
-    hello_attack(t, "(a) an HTTP request", -1, http, sizeof http - 1, STEP_MS, 0, NULL);
+    hello_attack(t, "(a) an HTTP request", -1, http, sizeof http - 1, g_step_ms, 0, NULL);
     hello_msg head;
     memset(&head, 0, sizeof head);
     head.magic = HELLO_MAGIC;
     head.version = WIRE_VERSION + 1;
     head.kind = HELLO_CLIENT;
-    hello_attack(t, "(a) a hello of another wire version", -1, &head, sizeof head, STEP_MS, 0, NULL);
+    hello_attack(t, "(a) a hello of another wire version", -1, &head, sizeof head, g_step_ms, 0, NULL);
 
     /* (c) oversized */
     head.version = WIRE_VERSION;
     head.nregions = UINT32_MAX;
-    hello_attack(t, "(c) a hello declaring 2^32-1 regions", -1, &head, sizeof head, STEP_MS, 0, NULL);
+    hello_attack(t, "(c) a hello declaring 2^32-1 regions", -1, &head, sizeof head, g_step_ms, 0, NULL);
     head.nregions = WIRE_MAX_REGIONS + 1;
     snprintf(what, sizeof what, "(c) a hello declaring %u regions (its first 16 bytes)", WIRE_MAX_REGIONS + 1);
-    hello_attack(t, what, -1, &head, 16, STEP_MS, 0, NULL);
+    hello_attack(t, what, -1, &head, 16, g_step_ms, 0, NULL);
     const char *extra = "(c) a valid hello (the secret's proof, 1 region) with 100 bytes more than it declares";
     if ((h = new_hello(t, extra, name, g_secret, 1, &fd, &len, nonce)) != NULL) {
         uint8_t *more = calloc(1, len + 100);
         if (more != NULL) {
             memcpy(more, h, len);
-            hello_attack(t, extra, fd, more, len + 100, STEP_MS, 0,
+            hello_attack(t, extra, fd, more, len + 100, g_step_ms, 0,
                          "parked (the extra bytes came after the listener had verified the hello)");
         } else {
             close(fd);
@@ -549,21 +549,21 @@ static void one_round(target *t)
         hello_attack(t, what, fd, h, len, LARGEST_SEND_MS, 0, NULL);
         snprintf(what, sizeof what, "(c) a hello of %u regions cut short at 1000 bytes by the end of the stream",
                  WIRE_MAX_REGIONS);
-        hello_attack(t, what, -1, h, sizeof *h + 1000, STEP_MS, 1, NULL);
+        hello_attack(t, what, -1, h, sizeof *h + 1000, g_step_ms, 1, NULL);
         free(h);
     }
 
     /* (d) a wrong secret */
     if ((h = new_hello(t, "(d) a wrong secret", name, wrong, 0, &fd, &len, nonce)) != NULL) {
-        hello_attack(t, "(d) a wrong secret", fd, h, len, STEP_MS, 0, NULL);
+        hello_attack(t, "(d) a wrong secret", fd, h, len, g_step_ms, 0, NULL);
         free(h);
     }
     const char *renamed = "(d) the secret's proof for another channel name";
     if ((h = new_hello(t, renamed, name, g_secret, 0, &fd, &len, nonce)) != NULL) {
         proof_of('C', g_secret, nonce, h->nonce, "another-name", h->proof); /* this connection's nonce, not name */
-        hello_attack(t, renamed, fd, h, len, STEP_MS, 0, NULL);
+        hello_attack(t, renamed, fd, h, len, g_step_ms, 0, NULL);
         h->kind = HELLO_SERVER;
-        hello_attack(t, "(d) a server's hello sent to the listener", -1, h, len, STEP_MS, 0, NULL);
+        hello_attack(t, "(d) a server's hello sent to the listener", -1, h, len, g_step_ms, 0, NULL);
         free(h);
     }
 
@@ -572,7 +572,7 @@ static void one_round(target *t)
 
     /* (b) at last: the listener must have dropped it SOFT_HELLO_MS after its last byte */
     if (stalled >= 0) {
-        int64_t left = stalled_at + SOFT_HELLO_MS + STEP_MS - now_ms();
+        int64_t left = stalled_at + SOFT_HELLO_MS + g_step_ms - now_ms();
         uint32_t reason = 0;
         char c = raw_outcome(stalled, left > 0 ? (int)left : 0, &reason, NULL);
         long long after = (long long)(now_ms() - stalled_at);
@@ -607,9 +607,11 @@ static void *attack_main(void *arg)
 static int usage(const char *why)
 {
     if (why != NULL) fprintf(stderr, "hostile_peer: %s\n", why);
-    fprintf(stderr, "usage: hostile_peer --secret SECRET [--seconds N] [--channel NAME] HOST:PORT [HOST:PORT ...]\n"
+    fprintf(stderr, "usage: hostile_peer --secret SECRET [--seconds N] [--step-ms MS] [--channel NAME] HOST:PORT "
+                    "[HOST:PORT ...]\n"
                     "  attacks soft HComm soft NIC listeners as a hostile peer; SECRET: the application's channel "
-                    "secret;\n  N: seconds of rounds (default: one round); NAME: (f) under a real channel's name "
+                    "secret;\n  N: seconds of rounds (default: one round); MS: the longest wait of a step for a target "
+                    "(default 3000;\n  a loaded host needs more); NAME: (f) under a real channel's name "
                     "(it takes that\n  channel's client's place) instead of a made-up one. Exit 0: all refused; 1: "
                     "some not; 2: usage,\n  unreachable, or SECRET refused by a target.\n");
     return 2;
@@ -655,7 +657,8 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) return usage(NULL);
-        if (strcmp(a, "--secret") == 0 || strcmp(a, "--seconds") == 0 || strcmp(a, "--channel") == 0) {
+        if (strcmp(a, "--secret") == 0 || strcmp(a, "--seconds") == 0 || strcmp(a, "--channel") == 0 ||
+            strcmp(a, "--step-ms") == 0) {
             if (i + 1 >= argc) return usage("an option without its value");
             const char *v = argv[++i];
             if (strcmp(a, "--secret") == 0) {
@@ -663,6 +666,11 @@ int main(int argc, char **argv)
             } else if (strcmp(a, "--channel") == 0) {
                 if (v[0] == '\0' || strlen(v) > HCOMM_CHANNEL_NAME_MAX_LEN) return usage("--channel: 1 to 191 bytes");
                 g_channel = v;
+            } else if (strcmp(a, "--step-ms") == 0) {
+                char *end = NULL;
+                long ms = strtol(v, &end, 10);
+                if (end == v || *end != '\0' || ms < 100 || ms > 600000) return usage("--step-ms: 100 to 600000");
+                g_step_ms = (int)ms;
             } else {
                 char *end = NULL;
                 seconds = strtol(v, &end, 10);
@@ -684,7 +692,7 @@ int main(int argc, char **argv)
     int unreachable = 0;
     for (int i = 0; i < ntargets; i++) { /* every target answers as a soft NIC before any attack */
         uint8_t nonce[16];
-        int fd = raw_connect_to(&targets[i].addr, STEP_MS, nonce);
+        int fd = raw_connect_to(&targets[i].addr, g_step_ms, nonce);
         if (fd >= 0) {
             close(fd);
             continue;
@@ -700,7 +708,7 @@ int main(int argc, char **argv)
     if (seconds > 0) printf("hostile_peer: attacking %d targets in rounds for %ld s", ntargets, seconds);
     else printf("hostile_peer: attacking %d targets for one round", ntargets);
     printf(", (f) under %s, every wait at most %d ms\n", g_channel ? "--channel's name" : "a made-up channel name",
-           STEP_MS);
+           g_step_ms);
     fflush(stdout);
     int64_t start = now_ms();
     g_until = seconds > 0 ? start + seconds * 1000 : 0;

@@ -18,7 +18,7 @@ import org.junit.jupiter.api.Timeout;
  */
 class MlPipelineJobTest {
     private static final String MASTER = "local-cluster[2,1,1024]";
-    /** 60,000 events and a few iterations of each model: about 85 s for both runs. */
+    /** 60,000 events and a few iterations of each model: 85-100 s for both runs here. */
     private static final MlPipelineJob.Size SIZE = new MlPipelineJob.Size(60_000, 5, 3);
 
     /** The job's conf, with the executor JVM options of the build's tests (the root pom's test.executorJavaOptions). */
@@ -28,7 +28,7 @@ class MlPipelineJobTest {
     }
 
     @Test
-    @Timeout(value = 300, unit = TimeUnit.SECONDS)
+    @Timeout(value = 600, unit = TimeUnit.SECONDS) // about 100 s here; a loaded host takes two to three times that
     void hcommShuffleGivesTheBuiltinShufflesFeaturesAndModelMetrics() throws Exception {
         MlPipelineJob.Result builtin = MlPipelineJob.run(conf(false), SIZE);
         MlPipelineJob.Result hcomm = MlPipelineJob.run(conf(true).set("spark.shuffle.hcomm.fallback", "never"), SIZE);

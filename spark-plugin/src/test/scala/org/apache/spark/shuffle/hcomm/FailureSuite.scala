@@ -1,6 +1,7 @@
 package org.apache.spark.shuffle.hcomm
 
 import java.lang.reflect.InvocationTargetException
+import java.nio.file.{Files, Paths}
 import java.util.concurrent.{ConcurrentLinkedQueue, CountDownLatch, TimeUnit}
 import java.util.concurrent.atomic.AtomicInteger
 
@@ -8,7 +9,7 @@ import scala.concurrent.{Await, ExecutionContext, Future}
 import scala.concurrent.duration._
 import scala.jdk.CollectionConverters._
 
-import org.apache.spark.{HashPartitioner, SparkConf, SparkContext, SparkEnv}
+import org.apache.spark.{HashPartitioner, SparkConf, SparkContext, SparkEnv, TaskContext}
 import org.apache.spark.deploy.LocalSparkCluster
 import org.apache.spark.scheduler._
 import org.apache.spark.shuffle.hcomm.internal.compat.StartupOrder
@@ -225,10 +226,11 @@ class FailureSuite extends LocalClusterSuite {
     "reader's chunks are retired until the attempt's channels are destroyed, and the job completes once it answers " +
     "again") {
     // three executors, so a reduce task reads two owners in one batch; the soft NIC's TCP path (over shared memory a
-    // stopped process's memory stays readable); short read and channel setup timeouts
+    // stopped process's memory stays readable); read and channel setup timeouts short, but not so short that a healthy
+    // owner answering late on a loaded host would be blamed
     val conf = baseConf.setMaster("local-cluster[3,1,1024]")
-      .set("spark.shuffle.hcomm.readTimeout", "3s")
-      .set("spark.shuffle.hcomm.channelSetupTimeout", "3s")
+      .set("spark.shuffle.hcomm.readTimeout", "6s")
+      .set("spark.shuffle.hcomm.channelSetupTimeout", "6s")
       .set("spark.executorEnv.HCOMM_SOFT_FORCE_TCP", "1")
     withContext(conf, expected = 3) { c =>
       val pids = executorPids(c)
@@ -257,18 +259,27 @@ class FailureSuite extends LocalClusterSuite {
         }
       })
       val victim = "1"
-      // the map stage is skipped; each reduce task's channels are READY and its index read before it sleeps, its
-      // data is read after: with the owner stopped by then
-      val job = Future(shuffled.mapPartitions { it =>
-        Thread.sleep(2000)
-        it
-      }.collect())
-      assert(reduceRunning.await(60, TimeUnit.SECONDS), "the reduce stage did not start")
-      Thread.sleep(500)
-      signal(pids(victim), "STOP")
-      try eventually("a fetch failure", 60)(!named.isEmpty)
-      finally signal(pids(victim), "CONT")
-      val got = Await.result(job, 180.seconds)
+      // the map stage is skipped; each reduce task's channels are READY and its index read before its closure runs
+      // (it says so with a file), its data is read after it slept: with the owner stopped by then, once the first
+      // three reduce tasks (one per executor) are past their index reads
+      val ready = Files.createTempDirectory(Paths.get("target").toAbsolutePath, "index-read") // executors: other cwd
+      val readyDir = ready.toString
+      val got = try {
+        val job = Future(shuffled.mapPartitions { it =>
+          Files.createFile(Paths.get(readyDir, TaskContext.get().taskAttemptId().toString))
+          Thread.sleep(2000)
+          it
+        }.collect())
+        assert(reduceRunning.await(60, TimeUnit.SECONDS), "the reduce stage did not start")
+        eventually("three reduce tasks past their index reads", 60)(ready.toFile.list().length >= 3)
+        signal(pids(victim), "STOP")
+        try eventually("a fetch failure", 60)(!named.isEmpty)
+        finally signal(pids(victim), "CONT")
+        Await.result(job, 180.seconds)
+      } finally {
+        ready.toFile.listFiles().foreach(_.delete())
+        Files.delete(ready)
+      }
       assert(got.length == 7200)
       assert(got.groupBy(_._1).map { case (k, vs) => k -> vs.map(_._2).sum } == (0 until 60).map(k => k -> 10L * (0 until 12).sum).toMap)
       c.listenerBus.waitUntilEmpty()

@@ -46,7 +46,7 @@ abstract class LocalClusterSuite extends AnyFunSuite with BeforeAndAfterAll {
    * their HComm endpoints with the driver; stops the context when they do not.
    */
   protected def startContext(conf: SparkConf, expected: Int = executors, hcommRegistered: Boolean = true,
-      seconds: Int = 60): SparkContext = {
+      seconds: Int = 180): SparkContext = {
     val c = new SparkContext(conf)
     try {
       val deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds)
@@ -137,12 +137,12 @@ abstract class LocalClusterSuite extends AnyFunSuite with BeforeAndAfterAll {
    * ran on every executor listed.
    */
   protected def awaitReplaced(dead: String, c: SparkContext = sc): Unit = {
-    eventually(s"executor $dead replaced: ${liveExecutors(c)}", 60) {
+    eventually(s"executor $dead replaced: ${liveExecutors(c)}", 180) {
       val live = liveExecutors(c)
       !live.contains(dead) && live.size == executors && driverState.registeredExecutors() == executors
     }
     var ran = Set.empty[String]
-    eventually(s"a task ran on every executor: ran on $ran of ${liveExecutors(c)}", 60) {
+    eventually(s"a task ran on every executor: ran on $ran of ${liveExecutors(c)}", 180) {
       val live = liveExecutors(c)
       ran = c.parallelize(1 to 4 * live.size, 4 * live.size).map { _ =>
         Thread.sleep(50)

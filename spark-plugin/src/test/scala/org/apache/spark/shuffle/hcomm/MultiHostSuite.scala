@@ -247,14 +247,16 @@ class MultiHostSuite extends LocalClusterSuite {
     val log = Paths.get("target", "multi-host", "hostile-peer.log").toFile
     val before = liveExecutors(sc).toSet
     val failures0 = recorder.failures.size
-    val attacker = cluster.startJvm(2, Seq(HostilePeer.getClass.getName.stripSuffix("$"), "30") ++ targets, log)
+    val attacker = cluster.startJvm(2, Seq(HostilePeer.getClass.getName.stripSuffix("$"), "600") ++ targets, log)
     val protocolLog = Paths.get("target", "multi-host", "hostile_peer.log").toFile
-    val protocol = cluster.start(2, Seq(hostilePeer.toString, "--secret", secret, "--seconds", "15") ++ targets,
-      protocolLog)
+    // steps of up to 10 s: the flood above fills the listeners' backlogs, and a loaded host answers late
+    val protocol = cluster.start(2, Seq(hostilePeer.toString, "--secret", secret, "--seconds", "15", "--step-ms",
+      "10000") ++ targets, protocolLog)
     val (answers, seconds) = try {
       eventually("the attack under way", 60)(log.exists() && Files.readString(log.toPath).contains("hostile round"))
       // two jobs, the first with slow reduce tasks, so that channels are set up and read while the attack goes on
       val r = timed(Seq(job(200000, slowEvery = 8), job(100000)))
+      // it floods for 600 s unless it failed; stopped below, once the jobs are done
       assert(attacker.isAlive, s"the attacker stopped before the jobs ended: ${Files.readString(log.toPath)}")
       r
     } finally {
@@ -319,19 +321,28 @@ class MultiHostSuite extends LocalClusterSuite {
       "spark.dynamicAllocation.maxExecutors" -> executors.toString,
       "spark.dynamicAllocation.executorIdleTimeout" -> "2s",
       "spark.dynamicAllocation.schedulerBacklogTimeout" -> "1s"), expected = 1)
+    // executors added, as Spark announces them (one that came during a job may already be gone again when it ends:
+    // idle for 2 s without shuffle data)
+    val added = new java.util.concurrent.ConcurrentLinkedQueue[String]()
+    sc.addSparkListener(new org.apache.spark.scheduler.SparkListener {
+      override def onExecutorAdded(e: org.apache.spark.scheduler.SparkListenerExecutorAdded): Unit =
+        added.add(e.executorId)
+    })
     val first = liveExecutors(sc).toSet
     val n = 200000
     val rdd = shuffled(n)
     assert(sums(rdd, slowEvery = 8) == expected(n))
-    val grown = liveExecutors(sc).toSet
-    assert(grown.size > first.size, s"no executor was added: $grown")
+    sc.listenerBus.waitUntilEmpty()
+    val grown = added.asScala.toSet -- first
+    assert(grown.nonEmpty, s"no executor was added: ${liveExecutors(sc)}")
     // the shuffle is cleaned: its executors go idle without shuffle data and are removed
     val shuffleId = rdd.dependencies.head.asInstanceOf[org.apache.spark.ShuffleDependency[_, _, _]].shuffleId
     sc.cleaner.get.doCleanupShuffle(shuffleId, blocking = true)
     eventually(s"executors removed when idle: ${liveExecutors(sc)}", 120)(liveExecutors(sc).size == 1)
     assert(job(n, slowEvery = 8) == expected(n))
-    val regrown = liveExecutors(sc).toSet
-    assert((regrown -- grown).nonEmpty, s"no new executor joined the second job: before $grown, now $regrown")
+    sc.listenerBus.waitUntilEmpty()
+    val regrown = added.asScala.toSet -- first -- grown
+    assert(regrown.nonEmpty, s"no new executor joined the second job: added before $grown, live ${liveExecutors(sc)}")
     assert(metric("bytesReadFallback") == 0)
     eventually("no channel live", 60)(metric("channelsLive") == 0)
   }
