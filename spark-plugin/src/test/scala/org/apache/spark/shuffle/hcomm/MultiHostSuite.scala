@@ -323,17 +323,13 @@ class MultiHostSuite extends LocalClusterSuite {
       "spark.dynamicAllocation.schedulerBacklogTimeout" -> "1s"), expected = 1)
     // executors added, as Spark announces them (one that came during a job may already be gone again when it ends:
     // idle for 2 s without shuffle data)
-    val added = new java.util.concurrent.ConcurrentLinkedQueue[String]()
-    sc.addSparkListener(new org.apache.spark.scheduler.SparkListener {
-      override def onExecutorAdded(e: org.apache.spark.scheduler.SparkListenerExecutorAdded): Unit =
-        added.add(e.executorId)
-    })
+    def added = recorder.executorsAdded.asScala.toSet
     val first = liveExecutors(sc).toSet
     val n = 200000
     val rdd = shuffled(n)
     assert(sums(rdd, slowEvery = 8) == expected(n))
     sc.listenerBus.waitUntilEmpty()
-    val grown = added.asScala.toSet -- first
+    val grown = added -- first
     assert(grown.nonEmpty, s"no executor was added: ${liveExecutors(sc)}")
     // the shuffle is cleaned: its executors go idle without shuffle data and are removed
     val shuffleId = rdd.dependencies.head.asInstanceOf[org.apache.spark.ShuffleDependency[_, _, _]].shuffleId
@@ -341,7 +337,7 @@ class MultiHostSuite extends LocalClusterSuite {
     eventually(s"executors removed when idle: ${liveExecutors(sc)}", 120)(liveExecutors(sc).size == 1)
     assert(job(n, slowEvery = 8) == expected(n))
     sc.listenerBus.waitUntilEmpty()
-    val regrown = added.asScala.toSet -- first -- grown
+    val regrown = added -- first -- grown
     assert(regrown.nonEmpty, s"no new executor joined the second job: added before $grown, live ${liveExecutors(sc)}")
     assert(metric("bytesReadFallback") == 0)
     eventually("no channel live", 60)(metric("channelsLive") == 0)

@@ -6,7 +6,7 @@ import java.util.concurrent.atomic.{AtomicInteger, AtomicLong}
 import scala.jdk.CollectionConverters._
 
 import org.apache.spark.{SparkContext, Success, TaskEndReason}
-import org.apache.spark.scheduler.{SparkListener, SparkListenerTaskEnd, SparkListenerTaskStart}
+import org.apache.spark.scheduler.{SparkListener, SparkListenerExecutorAdded, SparkListenerTaskEnd, SparkListenerTaskStart}
 
 /** A failed task as the listener bus reported it. */
 final case class TaskFailure(stageId: Int, stageAttemptId: Int, executorId: String, reason: TaskEndReason) {
@@ -14,12 +14,14 @@ final case class TaskFailure(stageId: Int, stageAttemptId: Int, executorId: Stri
 }
 
 /**
- * What the Spark suites need to know of tasks: Spark's remote bytes read, every failed task, and per stage and
- * executor the most tasks that ran at once. A subclass overriding `onTaskStart` or `onTaskEnd` calls `super`.
+ * What the Spark suites need to know of tasks: Spark's remote bytes read, every failed task, per stage and
+ * executor the most tasks that ran at once, and the executors Spark announced as added (one added during a job may
+ * be gone again by its end). A subclass overriding `onTaskStart` or `onTaskEnd` calls `super`.
  */
 class TaskRecorder extends SparkListener {
   val remoteBytes = new AtomicLong()
   val failures = new ConcurrentLinkedQueue[TaskFailure]()
+  val executorsAdded = new ConcurrentLinkedQueue[String]()
   private val running = new ConcurrentHashMap[(Int, String), AtomicInteger]()
   private val most = new ConcurrentHashMap[(Int, String), Integer]()
   private val started = new ConcurrentHashMap[Int, AtomicInteger]()
@@ -30,6 +32,8 @@ class TaskRecorder extends SparkListener {
     most.merge(key, now, (a, b) => math.max(a, b))
     started.computeIfAbsent(e.stageId, _ => new AtomicInteger()).incrementAndGet()
   }
+
+  override def onExecutorAdded(e: SparkListenerExecutorAdded): Unit = executorsAdded.add(e.executorId)
 
   /** Task attempts started in `stage`, all its attempts together. */
   def tasksOf(stage: Int): Int = Option(started.get(stage)).map(_.get).getOrElse(0)
