@@ -77,9 +77,9 @@ public final class ExecutorRuntime implements AutoCloseable {
     record ReadLease(List<ReceiveBuffer.Chunk> chunks, ReadBatch[] batches) {
     }
 
-    private ExecutorRuntime(PluginContext plugin, SparkConf conf, Transport transport) {
+    private ExecutorRuntime(PluginContext plugin, SparkConf conf, String host, Transport transport) {
         this.executorId = plugin.executorID();
-        this.host = advertisedHost();
+        this.host = host;
         this.plugin = plugin;
         this.fallbackNever = "never".equals(HcommConf.FALLBACK.get(conf));
         this.setupTimeoutMs = HcommConf.CHANNEL_SETUP_TIMEOUT.get(conf);
@@ -113,8 +113,9 @@ public final class ExecutorRuntime implements AutoCloseable {
             throws Exception {
         HcommConf.validate(conf);
         String secret = ChannelSecret.resolve(conf, SparkEnv.get().securityManager(), fromDriver);
-        Transport transport = openTransport(plugin, conf, secret);
-        ExecutorRuntime rt = new ExecutorRuntime(plugin, conf, transport);
+        String host = advertisedHost();
+        Transport transport = openTransport(plugin, conf, host, secret);
+        ExecutorRuntime rt = new ExecutorRuntime(plugin, conf, host, transport);
         try {
             SparkEnv env = SparkEnv.get();
             env.metricsSystem().registerSource(rt.metrics);
@@ -131,7 +132,7 @@ public final class ExecutorRuntime implements AutoCloseable {
         }
     }
 
-    private static Transport openTransport(PluginContext plugin, SparkConf conf, String secret) {
+    private static Transport openTransport(PluginContext plugin, SparkConf conf, String host, String secret) {
         String provider = HcommConf.PROVIDER.get(conf);
         String path = HcommConf.LIBRARY_PATH.get(conf);
         System.setProperty(HcommNative.PROVIDER_PROPERTY, provider);
@@ -141,7 +142,10 @@ public final class ExecutorRuntime implements AutoCloseable {
         }
         Throwable why;
         try {
-            String host = advertisedHost();
+            if (host == null) { // the transport's failure: fallback `auto` fetches with Spark, `never` fails here
+                throw new IllegalStateException("the executor started its plugins before Spark gave its block "
+                        + "manager an id, so it cannot say where its HComm endpoint is");
+            }
             InetAddress address = InetAddress.getByName(host);
             if (!(address instanceof Inet4Address)) {
                 throw new IllegalStateException("host " + host + " resolves to " + address
@@ -164,9 +168,14 @@ public final class ExecutorRuntime implements AutoCloseable {
         return null;
     }
 
-    /** The executor's host as its block manager advertises it (an executor's RpcEnv has no address). */
+    /**
+     * The executor's host as its block manager advertises it (an executor's RpcEnv has no address). Executors of a
+     * cluster initialise their block manager before their plugins on every Spark line; the executor component never
+     * starts a runtime in local mode, where Spark gives the block manager its id only after the plugins started.
+     */
     private static String advertisedHost() {
-        return SparkEnv.get().blockManager().blockManagerId().host();
+        BlockManagerId id = SparkEnv.get().blockManager().blockManagerId();
+        return id == null ? null : id.host();
     }
 
     String executorId() {

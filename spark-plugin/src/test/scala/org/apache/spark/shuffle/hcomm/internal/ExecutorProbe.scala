@@ -10,6 +10,9 @@ object ExecutorProbe {
     Option(Runtimes.executor()).flatMap(r => Option(r.receiveBuffer())).map(b => b.onLoan() + b.retired())
       .getOrElse(-1)
 
+  /** Whether this JVM's executor component started a runtime (it does not in local mode). */
+  def runtimeStarted(): Boolean = Runtimes.executor() != null
+
   /** This executor's channels created and not destroyed; -1 without a runtime. */
   def channelsLive(): Long = Option(Runtimes.executor()).map(_.metrics().snapshot().channelsLive()).getOrElse(-1L)
 
