@@ -153,7 +153,7 @@ typedef struct endpoint {
 endpoint *endpoint_get(EndpointHandle h);
 void endpoint_wake(endpoint *ep);
 
-/* ---- channels and the data plane (soft_channel.c, soft_data.c) ---- */
+/* ---- channels and the data plane (soft_channel.c, soft_nic_server.c, soft_read.c, soft_stream.c) ---- */
 struct hello_msg;
 struct soft_thread;
 
@@ -255,7 +255,9 @@ typedef struct soft_thread {
 
 soft_thread *thread_create(int engine, int internal);
 void thread_stop(soft_thread *t);
+void thread_ref(soft_thread *t);
 void thread_put(soft_thread *t);
+soft_thread *thread_get_ref(ThreadHandle h);
 void thread_submit(soft_thread *t, op *o);
 void op_complete(op *o, int32_t code);
 int32_t thread_wait(soft_thread *t, channel *ch);

@@ -1,6 +1,5 @@
 package org.hcomm.bridge.transport;
 
-import org.hcomm.bridge.install.Provider;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
@@ -10,7 +9,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import org.hcomm.bridge.ChannelReadException;
 import org.hcomm.bridge.ChannelSet;
 import org.hcomm.bridge.ChannelSpec;
-import org.hcomm.bridge.ChannelStatus;
 import org.hcomm.bridge.CommThread;
 import org.hcomm.bridge.Endpoint;
 import org.hcomm.bridge.Engine;
@@ -63,20 +61,23 @@ public final class HcommTransport implements Transport {
         return new TransportException(e.call(), e.code(), e.getMessage(), e);
     }
 
-    /** A read call's failure; when it is one channel's read, it names that channel's {@link Peer}. */
+    /**
+     * A read call's failure; when it is one channel's read, it names that channel's
+     * {@link PeerChannels.PeerChannel}.
+     */
     private TransportException readFailure(HcommException e) {
         PeerChannels.PeerChannel failed = e instanceof ChannelReadException r ? peerOf(r.channel()) : null;
         return new TransportException(e.call(), e.code(), e.getMessage(), e, failed);
     }
 
     /** The open peer channel on HComm channel {@code channel}, or null. Looked up on failure: reads pay nothing. */
-    private Peer peerOf(ChannelSet.Channel channel) {
+    private PeerChannels.PeerChannel peerOf(ChannelSet.Channel channel) {
         if (channel == null) {
             return null;
         }
         for (AutoCloseable r : open) {
-            if (r instanceof Channels c && c.set == channel.owner()) {
-                return c.peers[channel.index()];
+            if (r instanceof HcommPeerChannels c && c.set() == channel.owner()) {
+                return c.channel(channel.index());
             }
         }
         return null;
@@ -120,10 +121,10 @@ public final class HcommTransport implements Transport {
     public void destroyTogether(List<PeerChannels> batches) {
         List<ChannelSet> sets = new ArrayList<>(batches.size());
         for (PeerChannels b : batches) {
-            Channels c = (Channels) b;
+            HcommPeerChannels c = (HcommPeerChannels) b;
             synchronized (c) {
                 open.remove(c);
-                sets.add(c.set);
+                sets.add(c.set());
             }
         }
         ChannelSet.closeTogether(sets);
@@ -140,7 +141,7 @@ public final class HcommTransport implements Transport {
                     : ChannelSpec.client(p.endpoint(), p.channelName(), p.port()));
         }
         try {
-            return track(new Channels(endpoint.createChannels(Engine.CPU, specs), peers));
+            return track(new HcommPeerChannels(endpoint.createChannels(Engine.CPU, specs), peers, open));
         } catch (HcommException e) {
             throw wrap(e);
         }
@@ -194,7 +195,7 @@ public final class HcommTransport implements Transport {
         closed = true;
         RuntimeException failure = null;
         // batches, then channels, then memory: what HComm needs torn down before the endpoint
-        for (Class<?> kind : List.of(Batch.class, Channels.class, MemoryRegion.class)) {
+        for (Class<?> kind : List.of(Batch.class, HcommPeerChannels.class, MemoryRegion.class)) {
             for (AutoCloseable r : List.copyOf(open)) {
                 if (kind.isInstance(r)) {
                     failure = closeCollecting(r, failure);
@@ -282,101 +283,6 @@ public final class HcommTransport implements Transport {
         }
     }
 
-    private final class Channels implements PeerChannels {
-        private final ChannelSet set;
-        private final Peer[] peers;
-
-        Channels(ChannelSet set, List<PeerSpec> specs) {
-            this.set = set;
-            this.peers = new Peer[specs.size()];
-            for (int i = 0; i < peers.length; i++) {
-                peers[i] = new Peer(set.channel(i), specs.get(i).peerId());
-            }
-        }
-
-        @Override
-        public int size() {
-            return peers.length;
-        }
-
-        @Override
-        public PeerChannel channel(int index) {
-            return peers[index];
-        }
-
-        @Override
-        public synchronized boolean poll() {
-            boolean settled = true;
-            for (Peer p : peers) {
-                settled &= p.state != State.CONNECTING;
-            }
-            if (settled) {
-                return true;
-            }
-            List<ChannelStatus> statuses = set.statuses();
-            settled = true;
-            for (int i = 0; i < peers.length; i++) {
-                Peer p = peers[i];
-                ChannelStatus s = statuses.get(i);
-                if (p.state == State.CONNECTING) {
-                    if (s == ChannelStatus.READY) {
-                        p.path = HcommNative.provider() == Provider.SOFT ? p.channel.dataPath() : "hcomm";
-                        p.state = State.READY;
-                    } else if (s.isFailure()) {
-                        p.failure = s.name();
-                        p.state = State.FAILED;
-                    }
-                }
-                settled &= p.state != State.CONNECTING;
-            }
-            return settled;
-        }
-
-        @Override
-        public synchronized void close() {
-            open.remove(this);
-            set.close();
-        }
-    }
-
-    private static final class Peer implements PeerChannels.PeerChannel {
-        final ChannelSet.Channel channel;
-        final String peerId;
-        volatile PeerChannels.State state = PeerChannels.State.CONNECTING;
-        volatile String failure;
-        volatile String path;
-
-        Peer(ChannelSet.Channel channel, String peerId) {
-            this.channel = channel;
-            this.peerId = peerId;
-        }
-
-        @Override
-        public String peerId() {
-            return peerId;
-        }
-
-        @Override
-        public String name() {
-            return channel.name();
-        }
-
-        @Override
-        public PeerChannels.State state() {
-            return state;
-        }
-
-        @Override
-        public String failure() {
-            return failure;
-        }
-
-        @Override
-        public String path() {
-            return path;
-        }
-    }
-
     private final class Batch implements ReadBatch {
         private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
         private final CommThread thread;
@@ -390,7 +296,7 @@ public final class HcommTransport implements Transport {
         @Override
         public void read(PeerChannels.PeerChannel channel, long dst, long src, long length) throws TransportException {
             try { // no lambda: this runs once per read
-                strategy.submit(((Peer) channel).channel, dst, src, length);
+                strategy.submit(((HcommPeerChannels.Peer) channel).channel, dst, src, length);
             } catch (HcommException e) {
                 throw readFailure(e);
             }

@@ -1,0 +1,274 @@
+/*
+ * The data plane. A ThreadHandle is a soft "stream": a FIFO of reads run in order by one worker. A read on a
+ * shared-memory channel is a copy by the reader from the owner's memfd (no work by the owner); on a TCP channel
+ * it is a request that the owner's soft NIC serves after checking the range against what it exchanged.
+ * Completion is observed with HcommChannelDrainOnThread, aclrtSynchronizeStream or HcommChannelFence.
+ *
+ * This file is the reader's side: checking and running reads, batch mode, ReadNbi + Fence. The streams and
+ * completion are in soft_stream.c, the owner's soft NIC and the channel's receiver in soft_nic_server.c, the
+ * calls the binding declares but soft HComm does not emulate in soft_unsupported.c.
+ */
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+#include "soft_wire.h"
+
+/* ---- the reader's side ---- */
+
+/* Caller holds a reference on ch. dst must lie in memory this end exchanged and still has registered, src in
+ * one region the peer exchanged. */
+int channel_check_read(channel *ch, const void *dst, uint64_t src, uint64_t len, uint32_t *ridx)
+{
+    uint64_t d = (uint64_t)(uintptr_t)dst;
+    int local_ok = 0;
+    for (uint32_t i = 0; i < ch->nlocal && !local_ok; i++) {
+        const region_info *l = &ch->local[i];
+        local_ok = d >= l->addr && len <= l->size && d - l->addr <= l->size - len &&
+                   atomic_load(&ch->ep->state[l->slot]) == l->cookie;
+    }
+    if (!local_ok) return HCCL_E_NOT_FOUND;
+    int64_t i = wire_find_region(ch->remote, ch->nremote, 0, src, len);
+    if (i < 0) return HCCL_E_NOT_FOUND;
+    *ridx = (uint32_t)i;
+    return HCCL_SUCCESS;
+}
+
+static void send_request(channel *ch, op *o)
+{
+    const region_info *r = &ch->remote[o->ridx];
+    data_msg m = {MSG_READ_REQ, 0, 0, o->src, o->len, r->cookie, r->slot, 0};
+    pthread_mutex_lock(&ch->wlock);
+    pthread_mutex_lock(&ch->pend_mu);
+    o->reqid = m.reqid = ++ch->next_reqid;
+    o->next = NULL;
+    if (ch->pending_tail) ch->pending_tail->next = o;
+    else ch->pending_head = o;
+    ch->pending_tail = o;
+    pthread_mutex_unlock(&ch->pend_mu);
+    int rc = net_send_all(ch->fd, &m, sizeof m);
+    pthread_mutex_unlock(&ch->wlock);
+    if (rc != 0) { /* the receiver fails what is pending once it sees the broken stream */
+        atomic_store(&ch->peer_dead, 1);
+        shutdown(ch->fd, SHUT_RDWR);
+    }
+}
+
+static int peer_alive(channel *ch)
+{
+    if (atomic_load(&ch->peer_dead)) return 0;
+    struct pollfd p = {ch->pidfd, POLLIN, 0};
+    if (poll(&p, 1, 0) > 0) { /* a pidfd turns readable when the process exits */
+        atomic_store(&ch->peer_dead, 1);
+        return 0;
+    }
+    return 1;
+}
+
+/* The peer's memfd mapped read-only into this process, or NULL when that is impossible. */
+static const uint8_t *peer_mapping(channel *ch, uint32_t ridx)
+{
+    remote_map *m = &ch->maps[ridx];
+    const region_info *r = &ch->remote[ridx];
+    pthread_mutex_lock(&ch->pend_mu);
+    if (!m->tried && r->memfd >= 0) {
+        m->tried = 1;
+        char path[64];
+        snprintf(path, sizeof path, "/proc/%d/fd/%d", ch->peer_pid, r->memfd);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        struct stat st; /* the region must lie inside the file: a mapping past its end faults when read */
+        if (fd >= 0 && fstat(fd, &st) == 0 && r->memfd_off <= (uint64_t)st.st_size &&
+            r->size <= (uint64_t)st.st_size - r->memfd_off) {
+            uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+            uint64_t start = r->memfd_off & ~(page - 1);
+            m->delta = r->memfd_off - start;
+            m->len = r->size + m->delta;
+            void *p = mmap(NULL, m->len, PROT_READ, MAP_SHARED, fd, (off_t)start);
+            m->base = p == MAP_FAILED ? NULL : p;
+        }
+        if (fd >= 0) close(fd);
+    }
+    pthread_mutex_unlock(&ch->pend_mu);
+    return m->base ? (const uint8_t *)m->base + m->delta : NULL;
+}
+
+static void execute_local(channel *ch, op *o)
+{
+    const region_info *r = &ch->remote[o->ridx];
+    _Atomic uint64_t *live = &ch->peer_state[r->slot];
+    if (!peer_alive(ch) || atomic_load(live) != r->cookie) {
+        op_complete(o, HCCL_E_NETWORK);
+        return;
+    }
+    const uint8_t *base = peer_mapping(ch, o->ridx);
+    if (base != NULL) {
+        memcpy(o->dst, base + (o->src - r->addr), o->len);
+    } else {
+        struct iovec to = {o->dst, o->len}, from = {(void *)(uintptr_t)o->src, o->len};
+        if (process_vm_readv(ch->peer_pid, &to, 1, &from, 1, 0) != (ssize_t)o->len) {
+            send_request(ch, o); /* not allowed to look into the peer: ask its soft NIC */
+            return;
+        }
+    }
+    /* The copy counts only if the owner was alive and still had the region registered throughout. */
+    int ok = peer_alive(ch) && atomic_load(live) == r->cookie;
+    op_complete(o, ok ? HCCL_SUCCESS : HCCL_E_NETWORK);
+}
+
+void channel_execute(channel *ch, op *o)
+{
+    if (atomic_load(&ch->peer_dead) || ch->destroyed) op_complete(o, HCCL_E_NETWORK);
+    else if (ch->tcp) send_request(ch, o);
+    else execute_local(ch, o);
+}
+/* ---- batch mode: per calling OS thread, reads are recorded and submitted at End ---- */
+
+static __thread struct {
+    int active;
+    char tag[256];
+    op *head, *tail;
+} tl_batch;
+
+HCOMM_API int32_t HcommBatchModeStart(const char *batchTag)
+{
+    if (tl_batch.active) return HCCL_E_PARA;
+    tl_batch.active = 1;
+    snprintf(tl_batch.tag, sizeof tl_batch.tag, "%s", batchTag ? batchTag : "");
+    tl_batch.head = tl_batch.tail = NULL;
+    return HCCL_SUCCESS;
+}
+
+HCOMM_API int32_t HcommBatchModeEnd(const char *batchTag)
+{
+    if (!tl_batch.active || strcmp(tl_batch.tag, batchTag ? batchTag : "") != 0) return HCCL_E_PARA;
+    tl_batch.active = 0;
+    op *o = tl_batch.head;
+    tl_batch.head = tl_batch.tail = NULL;
+    while (o) {
+        op *next = o->next;
+        thread_submit(o->th, o);
+        o = next;
+    }
+    return HCCL_SUCCESS;
+}
+
+/* Checks a read and makes its operation (holding references on the channel and the thread). */
+static int32_t make_read(soft_thread *t, channel *ch, void *dst, const void *src, uint64_t len, op **out)
+{
+    if (ch->state != CH_READY) return HCCL_E_ROCE_CONNECT;
+    uint32_t ridx = 0;
+    int32_t rc = channel_check_read(ch, dst, (uint64_t)(uintptr_t)src, len, &ridx);
+    if (rc != HCCL_SUCCESS) return rc;
+    op *o = calloc(1, sizeof *o);
+    if (o == NULL) return HCCL_E_MEMORY;
+    o->ch = ch;
+    o->th = t;
+    o->dst = dst;
+    o->src = (uint64_t)(uintptr_t)src;
+    o->len = len;
+    o->ridx = ridx;
+    pthread_mutex_lock(&g_lock);
+    ch->refs++;
+    t->refs++;
+    pthread_mutex_unlock(&g_lock);
+    *out = o;
+    return HCCL_SUCCESS;
+}
+
+HCOMM_API int32_t HcommReadOnThread(ThreadHandle thread, ChannelHandle channel_handle, void *dst, const void *src,
+                                    uint64_t len)
+{
+    if (thread == 0 || dst == NULL || src == NULL) return HCCL_E_PTR;
+    if (len == 0) return HCCL_SUCCESS;
+    soft_thread *t = thread_get_ref(thread);
+    channel *ch = channel_get_ref(channel_handle);
+    int32_t rc = (t == NULL || ch == NULL) ? HCCL_E_NOT_FOUND : HCCL_SUCCESS;
+    op *o = NULL;
+    if (rc == HCCL_SUCCESS) rc = make_read(t, ch, dst, src, len, &o);
+    if (rc == HCCL_SUCCESS) {
+        if (tl_batch.active) {
+            o->next = NULL;
+            if (tl_batch.tail) tl_batch.tail->next = o;
+            else tl_batch.head = o;
+            tl_batch.tail = o;
+        } else {
+            thread_submit(t, o);
+        }
+    }
+    if (ch) channel_put(ch);
+    if (t) thread_put(t);
+    return rc;
+}
+
+HCOMM_API int32_t HcommChannelDrainOnThread(ThreadHandle thread, ChannelHandle channel_handle)
+{
+    if (thread == 0) return HCCL_E_PTR;
+    soft_thread *t = thread_get_ref(thread);
+    channel *ch = channel_get_ref(channel_handle);
+    int32_t rc = (t == NULL || ch == NULL) ? HCCL_E_NOT_FOUND : thread_wait(t, ch);
+    if (ch) channel_put(ch);
+    if (t) thread_put(t);
+    return rc;
+}
+
+/* ---- ReadNbi + Fence: the host RoCE flavour (Atlas 350); each channel has its own send queue ---- */
+
+HCOMM_API int32_t HcommReadNbi(ChannelHandle channel_handle, void *dst, const void *src, uint64_t len)
+{
+    if (dst == NULL || src == NULL) return HCCL_E_PTR;
+    if (len == 0) return HCCL_SUCCESS;
+    channel *ch = channel_get_ref(channel_handle);
+    if (ch == NULL) return HCCL_E_NOT_FOUND;
+    int32_t rc = HCCL_SUCCESS;
+    pthread_mutex_lock(&ch->srv_mu);
+    if (ch->nbi == NULL && ch->state == CH_READY && !ch->destroyed) {
+        ch->nbi = thread_create(ch->engine, 1);
+        if (ch->nbi == NULL) rc = HCCL_E_MEMORY;
+    }
+    soft_thread *q = ch->nbi;
+    if (q) thread_ref(q);
+    pthread_mutex_unlock(&ch->srv_mu);
+    if (rc == HCCL_SUCCESS && q == NULL) rc = HCCL_E_ROCE_CONNECT;
+    if (rc == HCCL_SUCCESS) {
+        pthread_mutex_lock(&q->mu);
+        int full = q->submitted - q->completed >= SOFT_NBI_DEPTH;
+        pthread_mutex_unlock(&q->mu);
+        op *o = NULL;
+        rc = full ? HCCL_E_AGAIN : make_read(q, ch, dst, src, len, &o);
+        if (rc == HCCL_SUCCESS) thread_submit(q, o);
+    }
+    if (q) thread_put(q);
+    channel_put(ch);
+    return rc;
+}
+
+HCOMM_API int32_t HcommReadNbiOnThread(ThreadHandle thread, ChannelHandle channel_handle, void *dst,
+                                       const void *src, uint64_t len)
+{
+    return HcommReadNbi(channel_handle, dst, src, len); /* the host ignores the thread */
+}
+
+HCOMM_API int32_t HcommChannelFence(ChannelHandle channel_handle)
+{
+    channel *ch = channel_get_ref(channel_handle);
+    if (ch == NULL) return HCCL_E_NOT_FOUND;
+    pthread_mutex_lock(&ch->srv_mu);
+    soft_thread *q = ch->nbi;
+    if (q) thread_ref(q);
+    pthread_mutex_unlock(&ch->srv_mu);
+    int32_t rc = q ? thread_wait(q, ch) : HCCL_SUCCESS; /* no ReadNbi posted yet: nothing to complete */
+    if (q) thread_put(q);
+    channel_put(ch);
+    return rc;
+}
+
+HCOMM_API int32_t HcommChannelFenceOnThread(ThreadHandle thread, ChannelHandle channel_handle)
+{
+    return HcommChannelFence(channel_handle);
+}

@@ -1,0 +1,336 @@
+/*
+ * Soft streams: a ThreadHandle is a FIFO of reads run in order by one worker (or by a waiter: thread_wait), and
+ * the completion of those reads (op_complete, the failures a drain reports, aclrtSynchronizeStream). The reads
+ * are checked, made and run in soft_read.c.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <time.h>
+#include "soft_internal.h"
+
+#define STREAM_BIT (1ull << 62)
+
+/* ---- completion ---- */
+
+void thread_ref(soft_thread *t)
+{
+    pthread_mutex_lock(&g_lock);
+    t->refs++;
+    pthread_mutex_unlock(&g_lock);
+}
+
+/* Keeps the first unreported failure of t's reads on channel channel_id. Call with t->mu held. */
+static void note_error(soft_thread *t, uint64_t channel_id, int32_t code)
+{
+    for (op_error *e = t->errors; e != NULL; e = e->next)
+        if (e->channel_id == channel_id) return;
+    op_error *e = malloc(sizeof *e);
+    if (e == NULL) {
+        if (t->errors_lost == HCCL_SUCCESS) t->errors_lost = code;
+        return;
+    }
+    *e = (op_error){t->errors, channel_id, code};
+    t->errors = e;
+}
+
+/* Reports and forgets t's unreported failures on channel ch, or on every channel when ch is NULL: the first one
+ * found, or HCCL_SUCCESS. Call with t->mu held. */
+static int32_t take_errors(soft_thread *t, const channel *ch)
+{
+    int32_t rc = t->errors_lost;
+    t->errors_lost = HCCL_SUCCESS;
+    for (op_error **p = &t->errors; *p != NULL;) {
+        op_error *e = *p;
+        if (ch != NULL && e->channel_id != ch->id) {
+            p = &e->next;
+            continue;
+        }
+        if (rc == HCCL_SUCCESS) rc = e->code;
+        *p = e->next;
+        free(e);
+    }
+    return rc;
+}
+
+void op_complete(op *o, int32_t code)
+{
+    soft_thread *t = o->th;
+    if (code == HCCL_SUCCESS) g_count.bytes_read += o->len;
+    pthread_mutex_lock(&t->mu);
+    if (code != HCCL_SUCCESS) note_error(t, o->ch->id, code);
+    __atomic_store_n(&t->completed, t->completed + 1, __ATOMIC_RELEASE);
+    pthread_cond_broadcast(&t->done_cv);
+    pthread_mutex_unlock(&t->mu);
+    channel_put(o->ch);
+    thread_put(t);
+    free(o);
+}
+
+/* Takes the op at the head of t's FIFO for the caller to execute, or NULL when the FIFO is empty or an op is
+ * already running (ops start in submission order, one at a time). Call with t->mu held. */
+static op *take_head(soft_thread *t)
+{
+    op *o = t->head;
+    if (o == NULL || t->running) return NULL;
+    __atomic_store_n(&t->head, o->next, __ATOMIC_RELEASE); /* the idle worker's spin reads head unlocked */
+    if (o->next == NULL) t->tail = NULL;
+    t->running = 1;
+    return o;
+}
+
+/* Runs o, taken with take_head, then lets the next op start. Called and returns with t->mu held. */
+static void run_taken(soft_thread *t, op *o)
+{
+    int stopping = t->stopping;
+    pthread_mutex_unlock(&t->mu);
+    if (stopping) op_complete(o, HCCL_E_NOT_FOUND);
+    else channel_execute(o->ch, o);
+    pthread_mutex_lock(&t->mu);
+    t->running = 0;
+    pthread_cond_signal(&t->cv);
+}
+
+/* Waits until everything submitted to t so far has completed; returns the first unreported failure of t's reads
+ * (on ch when given, else on any channel), or HCCL_E_TIMEOUT after exec_timeout_ms. Failures stay with t: a
+ * drain never reports, nor consumes, another thread's.
+ *
+ * A waiter does not wait for the worker to be scheduled: while the worker is not running an op, the waiter runs
+ * the ops at the head of the FIFO itself (still one at a time, in order). On a host whose cores are busy with
+ * the application, the worker's wake-up can take a scheduler slice; this is the wait the caller would otherwise
+ * see. The worker still makes progress on its own between waits, which is what lets reads overlap with work. */
+int32_t thread_wait(soft_thread *t, channel *ch)
+{
+    soft_config cfg;
+    soft_config_get(&cfg);
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_sec += cfg.exec_timeout_ms / 1000;
+    until.tv_nsec += (cfg.exec_timeout_ms % 1000) * 1000000;
+    if (until.tv_nsec >= 1000000000) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000;
+    }
+    pthread_mutex_lock(&t->mu);
+    uint64_t target = t->submitted;
+    int64_t spin_until = soft_now_us() + SOFT_SPIN_US; /* short reads land in microseconds: spin before sleeping */
+    int32_t rc = HCCL_SUCCESS;
+    while (t->completed < target && rc == HCCL_SUCCESS) {
+        op *o = take_head(t);
+        if (o != NULL) {
+            g_count.ops_run_by_waiter++;
+            run_taken(t, o);
+        } else if (soft_now_us() < spin_until) {
+            pthread_mutex_unlock(&t->mu);
+            sched_yield();
+            pthread_mutex_lock(&t->mu);
+        } else if (pthread_cond_timedwait(&t->done_cv, &t->mu, &until) == ETIMEDOUT) {
+            rc = HCCL_E_TIMEOUT;
+        }
+    }
+    if (rc == HCCL_SUCCESS) rc = take_errors(t, ch);
+    pthread_mutex_unlock(&t->mu);
+    return rc;
+}
+
+/* ---- threads (soft streams) ---- */
+
+static void *worker_main(void *arg)
+{
+    soft_thread *t = arg;
+    pthread_setname_np(pthread_self(), "hcomm-stream"); /* visible in top -H, /proc and profilers */
+    pthread_mutex_lock(&t->mu);
+    for (;;) {
+        op *o = take_head(t);
+        if (o != NULL) {
+            run_taken(t, o);
+            continue;
+        }
+        if (t->head != NULL) { /* a waiter is running the op before it */
+            pthread_cond_wait(&t->cv, &t->mu);
+            continue;
+        }
+        if (t->stopping) break;
+        /* idle: spin a little (the next read usually follows soon), then sleep until a submit */
+        pthread_mutex_unlock(&t->mu);
+        int64_t spin_until = soft_now_us() + SOFT_SPIN_US;
+        while (__atomic_load_n(&t->head, __ATOMIC_ACQUIRE) == NULL && !__atomic_load_n(&t->stopping, __ATOMIC_ACQUIRE) &&
+               soft_now_us() < spin_until)
+            sched_yield();
+        pthread_mutex_lock(&t->mu);
+        while (t->head == NULL && !t->stopping) pthread_cond_wait(&t->cv, &t->mu);
+    }
+    pthread_mutex_unlock(&t->mu);
+    return NULL;
+}
+
+soft_thread *thread_create(int engine, int internal)
+{
+    soft_thread *t = calloc(1, sizeof *t);
+    if (t == NULL) return NULL;
+    t->engine = engine;
+    t->internal = internal;
+    t->refs = 1;
+    pthread_mutex_init(&t->mu, NULL);
+    pthread_cond_init(&t->cv, NULL);
+    pthread_condattr_t attr; /* thread_wait's deadline is on the monotonic clock */
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&t->done_cv, &attr);
+    pthread_condattr_destroy(&attr);
+    if (pthread_create(&t->worker, NULL, worker_main, t) != 0) {
+        free(t);
+        return NULL;
+    }
+    return t;
+}
+
+/* Stops the worker; queued reads fail. Reads already sent to a peer complete through their channel. Returns once
+ * no read of t is being copied any more: a waiter (thread_wait) may be running one when the worker exits, and the
+ * caller (HcommThreadFree, HcommChannelDestroy) promises that nothing lands after it returns. */
+void thread_stop(soft_thread *t)
+{
+    pthread_mutex_lock(&t->mu);
+    __atomic_store_n(&t->stopping, 1, __ATOMIC_RELEASE);
+    pthread_cond_broadcast(&t->cv);
+    pthread_mutex_unlock(&t->mu);
+    pthread_join(t->worker, NULL);
+    pthread_mutex_lock(&t->mu);
+    while (t->running) pthread_cond_wait(&t->cv, &t->mu); /* ops taken from now on fail without a copy */
+    pthread_mutex_unlock(&t->mu);
+}
+
+void thread_put(soft_thread *t)
+{
+    pthread_mutex_lock(&g_lock);
+    int last = --t->refs == 0;
+    pthread_mutex_unlock(&g_lock);
+    if (last) {
+        pthread_mutex_lock(&t->mu);
+        take_errors(t, NULL); /* unreported: they go with the thread */
+        pthread_mutex_unlock(&t->mu);
+        pthread_mutex_destroy(&t->mu);
+        pthread_cond_destroy(&t->cv);
+        pthread_cond_destroy(&t->done_cv);
+        free(t);
+    }
+}
+
+void thread_submit(soft_thread *t, op *o)
+{
+    o->next = NULL;
+    pthread_mutex_lock(&t->mu);
+    t->submitted++;
+    if (t->stopping) {
+        pthread_mutex_unlock(&t->mu);
+        op_complete(o, HCCL_E_NOT_FOUND);
+        return;
+    }
+    if (t->tail) t->tail->next = o;
+    else __atomic_store_n(&t->head, o, __ATOMIC_RELEASE); /* the idle worker's spin reads head unlocked */
+    t->tail = o;
+    pthread_cond_signal(&t->cv);
+    pthread_mutex_unlock(&t->mu);
+}
+
+soft_thread *thread_get_ref(ThreadHandle h)
+{
+    pthread_mutex_lock(&g_lock);
+    soft_thread *t = handle_get(h, KIND_THREAD);
+    if (t) t->refs++;
+    pthread_mutex_unlock(&g_lock);
+    return t;
+}
+
+HCOMM_API HcommResult HcommThreadAlloc(CommEngine engine, uint32_t threadNum, const uint32_t *notifyNumPerThread,
+                                       ThreadHandle *threads)
+{
+    if (threads == NULL) return HCCL_E_PTR;
+    if (threadNum == 0 || threadNum > SOFT_MAX_THREADS) return HCCL_E_PARA;
+    if (!(engine == COMM_ENGINE_CPU || engine == COMM_ENGINE_CPU_TS || engine == COMM_ENGINE_AICPU_TS))
+        return HCCL_E_NOT_SUPPORT;
+    /* Callers built against the older scalar form pass the count itself; user pointers are >= 64 KiB. */
+    uintptr_t raw = (uintptr_t)notifyNumPerThread;
+    uint32_t notifies = raw == 0 ? 0 : raw <= 65535 ? (uint32_t)raw : *notifyNumPerThread;
+    if (notifies > SOFT_MAX_NOTIFY) return HCCL_E_PARA;
+    soft_thread **made = calloc(threadNum, sizeof *made);
+    if (made == NULL) return HCCL_E_MEMORY;
+    uint32_t n = 0;
+    int32_t rc = HCCL_SUCCESS;
+    for (; n < threadNum; n++) {
+        made[n] = thread_create(engine, 0);
+        if (made[n] == NULL) {
+            rc = HCCL_E_MEMORY;
+            break;
+        }
+    }
+    pthread_mutex_lock(&g_lock);
+    for (uint32_t i = 0; rc == HCCL_SUCCESS && i < threadNum; i++) {
+        made[i]->id = handle_put(KIND_THREAD, made[i]);
+        if (made[i]->id == 0) rc = HCCL_E_MEMORY;
+    }
+    if (rc != HCCL_SUCCESS)
+        for (uint32_t i = 0; i < n; i++)
+            if (made[i]->id) handle_del(made[i]->id);
+    pthread_mutex_unlock(&g_lock);
+    for (uint32_t i = 0; i < n; i++) {
+        if (rc == HCCL_SUCCESS) {
+            threads[i] = made[i]->id;
+        } else {
+            thread_stop(made[i]);
+            thread_put(made[i]);
+        }
+    }
+    if (rc == HCCL_SUCCESS) g_count.threads += threadNum;
+    free(made);
+    return rc;
+}
+
+HCOMM_API HcommResult HcommThreadFree(const ThreadHandle *threads, uint32_t threadNum)
+{
+    if (threads == NULL) return HCCL_E_PTR;
+    if (threadNum == 0 || threadNum > SOFT_MAX_THREADS) return HCCL_E_PARA;
+    soft_thread *list[SOFT_MAX_THREADS];
+    pthread_mutex_lock(&g_lock);
+    for (uint32_t i = 0; i < threadNum; i++) {
+        list[i] = handle_get(threads[i], KIND_THREAD);
+        for (uint32_t j = 0; list[i] && j < i; j++)
+            if (list[j] == list[i]) list[i] = NULL;
+        if (list[i] == NULL) {
+            pthread_mutex_unlock(&g_lock);
+            return HCCL_E_NOT_FOUND;
+        }
+    }
+    for (uint32_t i = 0; i < threadNum; i++) handle_del(list[i]->id);
+    pthread_mutex_unlock(&g_lock);
+    for (uint32_t i = 0; i < threadNum; i++) {
+        thread_stop(list[i]);
+        thread_put(list[i]);
+    }
+    g_count.threads -= threadNum;
+    return HCCL_SUCCESS;
+}
+
+HCOMM_API HcommResult HcommThreadResGetInfo(ThreadHandle thread, int32_t resType, uint32_t infoLen, void **info)
+{
+    if (info == NULL) return HCCL_E_PTR;
+    if (resType != THREAD_RES_TYPE_STREAM || infoLen != sizeof(aclrtStream)) return HCCL_E_PARA;
+    soft_thread *t = thread_get_ref(thread);
+    if (t == NULL) return HCCL_E_NOT_FOUND;
+    *info = (void *)(uintptr_t)(t->id | STREAM_BIT);
+    thread_put(t);
+    return HCCL_SUCCESS;
+}
+
+/* Soft HComm answers the ACL completion call for its own streams with HComm status codes. */
+HCOMM_API int aclrtSynchronizeStream(aclrtStream stream)
+{
+    uint64_t v = (uint64_t)(uintptr_t)stream;
+    if (v == 0) return HCCL_E_PTR;
+    if (!(v & STREAM_BIT)) return HCCL_E_NOT_FOUND;
+    soft_thread *t = thread_get_ref(v & ~STREAM_BIT);
+    if (t == NULL) return HCCL_E_NOT_FOUND;
+    int32_t rc = thread_wait(t, NULL);
+    thread_put(t);
+    return rc;
+}
