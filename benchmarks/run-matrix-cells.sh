@@ -4,7 +4,7 @@
 # the next invocation, because a cell's runs alternate within one invocation).
 #
 #   CELLS="4g:2:java:tpch 4g:2:java:join" DEADLINE=$(date -d '+150 min' +%s) \
-#     OUT=/work/ab-full SRC=/work/bench-wt SAVE=benchmarks/results/full benchmarks/run-matrix-cells.sh
+#     OUT=/work/ab-full SRC=/work/bench-wt SAVE=results/full benchmarks/run-matrix-cells.sh
 #
 # CELLS     size:executors:serializer:workload, run in that order
 # DEADLINE  epoch seconds (default: no deadline)

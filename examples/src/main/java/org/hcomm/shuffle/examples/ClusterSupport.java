@@ -6,7 +6,7 @@ import org.apache.spark.SparkConf;
 import org.apache.spark.SparkContext;
 import org.apache.spark.SparkEnv;
 import org.apache.spark.metrics.source.Source;
-import org.apache.spark.shuffle.hcomm.internal.ShuffleMetrics;
+import org.apache.spark.shuffle.hcomm.internal.metrics.ShuffleMetrics;
 import scala.collection.Seq;
 
 /**

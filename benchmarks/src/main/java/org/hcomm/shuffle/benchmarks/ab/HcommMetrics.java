@@ -7,8 +7,7 @@ import java.util.TreeMap;
 import com.codahale.metrics.Gauge;
 import org.apache.spark.SparkEnv;
 import org.apache.spark.metrics.source.Source;
-import org.apache.spark.shuffle.hcomm.internal.DriverState;
-import org.apache.spark.shuffle.hcomm.internal.Runtimes;
+import org.apache.spark.shuffle.hcomm.internal.driver.DriverState;
 import scala.collection.Seq;
 
 /** The plugin's driver metrics source {@code HcommShuffle}: cluster totals reported by the executors. */
@@ -51,7 +50,7 @@ final class HcommMetrics {
 
     /** Whether every ended stage attempt of {@code stages} brought the destroy reports the driver waits for. */
     private static boolean allReported(List<StageMetricsListener.Stage> stages) {
-        DriverState driver = Runtimes.driver();
+        DriverState driver = DriverState.current();
         if (driver == null) {
             return false;
         }

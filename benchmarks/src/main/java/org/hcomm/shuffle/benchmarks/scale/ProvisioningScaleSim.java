@@ -16,8 +16,9 @@ import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicReference;
+
 import org.apache.spark.SparkConf;
-import org.apache.spark.shuffle.hcomm.internal.ScaleSimAccess;
+import org.apache.spark.shuffle.hcomm.internal.driver.ScaleSimAccess;
 import org.hcomm.bridge.transport.HcommTransport;
 import org.hcomm.bridge.transport.PeerChannels;
 import org.hcomm.bridge.transport.PeerSpec;

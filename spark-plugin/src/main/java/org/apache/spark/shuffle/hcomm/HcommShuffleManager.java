@@ -1,7 +1,6 @@
 package org.apache.spark.shuffle.hcomm;
 
 import java.util.Arrays;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Stream;
 
 import org.apache.spark.ShuffleDependency;
@@ -17,13 +16,14 @@ import org.apache.spark.shuffle.ShuffleReadMetricsReporter;
 import org.apache.spark.shuffle.ShuffleReader;
 import org.apache.spark.shuffle.ShuffleWriteMetricsReporter;
 import org.apache.spark.shuffle.ShuffleWriter;
-import org.apache.spark.shuffle.hcomm.internal.DriverState;
-import org.apache.spark.shuffle.hcomm.internal.ExecutorRuntime;
-import org.apache.spark.shuffle.hcomm.internal.HcommConf;
-import org.apache.spark.shuffle.hcomm.internal.HcommShuffleReader;
-import org.apache.spark.shuffle.hcomm.internal.LineCheck;
-import org.apache.spark.shuffle.hcomm.internal.PublishingShuffleWriter;
-import org.apache.spark.shuffle.hcomm.internal.Runtimes;
+import org.apache.spark.shuffle.hcomm.internal.bundle.LineCheck;
+import org.apache.spark.shuffle.hcomm.internal.conf.Fallback;
+import org.apache.spark.shuffle.hcomm.internal.conf.HcommConf;
+import org.apache.spark.shuffle.hcomm.internal.driver.DriverState;
+import org.apache.spark.shuffle.hcomm.internal.executor.ExecutorRuntime;
+import org.apache.spark.shuffle.hcomm.internal.read.HcommShuffleReader;
+import org.apache.spark.shuffle.hcomm.internal.write.MapOutputPublisher;
+import org.apache.spark.shuffle.hcomm.internal.write.PublishingShuffleWriter;
 import org.apache.spark.shuffle.sort.SortShuffleManager;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -39,8 +39,7 @@ public final class HcommShuffleManager implements ShuffleManager {
     private final SortShuffleManager sort;
     /** An executor whose configuration names the plugin: its runtime must be there by the first task. */
     private final boolean pluginExpected;
-    private final boolean fallbackNever;
-    private final AtomicBoolean missingRuntimeLogged = new AtomicBoolean();
+    private final Fallback fallback;
 
     public HcommShuffleManager(SparkConf conf, boolean isDriver) {
         LineCheck.verifyLine();
@@ -53,7 +52,7 @@ public final class HcommShuffleManager implements ShuffleManager {
         this.pluginExpected = !isDriver && Stream.of("spark.plugins", "spark.plugins.defaultList")
                 .flatMap(key -> Arrays.stream(conf.get(key, "").split(",")))
                 .map(String::trim).anyMatch(HcommShufflePlugin.class.getName()::equals);
-        this.fallbackNever = "never".equals(HcommConf.FALLBACK.get(conf));
+        this.fallback = Fallback.of(conf);
     }
 
     /**
@@ -62,20 +61,16 @@ public final class HcommShuffleManager implements ShuffleManager {
      * other: an error under fallback {@code never}, a warning (once) otherwise.
      */
     ExecutorRuntime runtime() {
-        ExecutorRuntime runtime = Runtimes.executor();
+        ExecutorRuntime runtime = ExecutorRuntime.current();
         if (runtime == null && pluginExpected) {
             SparkEnv env = SparkEnv.get();
             String why = "the HComm shuffle plugin is in spark.plugins but the shuffle manager of executor "
                     + (env == null ? "?" : env.executorId()) + " cannot see it: the two were loaded by different class loaders (e.g. spark.executor.userClassPathFirst=true "
                     + "with the jar both on the class path and in --jars); pass the jar one way only";
-            if (fallbackNever) {
-                throw new IllegalStateException(why + " (" + HcommConf.FALLBACK.key() + "=never forbids Spark's "
-                        + "own shuffle fetch)");
-            }
-            if (missingRuntimeLogged.compareAndSet(false, true)) {
-                LOG.warn("{}. Shuffle blocks are fetched by Spark's transfer (set {}=never to make this an error)", why,
-                        HcommConf.FALLBACK.key());
-            }
+            fallback.fallBackOrFail(() -> new IllegalStateException(why + " (" + HcommConf.FALLBACK.key()
+                    + "=never forbids Spark's own shuffle fetch)"), "runtime not visible", () -> LOG.warn(
+                    "{}. Shuffle blocks are fetched by Spark's transfer (set {}=never to make this an error)", why,
+                    HcommConf.FALLBACK.key()));
         }
         return runtime;
     }
@@ -90,10 +85,11 @@ public final class HcommShuffleManager implements ShuffleManager {
             ShuffleWriteMetricsReporter metrics) {
         ShuffleWriter<K, V> writer = sort.getWriter(handle, mapId, context, metrics);
         ExecutorRuntime runtime = runtime();
-        if (runtime == null) {
-            return writer;
+        MapOutputPublisher publisher = runtime == null ? null : runtime.publisher();
+        if (publisher == null) {
+            return writer; // no plugin here, or HComm unavailable on this executor: Spark's files alone
         }
-        return new PublishingShuffleWriter<>(writer, handle.shuffleId(), mapId, runtime,
+        return new PublishingShuffleWriter<>(writer, handle.shuffleId(), mapId, publisher, runtime.fallback(),
                 (IndexShuffleBlockResolver) sort.shuffleBlockResolver());
     }
 
@@ -107,17 +103,18 @@ public final class HcommShuffleManager implements ShuffleManager {
             // no plugin here, or push-based shuffle's merged blocks: Spark's reader
             return sort.getReader(handle, startMapIndex, endMapIndex, startPartition, endPartition, context, metrics);
         }
-        return new HcommShuffleReader<>(base, startMapIndex, endMapIndex, startPartition, endPartition, context,
-                metrics, runtime);
+        // as Spark's manager does, what the task reads is decided before its reader reads
+        return new HcommShuffleReader<>(base, runtime.planner().plan(handle.shuffleId(), startMapIndex, endMapIndex,
+                startPartition, endPartition, context, metrics), context, metrics);
     }
 
     @Override
     public boolean unregisterShuffle(int shuffleId) {
-        ExecutorRuntime runtime = Runtimes.executor();
+        ExecutorRuntime runtime = ExecutorRuntime.current();
         if (runtime != null) {
             runtime.unregisterShuffle(shuffleId);
         }
-        DriverState driver = Runtimes.driver();
+        DriverState driver = DriverState.current();
         if (driver != null) {
             driver.shuffleRemoved(shuffleId);
         }

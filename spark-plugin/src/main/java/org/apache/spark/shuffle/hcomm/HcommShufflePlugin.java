@@ -3,8 +3,8 @@ package org.apache.spark.shuffle.hcomm;
 import org.apache.spark.api.plugin.DriverPlugin;
 import org.apache.spark.api.plugin.ExecutorPlugin;
 import org.apache.spark.api.plugin.SparkPlugin;
-import org.apache.spark.shuffle.hcomm.internal.ShuffleDriverPlugin;
-import org.apache.spark.shuffle.hcomm.internal.ShuffleExecutorPlugin;
+import org.apache.spark.shuffle.hcomm.internal.driver.ShuffleDriverPlugin;
+import org.apache.spark.shuffle.hcomm.internal.executor.ShuffleExecutorPlugin;
 
 /**
  * The HComm shuffle's Spark plugin. Activate it together with the shuffle manager:

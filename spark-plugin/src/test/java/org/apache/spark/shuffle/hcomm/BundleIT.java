@@ -24,8 +24,7 @@ import org.apache.spark.SparkConf;
 import org.apache.spark.SparkContext;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.deploy.LocalSparkCluster$;
-import org.apache.spark.shuffle.hcomm.internal.DriverState;
-import org.apache.spark.shuffle.hcomm.internal.Runtimes;
+import org.apache.spark.shuffle.hcomm.internal.driver.DriverState;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import scala.Tuple2;
@@ -206,7 +205,7 @@ class BundleIT {
                         return jarOf(HcommShuffleManager.class).toString();
                     }).distinct().collect();
             assertEquals(List.of(bundle.toString()), executorJars, "executors loaded the plugin from elsewhere");
-            DriverState driver = Runtimes.driver();
+            DriverState driver = DriverState.current();
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
             // every executor's last report in: nothing live, and created = destroyed in the same wait (a report
             // arriving between two separate reads of them made them differ once, on 4.0)
@@ -227,7 +226,7 @@ class BundleIT {
 
     private static void awaitExecutors(SparkContext sc, int n) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
-        while (sc.statusTracker().getExecutorInfos().length < n + 1 || Runtimes.driver().registeredExecutors() < n) {
+        while (sc.statusTracker().getExecutorInfos().length < n + 1 || DriverState.current().registeredExecutors() < n) {
             assertTrue(!sc.isStopped() && System.nanoTime() < deadline, "executors did not start");
             Thread.sleep(100);
         }

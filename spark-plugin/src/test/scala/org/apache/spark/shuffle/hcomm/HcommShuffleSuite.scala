@@ -197,7 +197,7 @@ class HcommShuffleSuite extends LocalClusterSuite {
     recording { tasks =>
       val (shuffled, dep) = mapped(maps = 3, reduces = 4)
       val tracker = sc.env.mapOutputTracker.asInstanceOf[org.apache.spark.MapOutputTrackerMaster]
-      val published = internal.DriverProbe.published(driverState, dep.shuffleId)
+      val published = internal.driver.DriverProbe.published(driverState, dep.shuffleId)
       // partition 0 (at the start of each output's data) of every map output long enough to change 32 bytes inside
       // it, on at least two executors: so that wherever partition 0's reduce task runs (its own executor's block it
       // reads from Spark's file, not from registered memory) it reads a changed block from another executor

@@ -1,10 +1,11 @@
 package org.apache.spark.shuffle.hcomm
 
+import org.apache.spark.shuffle.hcomm.internal.driver.DriverState
+
 import java.util.concurrent.TimeUnit
 
 import org.apache.spark.{SparkConf, SparkContext, SparkEnv}
 import org.apache.spark.deploy.LocalSparkCluster
-import org.apache.spark.shuffle.hcomm.internal.{DriverState, Runtimes}
 import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
 
@@ -79,9 +80,9 @@ abstract class LocalClusterSuite extends AnyFunSuite with BeforeAndAfterAll {
   protected def assertNoLocalCluster(): Unit =
     assert(LocalSparkCluster.get.isEmpty, "a local cluster outlived its SparkContext")
 
-  private def registered: Int = Option(Runtimes.driver()).map(_.registeredExecutors()).getOrElse(0)
+  private def registered: Int = Option(DriverState.current()).map(_.registeredExecutors()).getOrElse(0)
 
-  protected def driverState: DriverState = Runtimes.driver()
+  protected def driverState: DriverState = DriverState.current()
 
   /** Waits until `cond` holds (executor reports arrive asynchronously), failing after `seconds` with `what`. */
   protected def eventually(what: => String, seconds: Int = 20)(cond: => Boolean): Unit = {
@@ -113,7 +114,7 @@ abstract class LocalClusterSuite extends AnyFunSuite with BeforeAndAfterAll {
       val live = liveExecutors(c).size
       val notFree = c.parallelize(1 to 4 * live, 4 * live).map { _ =>
         Thread.sleep(50) // keep every executor busy, so each one runs a probe
-        (SparkEnv.get.executorId, internal.ExecutorProbe.chunksNotFree())
+        (SparkEnv.get.executorId, internal.executor.ExecutorProbe.chunksNotFree())
       }.collect().toMap
       clean = notFree.size == live && notFree.values.forall(_ == 0)
       assert(clean || System.nanoTime() < deadline, s"receive buffer chunks not free per executor: $notFree " +

@@ -1,8 +1,9 @@
 package org.apache.spark.shuffle.hcomm
 
+import org.apache.spark.shuffle.hcomm.internal.executor.ExecutorProbe
+
 import org.apache.spark.{HashPartitioner, SparkConf, SparkContext, SparkEnv}
 import org.apache.spark.shuffle.hcomm.TestLine.SparkSession
-import org.apache.spark.shuffle.hcomm.internal.ExecutorProbe
 import org.apache.spark.sql.expressions.Window
 import org.apache.spark.sql.functions.{col, count, max, row_number, sum}
 import org.scalatest.BeforeAndAfterAll
@@ -83,7 +84,7 @@ class LocalModeSuite extends AnyFunSuite with BeforeAndAfterAll {
   /** The plugin's executor side did not start, and nothing moved through it. */
   private def outOfTheWay(sc: SparkContext): Unit = {
     assert(ExecutorProbe.runtimeStarted() == false, "an HComm runtime started in local mode")
-    val driver = internal.Runtimes.driver()
+    val driver = internal.driver.DriverState.current()
     assert(driver != null, "the plugin's driver component did not start")
     assert(driver.registeredExecutors() == 0)
     for (m <- Seq("bytesReadOneSided", "bytesReadFallback", "channelsCreated")) {

@@ -77,7 +77,7 @@ class MetricsEndpointsSuite extends LocalClusterSuite {
     val served = samples.keys.map(_._1).filter(_.contains("_HcommShuffle_"))
     assert(served.forall(_.startsWith(prefix)), s"HcommShuffle samples: ${served.toSeq.sorted}")
     assert(served.map(_.stripPrefix(prefix).replaceAll("_(Value|Number)$", "")) ==
-      internal.DriverProbe.documentedMetrics(onDriver = true), s"HcommShuffle samples: ${served.toSeq.sorted}")
+      internal.driver.DriverProbe.documentedMetrics(onDriver = true), s"HcommShuffle samples: ${served.toSeq.sorted}")
 
     // Spark's executor summaries (Spark 4.2 names them metrics_executor_<field>_<unit>{application_id=..,
     // application_name=.., executor_id=..}): totalShuffleRead is its tasks' local + remote bytes read

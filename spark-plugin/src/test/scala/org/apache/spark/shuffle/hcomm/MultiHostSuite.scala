@@ -135,7 +135,7 @@ class MultiHostSuite extends LocalClusterSuite {
    */
   private def assertNothingLive(executorsDied: Boolean = false): Unit = {
     eventually("no channel live", 60) {
-      if (executorsDied) perExecutor(() => internal.ExecutorProbe.channelsLive()).values.forall(_ == 0)
+      if (executorsDied) perExecutor(() => internal.executor.ExecutorProbe.channelsLive()).values.forall(_ == 0)
       else metric("channelsLive") == 0
     }
     eventually("no soft HComm channel in any executor", 60) {
@@ -241,7 +241,7 @@ class MultiHostSuite extends LocalClusterSuite {
     val hostilePeer = Paths.get("..", "native-bridge", "target", "native", "hostile_peer").toAbsolutePath.normalize
     assert(Files.isExecutable(hostilePeer), s"$hostilePeer missing: native-bridge's make test builds it")
     val secret = sc.getConf.get(s"spark.plugins.internal.conf.${classOf[HcommShufflePlugin].getName}.channel.secret")
-    val targets = perExecutor(() => internal.ExecutorProbe.listenAddress()).values.map { case (h, p) => s"$h:$p" }
+    val targets = perExecutor(() => internal.executor.ExecutorProbe.listenAddress()).values.map { case (h, p) => s"$h:$p" }
       .toSeq
     assert(targets.size == executors && targets.forall(!_.endsWith(":0")), s"soft NIC listeners: $targets")
     val log = Paths.get("target", "multi-host", "hostile-peer.log").toFile

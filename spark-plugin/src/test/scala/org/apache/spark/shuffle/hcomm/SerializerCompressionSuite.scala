@@ -169,7 +169,7 @@ class SerializerCompressionSuite extends LocalClusterSuite {
     assert(sources.size == 1, s"driver sources named HcommShuffle: $sources")
     val registry = sources.head.metricRegistry
     val driverGauges = registry.getGauges.asScala
-    assert(driverGauges.keySet == internal.DriverProbe.documentedMetrics(onDriver = true),
+    assert(driverGauges.keySet == internal.driver.DriverProbe.documentedMetrics(onDriver = true),
       s"driver gauges: ${driverGauges.keySet}")
     // the driver's gauges are the cluster's totals: what earlier tests read shows here
     def gauge(name: String): Long = driverGauges(name).getValue.asInstanceOf[Number].longValue
@@ -178,7 +178,7 @@ class SerializerCompressionSuite extends LocalClusterSuite {
     assert(gauge("readsIssued") > 0 && gauge("channelsCreated") > 0 && gauge("destroyCalls") > 0)
     assert(gauge("bytesReadFallback") == 0)
 
-    val expected = internal.DriverProbe.documentedMetrics(onDriver = false)
+    val expected = internal.driver.DriverProbe.documentedMetrics(onDriver = false)
     val onExecutors = sc.parallelize(1 to 2 * executors, 2 * executors).map { _ =>
       Thread.sleep(300) // keep both executors busy, so the tasks spread
       val found = SparkEnv.get.metricsSystem.getSourcesByName("HcommShuffle")

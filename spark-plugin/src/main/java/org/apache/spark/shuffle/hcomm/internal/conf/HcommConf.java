@@ -1,0 +1,124 @@
+package org.apache.spark.shuffle.hcomm.internal.conf;
+
+import java.time.Duration;
+import java.util.List;
+
+import org.apache.spark.SparkConf;
+
+/**
+ * Every {@code spark.shuffle.hcomm.*} key, typed and validated. {@link #validate(SparkConf)} runs at driver and
+ * executor start-up, so a bad value fails the application at once with a message naming the key. The README's
+ * configuration table is generated from {@link #ENTRIES} (and a test fails when it drifts).
+ */
+public final class HcommConf {
+    static final String PREFIX = "spark.shuffle.hcomm.";
+    private static final long MIB = 1L << 20;
+
+    public static final ConfigEntry<String> PROVIDER = ConfigEntry.of(PREFIX + "provider",
+            "Which HComm library answers: `soft` (the bundled soft HComm, any Linux host) or `cann` (CANN's "
+                    + "libhcomm.so under $ASCEND_HOME_PATH).",
+            "soft", "soft, cann", ConfigEntry.oneOf("soft", "cann"));
+
+    public static final ConfigEntry<String> LIBRARY_PATH = ConfigEntry.of(PREFIX + "libraryPath",
+            "An explicit path of the HComm shared library to load instead of the provider's default.",
+            "", "a file path, or empty", raw -> raw == null ? "" : raw);
+
+    public static final ConfigEntry<Long> RECEIVE_BUFFER_SIZE = ConfigEntry.of(PREFIX + "receiveBufferSize",
+            "Registered receive buffer (the \"HCCL buffer\") per executor that one-sided reads land in; shared by "
+                    + "the executor's reduce tasks.",
+            "64m", "a size from 4m to 1g", ConfigEntry.bytes(4 * MIB, 1L << 30));
+
+    public static final ConfigEntry<Long> READ_CHUNK_SIZE = ConfigEntry.of(PREFIX + "readChunkSize",
+            "Size of one read into the receive buffer; blocks larger than this are streamed through several chunks.",
+            "1m", "a size from 64k to 64m", ConfigEntry.bytes(64 << 10, 64 * MIB));
+
+    public static final ConfigEntry<Long> SEND_ARENA_SIZE = ConfigEntry.of(PREFIX + "sendArenaSize",
+            "Registered memory per executor that committed map outputs are copied into (each output's index, and "
+                    + "its bytes while an eighth of the arena stays free); what does not fit is published by "
+                    + "registering Spark's mapped data and index files instead (0: always).",
+            "256m", "a size from 0 to 1g", ConfigEntry.bytes(0, 1L << 30));
+
+    public static final ConfigEntry<String> READ_STRATEGY = ConfigEntry.of(PREFIX + "readStrategy",
+            "How reads are issued and completed: `onThread` (HcommReadOnThread + HcommChannelDrainOnThread, "
+                    + "Atlas A2/A3) or `nbiFence` (HcommReadNbi + HcommChannelFence, Atlas 350 host RoCE).",
+            "onThread", "onThread, nbiFence", ConfigEntry.oneOf("onThread", "nbiFence"));
+
+    public static final ConfigEntry<Long> MAX_BYTES_IN_FLIGHT = ConfigEntry.derived(PREFIX + "maxBytesInFlight",
+            "Bytes a reduce task may have in flight in one-sided reads at once.",
+            "spark.reducer.maxSizeInFlight (48m)",
+            c -> c.get("spark.reducer.maxSizeInFlight", "48m"), "a size from 1m to 16g",
+            raw -> ConfigEntry.bytes(MIB, 16L << 30).apply(raw.matches("\\d+") ? raw + "m" : raw));
+
+    public static final ConfigEntry<Long> CHANNEL_SETUP_TIMEOUT = ConfigEntry.of(PREFIX + "channelSetupTimeout",
+            "How long a reduce task waits for its channel to a peer to become READY before that peer's blocks "
+                    + "fall back (with fallback `never`: a fetch failure naming the peer, so Spark recomputes its "
+                    + "outputs).",
+            "30s", "a duration of at least 100ms", ConfigEntry.millis(100));
+
+    public static final ConfigEntry<Long> READ_TIMEOUT = ConfigEntry.of(PREFIX + "readTimeout",
+            "How long a one-sided read may take before it fails (and becomes a FetchFailedException).",
+            "60s", "a duration of at least 100ms", ConfigEntry.millis(100));
+
+    public static final ConfigEntry<String> FALLBACK = ConfigEntry.of(PREFIX + "fallback",
+            "`auto`: blocks of a peer that HComm cannot reach, or all blocks when the library cannot load, are "
+                    + "fetched by Spark's built-in transfer (logged once). `never`: that is an error instead.",
+            "auto", "auto, never", ConfigEntry.oneOf("auto", "never"));
+
+    public static final ConfigEntry<String> SECRET = ConfigEntry.of(PREFIX + "secret",
+            "Shared secret that every channel handshake proves, so that no process without it can open a channel to "
+                    + "an executor or read its registered memory. Unset: Spark's own authentication secret when "
+                    + "spark.authenticate is on, else a random secret the driver makes per application and hands "
+                    + "to its executors (see the README's Security section).",
+            "", "a non-empty string, or unset", raw -> {
+                if (raw == null || raw.isEmpty()) {
+                    throw new IllegalArgumentException("empty");
+                }
+                return raw;
+            });
+
+    public static final List<ConfigEntry<?>> ENTRIES = List.of(PROVIDER, LIBRARY_PATH, RECEIVE_BUFFER_SIZE,
+            READ_CHUNK_SIZE, SEND_ARENA_SIZE, READ_STRATEGY, MAX_BYTES_IN_FLIGHT, CHANNEL_SETUP_TIMEOUT, READ_TIMEOUT,
+            FALLBACK, SECRET);
+
+    private HcommConf() {
+    }
+
+    /** Parses every key that is set, and every unknown {@code spark.shuffle.hcomm.*} key is an error. */
+    public static void validate(SparkConf conf) {
+        for (scala.Tuple2<String, String> kv : conf.getAll()) {
+            String key = kv._1();
+            if (key.startsWith(PREFIX) && ENTRIES.stream().noneMatch(e -> e.key().equals(key))) {
+                StringBuilder known = new StringBuilder();
+                ENTRIES.forEach(e -> known.append(known.length() == 0 ? "" : ", ").append(e.key()));
+                throw new IllegalArgumentException("Unknown configuration key " + key + "; the HComm shuffle knows: "
+                        + known);
+            }
+        }
+        for (ConfigEntry<?> e : ENTRIES) {
+            if (e != SECRET || conf.contains(SECRET.key())) {
+                e.get(conf);
+            }
+        }
+        long buffer = RECEIVE_BUFFER_SIZE.get(conf);
+        long chunk = READ_CHUNK_SIZE.get(conf);
+        if (chunk * 4 > buffer) {
+            throw new IllegalArgumentException(READ_CHUNK_SIZE.key() + "=" + chunk + " needs "
+                    + RECEIVE_BUFFER_SIZE.key() + " of at least four chunks, got " + buffer);
+        }
+    }
+
+    public static Duration duration(ConfigEntry<Long> entry, SparkConf conf) {
+        return Duration.ofMillis(entry.get(conf));
+    }
+
+    /** The README table of every key. */
+    public static String markdownTable() {
+        StringBuilder sb = new StringBuilder("| key | default | allowed | meaning |\n|---|---|---|---|\n");
+        for (ConfigEntry<?> e : ENTRIES) {
+            sb.append("| `").append(e.key()).append("` | ")
+                    .append(e.defaultText().isEmpty() ? "(none)" : e.defaultText()).append(" | ")
+                    .append(e.allowed()).append(" | ").append(e.doc()).append(" |\n");
+        }
+        return sb.toString();
+    }
+}

@@ -1,0 +1,312 @@
+package org.apache.spark.shuffle.hcomm.internal.driver;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicReference;
+
+import org.apache.spark.rpc.RpcEndpointRef;
+import org.apache.spark.shuffle.hcomm.internal.conf.LogCategory;
+import org.apache.spark.shuffle.hcomm.internal.metrics.ShuffleMetrics;
+import org.apache.spark.shuffle.hcomm.internal.rpc.Messages;
+import org.apache.spark.shuffle.hcomm.internal.rpc.StageAttempt;
+import org.apache.spark.shuffle.hcomm.internal.rpc.StageEnd;
+import org.apache.spark.shuffle.hcomm.internal.rpc.Wire;
+import org.slf4j.Logger;
+
+/**
+ * The driver's view: every executor's endpoint and agent, every published map output, and which executors have
+ * channels for which stage attempt. Provisions a stage attempt as a full mesh of its executors (one channel per
+ * executor pair) and tells both ends; announces stage ends. Thread-safe (one lock; nothing blocks under it).
+ */
+public final class DriverState {
+    private static final Logger LOG = LogCategory.DRIVER_STATE.logger();
+    /**
+     * Where the shuffle manager (and the example jobs and benchmarks, through {@link #current()}) find the driver
+     * state of this JVM: set by the driver component at init, cleared at shutdown.
+     */
+    private static final AtomicReference<DriverState> CURRENT = new AtomicReference<>();
+
+    private record ExecutorInfo(String executorId, String host, byte[] endpoint, int port, RpcEndpointRef agent) {
+    }
+
+    private record Location(String executorId, long indexAddress, long dataAddress, int numPartitions) {
+    }
+
+    private static final class StagePlan {
+        final Set<String> members = new LinkedHashSet<>();
+        long registrationsSeen = -1; // the registration count when the mesh was last extended
+    }
+
+    /** Stage attempts remembered after their end (so late provisioning does not recreate channels): bounded. */
+    private static final int ENDED_KEPT = 4096;
+    private static final long MOVED_ASK_SECONDS = 10;
+
+    private final String appTag;
+    private final ShuffleMetrics metrics = ShuffleMetrics.forDriver();
+    private final Map<String, ExecutorInfo> executors = new LinkedHashMap<>();
+    private final Map<Integer, Map<Long, Location>> shuffles = new HashMap<>();
+    private final Map<StageAttempt, StagePlan> stages = new HashMap<>();
+    /** Ended stage attempt → destroy reports its end is to bring (see {@link #destroyCallsExpected}). */
+    private final Map<StageAttempt, Integer> ended = boundedMap();
+    private final Map<StageAttempt, StageEnd> reportedEnds = boundedMap();
+    private long registrations; // executors registered so far; a plan needs extending only when it moved
+
+    /** The driver state of this JVM, or null when the plugin's driver component is not running here. */
+    public static DriverState current() {
+        return CURRENT.get();
+    }
+
+    /** Makes this the JVM's driver state (the driver component's init). */
+    void install() {
+        CURRENT.set(this);
+    }
+
+    /** Stops being the JVM's driver state (the driver component's shutdown). */
+    void uninstall() {
+        CURRENT.compareAndSet(this, null);
+    }
+
+    DriverState() {
+        // channel names carry the application, so two applications on the same hosts never pair up
+        this.appTag = Long.toHexString(java.util.concurrent.ThreadLocalRandom.current().nextLong() >>> 16);
+    }
+
+    ShuffleMetrics metrics() {
+        return metrics;
+    }
+
+    /** Handles one packed message from an executor; returns the packed reply (or null). */
+    Object receive(Object wire) {
+        Wire.Packet packet = Wire.unpack(wire);
+        Object reply = handle(packet.message(), packet.ref());
+        return reply == null ? null : Wire.pack((java.io.Serializable) reply);
+    }
+
+    private Object handle(Object message, RpcEndpointRef ref) {
+        if (message instanceof Messages.RegisterExecutor r) {
+            register(r, ref);
+            return Messages.Ack.OK;
+        } else if (message instanceof Messages.Published p) {
+            published(p);
+            return Messages.Ack.OK;
+        } else if (message instanceof Messages.LookupShuffle l) {
+            return lookup(l.shuffleId());
+        } else if (message instanceof Messages.PublishMoved m) {
+            return publishMoved(m);
+        } else if (message instanceof Messages.EnsureStage e) {
+            provision(new StageAttempt(e.stageId(), e.attempt()));
+            return Messages.Ack.OK;
+        } else if (message instanceof Messages.StageReport s) {
+            report(s);
+            return null;
+        } else if (message instanceof Messages.MetricsReport m) {
+            metrics.report(m.executorId(), m.totals());
+            return null;
+        }
+        throw new IllegalArgumentException("unknown message " + message);
+    }
+
+    private synchronized void register(Messages.RegisterExecutor r, RpcEndpointRef agent) {
+        if (agent == null) {
+            throw new IllegalArgumentException("executor " + r.executorId() + " registered without its agent");
+        }
+        executors.put(r.executorId(), new ExecutorInfo(r.executorId(), r.host(), r.endpoint(), r.port(), agent));
+        registrations++;
+        LOG.info("HComm shuffle: executor {} registered its endpoint on {}:{}", r.executorId(), r.host(), r.port());
+    }
+
+    private synchronized void published(Messages.Published p) {
+        shuffles.computeIfAbsent(p.shuffleId(), k -> new HashMap<>()).put(p.mapId(),
+                new Location(p.executorId(), p.indexAddress(), p.dataAddress(), p.numPartitions()));
+    }
+
+    /**
+     * Asks the executor that Spark's tracker now names as the owner of these map outputs to publish them, records
+     * what it published, and answers with the shuffle's directory. The ask waits on the plugin's RPC thread, at most
+     * {@link #MOVED_ASK_SECONDS} (only readers of outputs that moved, e.g. off a decommissioned executor, ever cause
+     * one; the executor answers from its own files without asking the driver anything).
+     */
+    private Messages.ShuffleLocations publishMoved(Messages.PublishMoved m) {
+        ExecutorInfo owner;
+        synchronized (this) {
+            owner = executors.get(m.executorId());
+        }
+        if (owner != null) {
+            try {
+                Object reply = owner.agent().askSync(Wire.pack(new Messages.PublishLocal(m.shuffleId(), m.mapIds())),
+                        new org.apache.spark.rpc.RpcTimeout(
+                                scala.concurrent.duration.FiniteDuration.apply(MOVED_ASK_SECONDS, "s"),
+                                "spark.shuffle.hcomm (publish moved map outputs)"),
+                        scala.reflect.ClassTag$.MODULE$.apply(Object.class));
+                Messages.Moved moved = (Messages.Moved) Wire.reply(reply);
+                synchronized (this) {
+                    // the executor or the shuffle may have gone during the ask: record nothing stale
+                    if (executors.containsKey(m.executorId()) && shuffles.containsKey(m.shuffleId())) {
+                        moved.published().forEach(this::published);
+                    }
+                }
+                LOG.info("HComm shuffle: executor {} published {} moved map outputs of shuffle {}{}", m.executorId(),
+                        moved.published().size(), m.shuffleId(),
+                        moved.missing() == null ? "" : "; not there: " + moved.missing());
+            } catch (Exception e) { // askSync also throws undeclared checked ones (a timeout, the agent's failure)
+                LOG.warn("HComm shuffle: executor {} did not publish the map outputs of shuffle {} moved to it",
+                        m.executorId(), m.shuffleId(), e);
+            }
+        }
+        return lookup(m.shuffleId());
+    }
+
+    private synchronized Messages.ShuffleLocations lookup(int shuffleId) {
+        Map<Long, Location> m = shuffles.getOrDefault(shuffleId, Map.of());
+        int n = m.size();
+        long[] ids = new long[n];
+        String[] execs = new String[n];
+        long[] idx = new long[n];
+        long[] data = new long[n];
+        int[] parts = new int[n];
+        int i = 0;
+        for (var e : m.entrySet()) {
+            ids[i] = e.getKey();
+            execs[i] = e.getValue().executorId();
+            idx[i] = e.getValue().indexAddress();
+            data[i] = e.getValue().dataAddress();
+            parts[i] = e.getValue().numPartitions();
+            i++;
+        }
+        return new Messages.ShuffleLocations(shuffleId, ids, execs, idx, data, parts);
+    }
+
+    /**
+     * Adds every registered executor not yet in the stage attempt's mesh and tells both ends of each new pair to
+     * create their channel ends (one message, hence one HcommChannelCreate, per executor). Idempotent.
+     */
+    void provision(StageAttempt stage) {
+        Map<ExecutorInfo, List<Messages.PeerInfo>> orders = new LinkedHashMap<>();
+        synchronized (this) {
+            if (ended.containsKey(stage)) {
+                return;
+            }
+            StagePlan plan = stages.computeIfAbsent(stage, k -> new StagePlan());
+            if (plan.registrationsSeen == registrations) {
+                return; // nobody registered since the mesh was built: every EnsureStage after the first is O(1)
+            }
+            plan.registrationsSeen = registrations;
+            for (ExecutorInfo joining : executors.values()) {
+                if (plan.members.contains(joining.executorId())) {
+                    continue;
+                }
+                for (String memberId : plan.members) {
+                    ExecutorInfo member = executors.get(memberId);
+                    if (member == null) {
+                        continue;
+                    }
+                    boolean joiningServes = joining.executorId().compareTo(member.executorId()) < 0;
+                    ExecutorInfo server = joiningServes ? joining : member;
+                    String name = "hs" + appTag + "-s" + stage.stageId() + "a" + stage.attempt() + "-"
+                            + (joiningServes ? joining.executorId() + "-" + member.executorId()
+                                    : member.executorId() + "-" + joining.executorId());
+                    orders.computeIfAbsent(joining, k -> new ArrayList<>()).add(new Messages.PeerInfo(
+                            member.executorId(), member.endpoint(), server.port(), joiningServes, name));
+                    orders.computeIfAbsent(member, k -> new ArrayList<>()).add(new Messages.PeerInfo(
+                            joining.executorId(), joining.endpoint(), server.port(), !joiningServes, name));
+                }
+                plan.members.add(joining.executorId());
+            }
+        }
+        orders.forEach((exec, peers) -> exec.agent().send(Wire.pack(new Messages.ProvisionStage(
+                stage.stageId(), stage.attempt(), peers))));
+    }
+
+    /** Tells every executor of the stage attempt's mesh to destroy its channels. */
+    void endStage(StageAttempt stage) {
+        List<ExecutorInfo> members = new ArrayList<>();
+        synchronized (this) {
+            if (ended.containsKey(stage)) {
+                return;
+            }
+            StagePlan plan = stages.remove(stage);
+            if (plan != null) {
+                for (String id : plan.members) {
+                    ExecutorInfo e = executors.get(id);
+                    if (e != null) {
+                        members.add(e);
+                    }
+                }
+            }
+            // each live member of a mesh of two or more holds channel ends and reports their destroy; one alone
+            // holds none (an executor removed since is not waited for)
+            ended.put(stage, plan != null && plan.members.size() > 1 ? members.size() : 0);
+        }
+        for (ExecutorInfo e : members) {
+            e.agent().send(Wire.pack(new Messages.EndStage(stage.stageId(), stage.attempt())));
+        }
+    }
+
+    private static <K, V> Map<K, V> boundedMap() {
+        return new LinkedHashMap<>(64, 0.75f, false) {
+            @Override
+            protected boolean removeEldestEntry(Map.Entry<K, V> eldest) {
+                return size() > ENDED_KEPT;
+            }
+        };
+    }
+
+    synchronized void executorRemoved(String executorId) {
+        executors.remove(executorId);
+        for (Map<Long, Location> m : shuffles.values()) {
+            m.values().removeIf(l -> l.executorId().equals(executorId));
+        }
+    }
+
+    public synchronized void shuffleRemoved(int shuffleId) {
+        shuffles.remove(shuffleId);
+    }
+
+    private synchronized void report(Messages.StageReport s) {
+        metrics.report(s.executorId(), s.totals());
+        reportedEnds.merge(new StageAttempt(s.stageId(), s.attempt()),
+                new StageEnd(s.destroyCalls(), s.channelsDestroyed()), StageEnd::plus);
+    }
+
+    private StageEnd reportedEnd(int stageId, int attempt) {
+        return reportedEnds.getOrDefault(new StageAttempt(stageId, attempt), StageEnd.NOTHING);
+    }
+
+    /**
+     * For tests and the benchmarks: the destroy calls a stage attempt's end is to bring, one per live executor that
+     * holds channel ends of it (0 for a stage without a parent stage: it reads no shuffle and gets no channels), or -1
+     * while it has not ended (or ended too long ago to be remembered). Reports are
+     * complete when {@link #destroyCallsOf} reaches it.
+     */
+    public synchronized int destroyCallsExpected(int stageId, int attempt) {
+        return ended.getOrDefault(new StageAttempt(stageId, attempt), -1);
+    }
+
+    /** For tests and the example job: destroy calls the executors reported for a stage attempt. */
+    public synchronized int destroyCallsOf(int stageId, int attempt) {
+        return reportedEnd(stageId, attempt).destroyCalls();
+    }
+
+    /**
+     * For tests: channel ends the executors reported destroyed for a stage attempt (per stage, unlike the
+     * cumulative metrics, so no baseline read before the stage can be stale).
+     */
+    public synchronized int channelsDestroyedOf(int stageId, int attempt) {
+        return reportedEnd(stageId, attempt).channelsDestroyed();
+    }
+
+    /** For tests and the example job: the cluster total of a metric of the HcommShuffle source. */
+    public long clusterTotal(String metric) {
+        return metrics.clusterTotal(metric);
+    }
+
+    /** Number of executors whose endpoint is registered. */
+    public synchronized int registeredExecutors() {
+        return executors.size();
+    }
+}

@@ -1,0 +1,79 @@
+package org.apache.spark.shuffle.hcomm.internal.driver;
+
+import java.util.Map;
+
+import org.apache.spark.SparkContext;
+import org.apache.spark.SparkEnv;
+import org.apache.spark.api.plugin.DriverPlugin;
+import org.apache.spark.api.plugin.PluginContext;
+import org.apache.spark.scheduler.SparkListener;
+import org.apache.spark.scheduler.SparkListenerExecutorRemoved;
+import org.apache.spark.scheduler.SparkListenerStageCompleted;
+import org.apache.spark.scheduler.SparkListenerStageSubmitted;
+import org.apache.spark.scheduler.StageInfo;
+import org.apache.spark.shuffle.hcomm.internal.bundle.LineCheck;
+import org.apache.spark.shuffle.hcomm.internal.conf.ChannelSecret;
+import org.apache.spark.shuffle.hcomm.internal.conf.HcommConf;
+import org.apache.spark.shuffle.hcomm.internal.rpc.StageAttempt;
+
+/** The driver component: validates the configuration, keeps the {@link DriverState} and follows the stages. */
+public final class ShuffleDriverPlugin implements DriverPlugin {
+    private DriverState state;
+
+    @Override
+    public Map<String, String> init(SparkContext sc, PluginContext pluginContext) {
+        LineCheck.verifyLine();
+        HcommConf.validate(sc.conf());
+        state = new DriverState();
+        state.install();
+        sc.addSparkListener(new StageListener(state));
+        return ChannelSecret.forExecutors(sc.conf());
+    }
+
+    @Override
+    public void registerMetrics(String appId, PluginContext pluginContext) {
+        SparkEnv.get().metricsSystem().registerSource(state.metrics());
+    }
+
+    @Override
+    public Object receive(Object message) {
+        return state.receive(message);
+    }
+
+    @Override
+    public void shutdown() {
+        if (state != null) {
+            state.uninstall();
+        }
+    }
+
+    /** Provisions a stage attempt's channels when it is submitted (if it reads a shuffle) and ends them after. */
+    private static final class StageListener extends SparkListener {
+        private final DriverState state;
+
+        StageListener(DriverState state) {
+            this.state = state;
+        }
+
+        private static StageAttempt key(StageInfo info) {
+            return new StageAttempt(info.stageId(), info.attemptNumber());
+        }
+
+        @Override
+        public void onStageSubmitted(SparkListenerStageSubmitted event) {
+            if (!event.stageInfo().parentIds().isEmpty()) {
+                state.provision(key(event.stageInfo()));
+            }
+        }
+
+        @Override
+        public void onStageCompleted(SparkListenerStageCompleted event) {
+            state.endStage(key(event.stageInfo()));
+        }
+
+        @Override
+        public void onExecutorRemoved(SparkListenerExecutorRemoved event) {
+            state.executorRemoved(event.executorId());
+        }
+    }
+}

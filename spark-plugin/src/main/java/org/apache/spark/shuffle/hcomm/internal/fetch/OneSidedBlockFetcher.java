@@ -1,0 +1,381 @@
+package org.apache.spark.shuffle.hcomm.internal.fetch;
+
+import java.io.InputStream;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.List;
+
+import org.apache.spark.serializer.SerializerManager;
+import org.apache.spark.shuffle.ShuffleReadMetricsReporter;
+import org.apache.spark.shuffle.hcomm.internal.metrics.ShuffleMetrics;
+import org.apache.spark.shuffle.hcomm.internal.rpc.StageAttempt;
+import org.apache.spark.storage.BlockId;
+import org.hcomm.bridge.transport.ReadBatch;
+import org.hcomm.bridge.transport.TransportException;
+import scala.Tuple2;
+import scala.collection.AbstractIterator;
+
+/**
+ * Reads a reduce task's remote blocks with one-sided reads into borrowed chunks of the receive buffer, and hands
+ * them out as streams that deserialise straight from that memory.
+ *
+ * <p>First the index of every map output (the offsets of the task's partitions) is read: one batch for all owners,
+ * as many rounds as it takes to fit the borrowed chunks (usually one). Then the data, as the {@link WavePlan} cuts
+ * it: two waves are in flight at once on two read batches: while the task deserialises wave {@code w}, wave
+ * {@code w + 1} is landing. Rounds and waves span owners, so a task's round trips do not grow with the number of
+ * executors it reads from; a failed read leaves through {@link Blame}, which names the executor whose output must be
+ * recomputed.
+ *
+ * <p>Confined to the task's thread. {@link #close()} waits for reads still in flight before the chunks go back.
+ */
+public final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId, InputStream>>
+        implements AutoCloseable {
+    private final ReadResources resources;
+    private final Blame blame;
+    private final ShuffleMetrics metrics;
+    private final StageAttempt stage;
+    private final int shuffleId;
+    private final List<MapRead> reads;
+    private final ShuffleReadMetricsReporter readMetrics;
+    private final SerializerManager serializerManager;
+    private final ReadResources.Lease lease;
+    private final List<ReceiveBuffer.Chunk> chunks;
+    private final ReadBatch[] batches;
+    private final int chunkSize;
+
+    private WavePlan plan;
+    private int nextPart;
+    private long waitNanos;
+    private long waitReportedMs;
+    /**
+     * A wait timed out: reads it gave up on may still land in the chunks, which serve no other task until the stage
+     * attempt's channels are destroyed ({@link ReadResources#retire}).
+     */
+    private boolean readsMayLandLate;
+    private boolean closed;
+
+    /**
+     * Borrows chunks and batches for {@code reads} (about {@code bytes} in all) and reads their indexes; null when no
+     * chunk became free within the read timeout (the caller falls back or fails). A failed index read throws the
+     * fetch failure {@link Blame} makes, the borrowed resources given back.
+     */
+    public static OneSidedBlockFetcher open(ReadResources resources, Blame blame, ShuffleMetrics metrics,
+            StageAttempt stage, int shuffleId, List<MapRead> reads, long bytes, ShuffleReadMetricsReporter readMetrics,
+            SerializerManager serializerManager) {
+        ReadResources.Lease lease = resources.borrow(bytes);
+        return lease == null ? null : new OneSidedBlockFetcher(resources, blame, metrics, stage, shuffleId, reads,
+                readMetrics, serializerManager, lease);
+    }
+
+    private OneSidedBlockFetcher(ReadResources resources, Blame blame, ShuffleMetrics metrics, StageAttempt stage,
+            int shuffleId, List<MapRead> reads, ShuffleReadMetricsReporter readMetrics,
+            SerializerManager serializerManager, ReadResources.Lease lease) {
+        this.resources = resources;
+        this.blame = blame;
+        this.metrics = metrics;
+        this.stage = stage;
+        this.shuffleId = shuffleId;
+        this.reads = reads;
+        this.readMetrics = readMetrics;
+        this.serializerManager = serializerManager;
+        this.lease = lease;
+        this.chunks = lease.chunks();
+        this.batches = lease.batches();
+        this.chunkSize = resources.chunkSize();
+        try {
+            long[][] offsets = readIndexes();
+            try {
+                plan = new WavePlan(shuffleId, reads, offsets, chunks, chunkSize);
+            } catch (WavePlan.BadIndex e) {
+                throw readFailed(e.read, e.reduceId, e.getMessage(), null);
+            }
+        } catch (Throwable e) {
+            // not only RuntimeException: the FetchFailedException of a failed index read is checked (thrown
+            // sneakily), and missing it leaked the borrowed chunks and batches for the executor's lifetime
+            try {
+                batches[0].await(); // ends an index round cut short by a failed read, so the batch can be reused
+            } catch (TransportException ended) {
+                noteTimeout(ended); // the read already failed; only giving the resources back matters now
+            } catch (RuntimeException ignored) {
+                // as above
+            }
+            close();
+            throw e;
+        }
+    }
+
+    /** Reads every map output's offsets, all owners in one batch per round; returns them in {@link #reads} order. */
+    private long[][] readIndexes() {
+        long[][] offsets = new long[reads.size()][];
+        int i = 0;
+        while (i < reads.size()) {
+            // one round: the next reads whose offsets fit in the borrowed chunks
+            int roundStart = i;
+            int chunk = 0;
+            int at = 0;
+            List<int[]> places = new ArrayList<>();
+            ReadBatch batch = batches[0];
+            try {
+                while (i < reads.size()) {
+                    MapRead r = reads.get(i);
+                    int bytes = 8 * (r.endReduce() - r.firstReduce() + 1);
+                    if (bytes > chunkSize) {
+                        throw new IllegalStateException("index of " + (bytes / 8) + " offsets does not fit a chunk of "
+                                + chunkSize + " bytes (raise spark.shuffle.hcomm.readChunkSize)");
+                    }
+                    if (at + bytes > chunkSize) {
+                        if (chunk + 1 == chunks.size()) {
+                            break;
+                        }
+                        chunk++;
+                        at = 0;
+                    }
+                    try {
+                        batch.read(r.channel(), chunks.get(chunk).address + at,
+                                r.indexAddress() + 8L * r.firstReduce(), bytes);
+                    } catch (TransportException e) {
+                        throw readFailed(r, r.firstReduce(), "one-sided read of the map output index refused", e);
+                    }
+                    places.add(new int[] {chunk, at, bytes});
+                    at += bytes;
+                    i++;
+                }
+                awaitTimed(batch, ShuffleMetrics.FetchWait.INDEX);
+                metrics.indexRounds.inc();
+            } catch (TransportException e) {
+                long scratch = chunks.get(0).address;
+                MapRead failed = Blame.blame(e, reads.subList(roundStart, i),
+                        r -> blame.probe(scratch, r, e, () -> readsMayLandLate = true));
+                throw readFailed(failed, failed.firstReduce(), "one-sided read of the map output index failed", e);
+            }
+            for (int k = roundStart; k < i; k++) {
+                int[] p = places.get(k - roundStart);
+                ByteBuffer v = chunks.get(p[0]).view.duplicate().order(ByteOrder.BIG_ENDIAN); // Spark's layout
+                long[] off = new long[p[2] / 8];
+                for (int j = 0; j < off.length; j++) {
+                    off[j] = v.getLong(p[1] + 8 * j);
+                }
+                offsets[k] = off;
+            }
+        }
+        return offsets;
+    }
+
+    private void noteTimeout(TransportException e) {
+        readsMayLandLate |= e.isTimeout();
+    }
+
+    // ---- the pipeline ----
+
+    private void issue(int index) {
+        WavePlan.Wave w = plan.waves.get(index);
+        if (w.issued) {
+            return;
+        }
+        w.issued = true;
+        ReadBatch batch = batches[index % 2];
+        for (int j = w.first; j <= w.last; j++) {
+            WavePlan.Piece p = plan.pieces.get(j);
+            try {
+                batch.read(p.read.channel(), p.chunk.address + p.chunkOffset, p.src, p.length);
+            } catch (TransportException e) {
+                w.landed = true; // the refused read ended the batch and waited for the reads before it
+                throw readFailed(p.read, plan.firstReduceIn(p), "one-sided read refused", e);
+            }
+        }
+        try {
+            batch.flush();
+        } catch (TransportException e) {
+            w.landed = true; // the batch was ended and waited for by the failed call
+            throw waveFailed(index, e, "one-sided reads could not be submitted");
+        }
+        w.issuedAt = System.nanoTime();
+        metrics.readsIssued.inc(w.last - w.first + 1);
+    }
+
+    private void land(int index) {
+        WavePlan.Wave w = plan.waves.get(index);
+        if (w.landed) {
+            return;
+        }
+        w.landed = true;
+        try {
+            awaitTimed(batches[index % 2],
+                    index == 0 ? ShuffleMetrics.FetchWait.FIRST_WAVE : ShuffleMetrics.FetchWait.LATER_WAVES);
+        } catch (TransportException e) {
+            throw waveFailed(index, e, "one-sided read failed");
+        }
+        metrics.readLanded(System.nanoTime() - w.issuedAt);
+        metrics.readWaves.inc();
+        long bytes = 0;
+        long crossHost = 0;
+        for (int j = w.first; j <= w.last; j++) {
+            WavePlan.Piece p = plan.pieces.get(j);
+            bytes += p.length;
+            if (p.read.crossHost()) {
+                crossHost += p.length;
+            }
+        }
+        metrics.bytesReadOneSided.inc(bytes);
+        metrics.bytesReadCrossHost.inc(crossHost);
+        readMetrics.incRemoteBytesRead(bytes);
+    }
+
+    /** Lands every wave issued and not yet landed (before the chunks go back, or are read again). */
+    private void landIssued() throws TransportException {
+        for (int i = 0; i < plan.waves.size(); i++) {
+            WavePlan.Wave w = plan.waves.get(i);
+            if (w.issued && !w.landed) {
+                w.landed = true;
+                batches[i % 2].await();
+            }
+        }
+    }
+
+    /**
+     * Waits for a batch, counting the wait as fetch wait time (summed in ns, reported to Spark in whole ms) and in
+     * the plugin's split of it by {@code what}.
+     */
+    private void awaitTimed(ReadBatch batch, ShuffleMetrics.FetchWait what) throws TransportException {
+        long t0 = System.nanoTime();
+        try {
+            batch.await();
+        } finally {
+            long waited = System.nanoTime() - t0;
+            metrics.fetchWaited(what, waited);
+            waitNanos += waited;
+            long ms = nearestMillis(waitNanos);
+            readMetrics.incFetchWaitTime(ms - waitReportedMs);
+            waitReportedMs = ms;
+        }
+    }
+
+    /**
+     * Spark takes fetch wait in whole milliseconds. The reader reports the running total rounded to the nearest one,
+     * so a task's report is off by at most half a millisecond per shuffle it reads; flooring (as
+     * {@code TimeUnit.toMillis} does) dropped up to a whole one, and on a stage of many short waits most of them.
+     */
+    static long nearestMillis(long nanos) {
+        return (nanos + 500_000) / 1_000_000;
+    }
+
+    /** The fetch failure of wave {@code index}: names the first piece of the read {@link Blame} finds. */
+    private RuntimeException waveFailed(int index, TransportException e, String why) {
+        WavePlan.Wave w = plan.waves.get(index);
+        WavePlan.Piece first = plan.pieces.get(w.first);
+        MapRead failed = Blame.blame(e, plan.readsIn(w),
+                r -> blame.probe(first.chunk.address + first.chunkOffset, r, e, () -> readsMayLandLate = true));
+        for (int j = w.first; j <= w.last; j++) {
+            if (plan.pieces.get(j).read == failed) {
+                return readFailed(failed, plan.firstReduceIn(plan.pieces.get(j)), why, e);
+            }
+        }
+        return readFailed(failed, failed.firstReduce(), why, e);
+    }
+
+    /** A read failure leaves here: a timed-out wait among its causes retires the chunks; {@link Blame} decides. */
+    private RuntimeException readFailed(MapRead read, int reduceId, String why, Throwable cause) {
+        if (cause instanceof TransportException t) {
+            noteTimeout(t);
+        }
+        return blame.readFailed(stage, shuffleId, read, reduceId, why, cause);
+    }
+
+    /** The piece holding sequence position {@code pos}, landed (and the next wave issued). */
+    WavePlan.Piece landedPieceAt(long pos) {
+        WavePlan.Piece p = plan.pieceAt(pos);
+        int w = p.wave;
+        issue(w);
+        if (w + 1 < plan.waves.size()) {
+            issue(w + 1); // its chunks were freed when the consumer left wave w - 1
+        }
+        land(w);
+        return p;
+    }
+
+    boolean isClosed() {
+        return closed;
+    }
+
+    // ---- the iterator ----
+
+    @Override
+    public boolean hasNext() {
+        if (closed) {
+            return false;
+        }
+        if (nextPart < plan.parts.size()) {
+            return true;
+        }
+        close(); // the last block's records are consumed: the chunks can serve other tasks now
+        return false;
+    }
+
+    @Override
+    public Tuple2<BlockId, InputStream> next() {
+        WavePlan.Part part = plan.parts.get(nextPart++);
+        readMetrics.incRemoteBlocksFetched(1);
+        InputStream wrapped;
+        try {
+            wrapped = serializerManager.wrapStream(part.blockId(), new PartStream(this, part));
+        } catch (RuntimeException e) {
+            throw readFailed(part.read(), part.blockId().reduceId(), "stream of the block cannot be opened", e);
+        }
+        return new Tuple2<>(part.blockId(), new PartStream.CorruptionGuard(wrapped,
+                e -> readFailed(part.read(), part.blockId().reduceId(), "block is corrupt (" + diagnose(part) + ")",
+                        e)));
+    }
+
+    /**
+     * {@link CorruptionDiagnosis} of a block that failed to decode, read again into this task's first chunk once the
+     * reads in flight landed. Never throws: what cannot be told is said instead.
+     */
+    private String diagnose(WavePlan.Part part) {
+        if (closed) {
+            return "where it went bad cannot be told: the task's chunks were already given back";
+        }
+        try {
+            landIssued();
+            WavePlan.Piece first = plan.firstPieceOf(part);
+            long src = first.src + (part.start() - first.start); // a map output's range is read contiguously
+            return CorruptionDiagnosis.diagnose(shuffleId, part.read(), part.blockId().reduceId(), src,
+                    part.end() - part.start(), batches[0], chunks.get(0), chunkSize, resources.readTimeoutMs());
+        } catch (TransportException e) {
+            noteTimeout(e); // a read that timed out may still land: the chunks are retired, not given back
+            return "where it went bad cannot be told: " + e;
+        } catch (RuntimeException e) {
+            return "where it went bad cannot be told: " + e;
+        }
+    }
+
+    /**
+     * Waits for reads still in flight, then gives the chunks and batches back — or, when a wait timed out, retires
+     * them ({@link ReadResources#retire}). Idempotent.
+     */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        if (plan != null) {
+            for (int i = 0; i < plan.waves.size(); i++) {
+                WavePlan.Wave w = plan.waves.get(i);
+                if (w.issued && !w.landed) {
+                    w.landed = true;
+                    try {
+                        batches[i % 2].await();
+                    } catch (TransportException e) {
+                        noteTimeout(e); // the task is over; only the chunks matter now
+                    }
+                }
+            }
+        }
+        if (readsMayLandLate) {
+            resources.retire(stage, lease, () -> blame.channelsDestroyed(stage));
+        } else {
+            resources.giveBack(lease);
+        }
+    }
+}

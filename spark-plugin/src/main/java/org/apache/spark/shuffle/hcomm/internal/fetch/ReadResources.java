@@ -1,0 +1,206 @@
+package org.apache.spark.shuffle.hcomm.internal.fetch;
+
+import java.util.List;
+import java.util.concurrent.ConcurrentLinkedQueue;
+
+import org.apache.spark.shuffle.hcomm.internal.conf.LogCategory;
+import org.apache.spark.shuffle.hcomm.internal.metrics.ShuffleMetrics;
+import org.apache.spark.shuffle.hcomm.internal.rpc.StageAttempt;
+import org.hcomm.bridge.transport.ReadBatch;
+import org.hcomm.bridge.transport.Region;
+import org.hcomm.bridge.transport.Transport;
+import org.slf4j.Logger;
+
+/**
+ * What reduce tasks borrow for their one-sided reads: chunks of the executor's registered receive buffer (the "HCCL
+ * buffer") and read batches (idle ones are kept for the next task). Owns the receive region and every idle batch;
+ * a batch on loan is the borrower's until it gives it back. Chunks that a timed-out read may still write into are
+ * retired until the channels of their stage attempt are destroyed. Thread-safe.
+ */
+public final class ReadResources implements AutoCloseable {
+    private static final Logger LOG = LogCategory.EXECUTOR_RUNTIME.logger();
+
+    private final Transport transport;
+    private final ShuffleMetrics metrics;
+    private final String executorId;
+    private final long readTimeoutMs;
+    private final long maxBytesInFlight;
+    private final Region region;
+    private final ReceiveBuffer receive;
+    private final ConcurrentLinkedQueue<ReadBatch> idleBatches = new ConcurrentLinkedQueue<>();
+    private volatile boolean closed;
+
+    /** What a reduce task borrows. */
+    record Lease(List<ReceiveBuffer.Chunk> chunks, ReadBatch[] batches) {
+    }
+
+    /**
+     * Registers a receive buffer of {@code bufferBytes} in chunks of {@code chunkSize}; a task borrows at most
+     * {@code maxBytesInFlight} of it, waiting at most {@code readTimeoutMs} for a chunk.
+     */
+    public ReadResources(Transport transport, ShuffleMetrics metrics, String executorId, long bufferBytes,
+            int chunkSize, long maxBytesInFlight, long readTimeoutMs) {
+        this.transport = transport;
+        this.metrics = metrics;
+        this.executorId = executorId;
+        this.readTimeoutMs = readTimeoutMs;
+        this.maxBytesInFlight = maxBytesInFlight;
+        this.region = transport.allocate("hcomm-receive-buffer", bufferBytes);
+        this.receive = new ReceiveBuffer(region, chunkSize);
+    }
+
+    int chunkSize() {
+        return receive.chunkSize();
+    }
+
+    long readTimeoutMs() {
+        return readTimeoutMs;
+    }
+
+    /** Whether the executor still reads (not shut down). */
+    public boolean open() {
+        return !closed;
+    }
+
+    /**
+     * Chunks and two read batches for a reader of about {@code bytes} (the tracker's sizes), or null when no chunk
+     * became free within the read timeout. It asks for no more chunks than the bytes need (plus one for the
+     * offsets), nor more than maxBytesInFlight or half the buffer.
+     */
+    Lease borrow(long bytes) {
+        long needed = bytes / receive.chunkSize() + 2;
+        int max = (int) Math.max(2,
+                Math.min(Math.min(receive.totalChunks() / 2, maxBytesInFlight / receive.chunkSize()), needed));
+        List<ReceiveBuffer.Chunk> chunks;
+        try {
+            chunks = receive.borrow(2, max, readTimeoutMs);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while waiting for receive buffer space", e);
+        }
+        if (chunks.isEmpty()) {
+            return null; // the caller falls back (or fails, with fallback `never`)
+        }
+        ReadBatch[] batches = new ReadBatch[2];
+        try {
+            for (int i = 0; i < 2; i++) {
+                ReadBatch b = idleBatches.poll();
+                batches[i] = b != null ? b : transport.newReadBatch();
+            }
+        } catch (RuntimeException | Error e) {
+            receive.giveBack(chunks); // or they are lost to every later task of this executor
+            for (ReadBatch b : batches) {
+                if (b != null) {
+                    idleBatches.add(b);
+                }
+            }
+            throw e;
+        }
+        return new Lease(chunks, batches);
+    }
+
+    /** A read batch of its own, for a probe that must not queue behind a batch's reads; the caller closes it. */
+    ReadBatch newProbeBatch() {
+        return transport.newReadBatch();
+    }
+
+    void giveBack(Lease lease) {
+        receive.giveBack(lease.chunks());
+        for (ReadBatch b : lease.batches()) {
+            if (closed) {
+                b.close();
+            } else {
+                idleBatches.add(b);
+            }
+        }
+    }
+
+    /**
+     * For a reader of {@code stage} whose reads timed out: its batches are closed (their threads may still hold the
+     * reads; freeing a thread stops it) and its chunks retired (a late reply could still land in them) until the
+     * stage attempt's channels are destroyed, so neither serves another task meanwhile. {@code destroyed} says,
+     * once the chunks are retired, whether they already are.
+     */
+    void retire(StageAttempt stage, Lease lease, java.util.function.BooleanSupplier destroyed) {
+        // the batches first: once the chunks are retired, the end of the attempt may reclaim them at any time
+        boolean freed = true;
+        for (ReadBatch b : lease.batches()) {
+            try {
+                b.close();
+            } catch (RuntimeException e) {
+                freed = false; // its thread may still hold reads: the chunks must never come back
+                LOG.warn("HComm: could not free a read batch whose reads timed out", e);
+            }
+        }
+        List<ReceiveBuffer.Chunk> chunks = lease.chunks();
+        receive.retire(freed ? stage : null, chunks);
+        metrics.chunksRetired.inc(chunks.size());
+        LOG.warn("HComm: retired {} receive buffer chunks after a read timed out (reads may still land in them) {}; "
+                + "{} of {} chunks retired in this executor", chunks.size(),
+                freed ? "until the channels of " + stage + " are destroyed" : "for good", receive.retired(),
+                receive.totalChunks());
+        if (freed && destroyed.getAsBoolean()) {
+            reclaim(stage); // the attempt ended while the reader waited
+        }
+    }
+
+    /**
+     * Lends again the chunks retired for {@code stage}: its channels are destroyed, so no read over them writes any
+     * more (soft HComm joins a destroyed channel's receiver; on hardware its queue pair is gone). Called by the stage
+     * channels under their lock, and by {@link #retire}; idempotent.
+     */
+    public void reclaim(StageAttempt stage) {
+        int n = receive.reclaim(stage);
+        if (n > 0) {
+            metrics.chunksReclaimed.inc(n);
+            LOG.info("HComm: the channels of {} are destroyed; {} retired receive buffer chunks are lent again",
+                    stage, n);
+        }
+    }
+
+    /** Chunks not free to lend: on loan, or retired and not reclaimed (tests check that none are after a job). */
+    public int chunksNotFree() {
+        return receive.onLoan() + receive.retired();
+    }
+
+    /** Closes the idle batches, then the buffer and its region; says what was still on loan or retired. */
+    @Override
+    public void close() {
+        closed = true;
+        RuntimeException failure = null;
+        ReadBatch b;
+        while ((b = idleBatches.poll()) != null) {
+            try {
+                b.close();
+            } catch (RuntimeException e) {
+                failure = add(failure, e);
+            }
+        }
+        int onLoan = receive.onLoan();
+        if (onLoan > 0) {
+            LOG.warn("Executor {} closes its receive buffer with {} chunks still on loan", executorId, onLoan);
+        }
+        int retired = receive.retired();
+        if (retired > 0) {
+            LOG.warn("Executor {} closes its receive buffer with {} chunks retired after read timeouts", executorId,
+                    retired);
+        }
+        try {
+            receive.close();
+            region.close();
+        } catch (RuntimeException e) {
+            failure = add(failure, e);
+        }
+        if (failure != null) {
+            throw failure;
+        }
+    }
+
+    private static RuntimeException add(RuntimeException first, RuntimeException next) {
+        if (first == null) {
+            return next;
+        }
+        first.addSuppressed(next);
+        return first;
+    }
+}

@@ -1,0 +1,132 @@
+package org.apache.spark.shuffle.hcomm.internal.metrics;
+
+import java.util.function.ToLongFunction;
+
+/**
+ * One metric of the {@code HcommShuffle} source, with its documentation. {@link ShuffleMetrics} registers exactly these,
+ * each only through its entry here, so a metric cannot be registered without its documentation nor documented without
+ * being registered; the README's metrics table is generated from them ({@link #markdownTable()}) and a test checks both.
+ *
+ * <p>On an executor a metric is of its {@link Kind}; on the driver every metric with a {@link #driverTotal} is a gauge:
+ * the sum over executors of the values in the latest {@link ShuffleMetrics.Snapshot} each reported.
+ */
+public enum MetricEntry {
+    CHANNELS_CREATED("channelsCreated", Kind.COUNTER, "channels", ShuffleMetrics.Snapshot::channelsCreated,
+            "channel ends this executor created to its peers for the reduce stages it reads in"),
+    CHANNELS_DESTROYED("channelsDestroyed", Kind.COUNTER, "channels", ShuffleMetrics.Snapshot::channelsDestroyed,
+            "channel ends destroyed, all of a stage attempt's at its end"),
+    CHANNELS_LIVE("channelsLive", Kind.GAUGE, "channels", ShuffleMetrics.Snapshot::channelsLive,
+            "`channelsCreated` - `channelsDestroyed`: 0 once no stage reads"),
+    DESTROY_CALLS("destroyCalls", Kind.COUNTER, "calls", ShuffleMetrics.Snapshot::destroyCalls,
+            "bulk destroys: one per stage attempt on each executor that had channels in it"),
+    BYTES_READ_ONE_SIDED("bytesReadOneSided", Kind.COUNTER, "bytes", ShuffleMetrics.Snapshot::bytesReadOneSided,
+            "shuffle bytes read one-sidedly from the owners' registered memory (also Spark's remote bytes read)"),
+    BYTES_READ_FALLBACK("bytesReadFallback", Kind.COUNTER, "bytes", ShuffleMetrics.Snapshot::bytesReadFallback,
+            "remote bytes Spark's own fetch read instead (fallback); 0 with fallback `never`"),
+    BYTES_READ_CROSS_HOST("bytesReadCrossHost", Kind.COUNTER, "bytes", ShuffleMetrics.Snapshot::bytesReadCrossHost,
+            "one-sided bytes from owners on another host: through the NIC"),
+    BYTES_READ_WITHIN_HOST("bytesReadWithinHost", Kind.GAUGE, "bytes",
+            ShuffleMetrics.Snapshot::bytesReadWithinHost, "`bytesReadOneSided` - `bytesReadCrossHost`: one-sided bytes "
+                    + "from owners on this host"),
+    READS_ISSUED("readsIssued", Kind.COUNTER, "reads", ShuffleMetrics.Snapshot::readsIssued,
+            "one-sided reads issued"),
+    INDEX_ROUNDS("indexRounds", Kind.COUNTER, "rounds", ShuffleMetrics.Snapshot::indexRounds,
+            "the reduce tasks' round trips for batches of index reads: one per task unless its indexes overflow the "
+                    + "borrowed chunks"),
+    READ_WAVES("readWaves", Kind.COUNTER, "waves", ShuffleMetrics.Snapshot::readWaves,
+            "the reduce tasks' round trips for batches of data reads, whatever the number of owners"),
+    CHUNKS_RETIRED("chunksRetired", Kind.COUNTER, "chunks", ShuffleMetrics.Snapshot::chunksRetired,
+            "receive-buffer chunks taken out of use because a read into them timed out and could still land"),
+    CHUNKS_RECLAIMED("chunksReclaimed", Kind.COUNTER, "chunks", ShuffleMetrics.Snapshot::chunksReclaimed,
+            "retired chunks lent again once the channels the reads were on were destroyed, at the end of their stage "
+                    + "attempt"),
+    CHANNEL_SETUP_TIME("channelSetupTime", Kind.TIMER, "ns per batch of channels", "total ms",
+            ShuffleMetrics.Snapshot::channelSetupMillis, "time from creating a batch of channels to their being "
+                    + "settled"),
+    READ_LATENCY("readLatency", Kind.TIMER, "ns per wave of reads", "total µs",
+            ShuffleMetrics.Snapshot::readLatencyMicros, "time from issuing a wave of one-sided reads to its landing"),
+    FETCH_WAIT_INDEX_MICROS("fetchWaitIndexMicros", Kind.GAUGE, "µs", ShuffleMetrics.Snapshot::fetchWaitIndexMicros,
+            "the reduce tasks' fetch wait on one-sided reads for the owners' partition offsets (index rounds)"),
+    FETCH_WAIT_FIRST_WAVE_MICROS("fetchWaitFirstWaveMicros", Kind.GAUGE, "µs",
+            ShuffleMetrics.Snapshot::fetchWaitFirstWaveMicros,
+            "the reduce tasks' fetch wait on one-sided reads for a task's first data"),
+    FETCH_WAIT_LATER_WAVES_MICROS("fetchWaitLaterWavesMicros", Kind.GAUGE, "µs",
+            ShuffleMetrics.Snapshot::fetchWaitLaterWavesMicros,
+            "the reduce tasks' fetch wait on later waves: reads that fell behind deserialisation"),
+    FETCH_WAIT_SPARK_MILLIS("fetchWaitSparkMillis", Kind.COUNTER, "ms", ShuffleMetrics.Snapshot::fetchWaitSparkMillis,
+            "the rest of the reduce tasks' fetch wait: in Spark's own fetch iterator (the executor's own blocks, and "
+                    + "the fallback's), as Spark counts it; with the three above it is Spark's fetch wait time"),
+    OUTPUTS_COPIED("outputsCopied", Kind.COUNTER, "map outputs", ShuffleMetrics.Snapshot::outputsCopied,
+            "map outputs published by copying them into the send arena"),
+    OUTPUTS_MAPPED("outputsMapped", Kind.COUNTER, "map outputs", ShuffleMetrics.Snapshot::outputsMapped,
+            "map outputs published by registering Spark's data file"),
+    INDEXES_MAPPED("indexesMapped", Kind.COUNTER, "map outputs", ShuffleMetrics.Snapshot::indexesMapped,
+            "map outputs whose index was published by registering Spark's index file: the arena was full"),
+    OUTPUTS_PUBLISHED_LATE("outputsPublishedLate", Kind.COUNTER, "map outputs",
+            ShuffleMetrics.Snapshot::outputsPublishedLate, "map outputs the executor published when a reader asked, "
+                    + "not at commit: moved to it off a decommissioned executor, or not published at commit");
+
+    /** What a metric is in an executor's registry. */
+    enum Kind {
+        COUNTER, GAUGE, TIMER;
+
+        String label() {
+            return name().toLowerCase(java.util.Locale.ROOT);
+        }
+    }
+
+    private final String metricName;
+    private final Kind kind;
+    private final String unit;
+    private final String driverUnit;
+    private final ToLongFunction<ShuffleMetrics.Snapshot> driverTotal;
+    private final String meaning;
+
+    MetricEntry(String metricName, Kind kind, String unit, ToLongFunction<ShuffleMetrics.Snapshot> driverTotal,
+            String meaning) {
+        this(metricName, kind, unit, unit, driverTotal, meaning);
+    }
+
+    MetricEntry(String metricName, Kind kind, String unit, String driverUnit,
+            ToLongFunction<ShuffleMetrics.Snapshot> driverTotal, String meaning) {
+        this.metricName = metricName;
+        this.kind = kind;
+        this.unit = unit;
+        this.driverUnit = driverUnit;
+        this.driverTotal = driverTotal;
+        this.meaning = meaning;
+    }
+
+    /** The name in the source's registry (and in every sink, after the source's prefix). */
+    public String metricName() {
+        return metricName;
+    }
+
+    Kind kind() {
+        return kind;
+    }
+
+    /** What one executor's value sums into the driver's gauge, or null for a metric only executors have. */
+    ToLongFunction<ShuffleMetrics.Snapshot> driverTotal() {
+        return driverTotal;
+    }
+
+    public boolean onDriver() {
+        return driverTotal != null;
+    }
+
+    /** The README's metrics table: one row per metric, in this order. */
+    static String markdownTable() {
+        StringBuilder sb = new StringBuilder("| metric | type on an executor, unit | where | meaning |\n|---|---|---|---|\n");
+        for (MetricEntry m : values()) {
+            String type = m.kind.label() + ", " + m.unit;
+            if (m.onDriver() && !m.driverUnit.equals(m.unit)) {
+                type = "executor: " + type + "; driver: " + m.driverUnit;
+            }
+            sb.append("| `").append(m.metricName).append("` | ").append(type).append(" | ")
+                    .append(m.onDriver() ? "driver (total), executor" : "executor").append(" | ").append(m.meaning)
+                    .append(" |\n");
+        }
+        return sb.toString();
+    }
+}

@@ -1,0 +1,93 @@
+package org.apache.spark.shuffle.hcomm.internal.rpc;
+
+import java.io.Serializable;
+import java.util.List;
+
+import org.apache.spark.shuffle.hcomm.internal.metrics.ShuffleMetrics;
+
+/**
+ * What the driver and the executors say to each other. Executors ask the driver through the plugin's RPC
+ * ({@code PluginContext.ask/send}); the driver tells executors through each executor's agent ({@code ExecutorAgent}).
+ * They travel packed by {@link Wire}, so Spark's RPC only ever sees JDK and Spark classes.
+ */
+public final class Messages {
+    private Messages() {
+    }
+
+    /**
+     * Executor → driver at start: where its endpoint is; the agent's endpoint reference (where to tell it things)
+     * rides along in the {@link Wire} packet. Reply: {@link Ack}.
+     */
+    public record RegisterExecutor(String executorId, String host, byte[] endpoint, int port) implements Serializable {
+    }
+
+    /**
+     * Executor → driver when a map task commits: the map output is readable one-sidedly. {@code indexAddress} holds
+     * {@code numPartitions + 1} big-endian longs (Spark's index-file layout), the offsets of each reduce partition
+     * from {@code dataAddress}.
+     * Reply: {@link Ack}.
+     */
+    public record Published(int shuffleId, long mapId, String executorId, long indexAddress, long dataAddress,
+            int numPartitions) implements Serializable {
+    }
+
+    /** Executor → driver: every published map output of a shuffle. Reply: {@link ShuffleLocations}. */
+    public record LookupShuffle(int shuffleId) implements Serializable {
+    }
+
+    /** The directory of one shuffle, as parallel arrays (compact on the wire). */
+    public record ShuffleLocations(int shuffleId, long[] mapIds, String[] executorIds, long[] indexAddresses,
+            long[] dataAddresses, int[] numPartitions) implements Serializable {
+    }
+
+    /**
+     * Executor → driver: map outputs that Spark's tracker places on {@code executorId} but the directory does not
+     * (they moved there, e.g. migrated off a decommissioned executor); the driver asks that executor to publish
+     * them from its local files ({@link PublishLocal}). Reply: {@link ShuffleLocations}, the shuffle's directory
+     * afterwards.
+     */
+    public record PublishMoved(int shuffleId, String executorId, long[] mapIds) implements Serializable {
+    }
+
+    /** Driver → executor agent (ask): publish these map outputs if this executor has them. Reply: {@link Moved}. */
+    public record PublishLocal(int shuffleId, long[] mapIds) implements Serializable {
+    }
+
+    /** An executor's answer to {@link PublishLocal}: what it published, and why the rest was not. */
+    public record Moved(List<Published> published, String missing) implements Serializable {
+    }
+
+    /** Executor → driver: make sure this executor has channels for the stage attempt. Reply: {@link Ack}. */
+    public record EnsureStage(int stageId, int attempt, String executorId) implements Serializable {
+    }
+
+    /** One channel an executor must create: to whom, under which name, and which end serves the handshake. */
+    public record PeerInfo(String executorId, byte[] endpoint, int serverPort, boolean localIsServer, String channelName)
+            implements Serializable {
+    }
+
+    /** Driver → executor: create these channels for the stage attempt (one HcommChannelCreate). */
+    public record ProvisionStage(int stageId, int attempt, List<PeerInfo> peers) implements Serializable {
+    }
+
+    /** Driver → executor: the stage attempt ended; destroy its channels (one HcommChannelDestroy). */
+    public record EndStage(int stageId, int attempt) implements Serializable {
+    }
+
+    /** Executor → driver after a stage's channels are destroyed, and the executor's cumulative counters. */
+    public record StageReport(String executorId, int stageId, int attempt, int destroyCalls, int channelsDestroyed,
+            ShuffleMetrics.Snapshot totals) implements Serializable {
+    }
+
+    /**
+     * Executor → driver after a task, only from an executor without HComm transport (it has no channels, so no
+     * {@link StageReport} ever carries its counters, e.g. the bytes its fallback fetched): its cumulative counters.
+     */
+    public record MetricsReport(String executorId, ShuffleMetrics.Snapshot totals) implements Serializable {
+    }
+
+    /** Driver's answer when there is nothing else to say. */
+    public record Ack(boolean ok, String reason) implements Serializable {
+        public static final Ack OK = new Ack(true, null);
+    }
+}

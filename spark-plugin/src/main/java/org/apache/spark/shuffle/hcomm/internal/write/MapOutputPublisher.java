@@ -1,0 +1,199 @@
+package org.apache.spark.shuffle.hcomm.internal.write;
+
+import java.io.File;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.FileChannel;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import org.apache.spark.shuffle.hcomm.internal.conf.LogCategory;
+import org.apache.spark.shuffle.hcomm.internal.metrics.ShuffleMetrics;
+import org.apache.spark.shuffle.hcomm.internal.rpc.DriverClient;
+import org.apache.spark.shuffle.hcomm.internal.rpc.Messages;
+import org.hcomm.bridge.transport.Region;
+import org.hcomm.bridge.transport.Transport;
+import org.hcomm.bridge.transport.TransportException;
+import org.slf4j.Logger;
+
+/**
+ * Makes committed map outputs readable one-sidedly. Each output's index is {@code numPartitions + 1} big-endian
+ * offsets, the layout of Spark's own index file: written into the registered send arena when it has room, else
+ * Spark's committed index file is mapped and registered. Its bytes are copied into the arena when they fit and the
+ * arena keeps an eighth of itself free for indexes afterwards, else the committed data file is mapped and
+ * registered. So a full arena costs registrations, never an output: the arena lives as long as the application's
+ * shuffles, and an application with many of them fills it. Thread-safe; owns the arena and every mapped region
+ * until {@link #release(int)} or {@link #close()}.
+ */
+public final class MapOutputPublisher implements AutoCloseable {
+    private static final Logger LOG = LogCategory.PUBLISHER.logger();
+
+    private final Transport transport;
+    private final Region arena;
+    private final ArenaAllocator allocator;
+    /** Arena bytes a data copy must leave free, so indexes (tiny, one per output) keep fitting. */
+    private final long indexReserve;
+    private final ShuffleMetrics metrics;
+    private final DriverClient driver;
+    private final Map<Integer, List<Publication>> byShuffle = new HashMap<>();
+    private boolean arenaFullLogged;
+
+    /** Where one output lives: arena offsets (or -1) and mapped file regions (or null) of its index and data. */
+    private static final class Publication {
+        final long indexBytes;
+        final long dataBytes;
+        long indexOffset = -1;
+        long dataOffset = -1;
+        Region mappedIndex;
+        Region mappedData;
+
+        Publication(long indexBytes, long dataBytes) {
+            this.indexBytes = indexBytes;
+            this.dataBytes = dataBytes;
+        }
+    }
+
+    /** Registers a send arena of {@code arenaSize} bytes; outputs are announced to the driver through {@code driver}. */
+    public MapOutputPublisher(Transport transport, long arenaSize, ShuffleMetrics metrics, DriverClient driver) {
+        this.transport = transport;
+        this.driver = driver;
+        this.arena = arenaSize > 0 ? transport.allocate("hcomm-send-arena", arenaSize) : null;
+        this.allocator = new ArenaAllocator(arenaSize);
+        this.indexReserve = arenaSize / 8;
+        this.metrics = metrics;
+    }
+
+    String executorId() {
+        return driver.executorId();
+    }
+
+    /** Publishes a map task's committed output and tells the driver where it is. */
+    void publishAndAnnounce(int shuffleId, long mapId, long[] lengths, File dataFile, File indexFile)
+            throws Exception {
+        driver.published(publish(shuffleId, mapId, lengths, dataFile, indexFile));
+    }
+
+    /**
+     * Publishes the committed output of map task {@code mapId} (Spark's {@code dataFile} and {@code indexFile});
+     * returns what the driver records.
+     */
+    synchronized Messages.Published publish(int shuffleId, long mapId, long[] lengths, File dataFile, File indexFile)
+            throws IOException {
+        long total = 0;
+        for (long len : lengths) {
+            total += len;
+        }
+        Publication p = new Publication(8L * (lengths.length + 1), total);
+        try {
+            long indexAddress = placeIndex(p, lengths, indexFile, shuffleId, mapId);
+            // an empty output has no data to read: any address will do
+            long dataAddress = total == 0 ? indexAddress : placeData(p, dataFile, shuffleId, mapId);
+            byShuffle.computeIfAbsent(shuffleId, k -> new ArrayList<>()).add(p);
+            return new Messages.Published(shuffleId, mapId, driver.executorId(), indexAddress, dataAddress, lengths.length);
+        } catch (IOException | RuntimeException e) {
+            free(p);
+            throw e;
+        }
+    }
+
+    /** Writes the offsets into the arena, or registers Spark's index file when the arena has no room. */
+    private long placeIndex(Publication p, long[] lengths, File indexFile, int shuffleId, long mapId)
+            throws TransportException {
+        p.indexOffset = allocator.allocate(p.indexBytes);
+        if (p.indexOffset >= 0) {
+            ByteBuffer index = view(p.indexOffset, p.indexBytes).order(ByteOrder.BIG_ENDIAN);
+            long at = 0;
+            index.putLong(0);
+            for (long len : lengths) {
+                at += len;
+                index.putLong(at);
+            }
+            return arena.address() + p.indexOffset;
+        }
+        arenaFull(shuffleId, mapId);
+        p.mappedIndex = transport.mapFile("hcomm-index-" + shuffleId + "-" + mapId, indexFile.toPath(), p.indexBytes);
+        metrics.indexesMapped.inc();
+        return p.mappedIndex.address();
+    }
+
+    /** Copies the bytes into the arena while it keeps its index reserve, else registers Spark's data file. */
+    private long placeData(Publication p, File dataFile, int shuffleId, long mapId) throws IOException {
+        if (allocator.free() - p.dataBytes >= indexReserve && (p.dataOffset = allocator.allocate(p.dataBytes)) >= 0) {
+            copy(dataFile, view(p.dataOffset, p.dataBytes));
+            metrics.outputsCopied.inc();
+            return arena.address() + p.dataOffset;
+        }
+        p.mappedData = transport.mapFile("hcomm-map-" + shuffleId + "-" + mapId, dataFile.toPath(), p.dataBytes);
+        metrics.outputsMapped.inc();
+        return p.mappedData.address();
+    }
+
+    /** Logs (once per executor) that indexes no longer fit the arena. */
+    private void arenaFull(int shuffleId, long mapId) {
+        if (!arenaFullLogged && allocator.capacity() > 0) {
+            arenaFullLogged = true;
+            LOG.info("Send arena full ({} of {} bytes used) at shuffle {} map {}: map outputs are published by "
+                    + "registering Spark's index and data files until it has room again "
+                    + "(spark.shuffle.hcomm.sendArenaSize; counters outputsMapped, indexesMapped)",
+                    allocator.used(), allocator.capacity(), shuffleId, mapId);
+        }
+    }
+
+    private ByteBuffer view(long offset, long bytes) {
+        return arena.buffer().position((int) offset).limit((int) (offset + bytes)).slice();
+    }
+
+    private static void copy(File file, ByteBuffer dst) throws IOException {
+        try (FileChannel ch = FileChannel.open(file.toPath(), StandardOpenOption.READ)) {
+            long pos = 0;
+            while (dst.hasRemaining()) {
+                int n = ch.read(dst, pos);
+                if (n < 0) {
+                    throw new IOException("map output " + file + " is shorter than its partition lengths say");
+                }
+                pos += n;
+            }
+        }
+    }
+
+    /** Frees what the shuffle's outputs used; reads of them fail from now on. */
+    public synchronized void release(int shuffleId) {
+        List<Publication> pubs = byShuffle.remove(shuffleId);
+        if (pubs != null) {
+            pubs.forEach(this::free);
+        }
+    }
+
+    private void free(Publication p) {
+        if (p.indexOffset >= 0) {
+            allocator.release(p.indexOffset, p.indexBytes);
+        }
+        if (p.dataOffset >= 0) {
+            allocator.release(p.dataOffset, p.dataBytes);
+        }
+        if (p.mappedIndex != null) {
+            p.mappedIndex.close();
+        }
+        if (p.mappedData != null) {
+            p.mappedData.close();
+        }
+    }
+
+    synchronized long arenaUsed() {
+        return allocator.used();
+    }
+
+    @Override
+    public synchronized void close() {
+        for (Integer shuffleId : List.copyOf(byShuffle.keySet())) {
+            release(shuffleId);
+        }
+        if (arena != null) {
+            arena.close();
+        }
+    }
+}
