@@ -67,8 +67,10 @@ cluster_await_log() {
 }
 
 # cluster_submit NAME MASTER EXECUTORS [spark-submit options...]: the example job $job_class (default the ETL job) in
-# client mode with $events events, at most 5 minutes, its output in $work/logs/NAME.log; the driver's class path is
-# $driver_cp.
+# $deploy_mode (default client) deploy mode with $events events, at most 5 minutes, its output in $work/logs/NAME.log;
+# the class path of the driver (client mode) or of spark-submit's client (cluster mode) is $driver_cp. In cluster mode
+# the driver runs in a JVM the Worker starts (in $work/worker/driver-*), waited for by spark-submit, and its stdout and
+# stderr are appended to the log when it ends.
 # It runs in the background and is waited for, so that a script's INT/TERM trap runs at once (bash defers a trap
 # until a foreground command ends, and timeout puts the driver in a process group of its own, out of reach of the
 # terminal's Ctrl-C); cluster_stop_submit, from the trap's cleanup, stops it.
@@ -76,8 +78,14 @@ submit_pid=""
 cluster_submit() {
   local name="$1" master="$2" executors="$3"
   shift 3
+  local mode_options=()
+  if [ "${deploy_mode:-client}" = cluster ]; then
+    # the Worker starts the driver JVM: Java 17 needs the options Spark's launcher adds for its own JVMs
+    mode_options=(--conf spark.standalone.submit.waitAppCompletion=true --driver-memory 1g
+      --conf "spark.driver.extraJavaOptions=${opens[*]}")
+  fi
   timeout --kill-after=10 300 java -Xmx1g "${opens[@]}" -cp "$driver_cp" org.apache.spark.deploy.SparkSubmit \
-    --master "$master" --deploy-mode client \
+    --master "$master" --deploy-mode "${deploy_mode:-client}" "${mode_options[@]}" \
     --class "${job_class:-org.hcomm.shuffle.examples.EtlPipelineJob}" \
     --executor-memory 1g --executor-cores 1 --total-executor-cores "$executors" \
     --conf spark.executorEnv.SPARK_SCALA_VERSION="$SPARK_SCALA_VERSION" "$@" \
@@ -88,6 +96,17 @@ cluster_submit() {
   wait "$submit_pid" || rc=$?
   submit_pid=""
   sleep 0.2 # the last lines through tee
+  if [ "${deploy_mode:-client}" = cluster ]; then
+    local driver_dir
+    driver_dir=$(ls -dt "$work"/worker/driver-* 2> /dev/null | head -n 1)
+    if [ -n "$driver_dir" ]; then
+      echo "== the driver ran in the Worker's $driver_dir; its output:"
+      cat "$driver_dir/stdout" "$driver_dir/stderr" >> "$work/logs/$name.log" 2> /dev/null || true
+      grep -v -E "^[0-9/: ]+ (INFO|WARN) " "$driver_dir/stdout" || true
+    else
+      echo "== no driver directory under $work/worker"
+    fi
+  fi
   [ "$rc" -ne 124 ] || echo "== spark-submit did not end within 5 minutes and was stopped"
   echo "== spark-submit exited with $rc (driver log: $work/logs/$name.log)"
   return "$rc"

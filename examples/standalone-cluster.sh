@@ -5,7 +5,7 @@
 # to 127.0.0.1 and is stopped at the end.
 #
 #   examples/standalone-cluster.sh [--spark 3.5|4.0|4.1|4.2] [--scala 2.12|2.13] [--job etl|ml] [--jars-only]
-#                                  [--jars-refused] [--compare] [events]
+#                                  [--jars-refused] [--deploy-mode client|cluster] [--compare] [events]
 #
 #   --spark      the Spark line (default 4.2)
 #   --scala      the Scala binary version (default 2.13; 2.12 exists only for 3.5)
@@ -15,6 +15,8 @@
 #   --jars-only  pass the bundle with --jars alone, also on 3.5, to see what a 3.5 user who does that is told
 #   --jars-refused  (3.5 only) first submit the job with the bundle by --jars alone on the same cluster and fail
 #                unless it is refused with the advice, then run it as a 3.5 user must
+#   --deploy-mode  client (the default: the driver is spark-submit's JVM) or cluster (the Worker starts the driver; it
+#                then has three cores: one for the driver, two for the executors)
 #   --compare    then run the job again on the same cluster with Spark's own shuffle (no jar, no settings) and fail
 #                unless both answers are identical (the ML job: identical features, and model metrics within the
 #                job's tolerance, a relative 1e-6: MlPipelineJob.METRIC_TOLERANCE)
@@ -35,11 +37,12 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # shellcheck source=cluster-lib.sh
 . "$root/examples/cluster-lib.sh"
 usage() { sed -n '2,/^set /{/^#/p}' "$0" | sed 's/^# \{0,1\}//'; exit "$1"; }
-line=4.2 scala=2.13 job=etl jars_only=false jars_refused=false compare=false events=1000000
+line=4.2 scala=2.13 job=etl jars_only=false jars_refused=false compare=false events=1000000 deploy_mode=client
 while [ $# -gt 0 ]; do
   case "$1" in
-    --spark|--scala|--job) [ $# -ge 2 ] || { echo "$1 needs a value" >&2; usage 2; }
-       case "$1" in --spark) line="$2" ;; --scala) scala="$2" ;; *) job="$2" ;; esac; shift 2 ;;
+    --spark|--scala|--job|--deploy-mode) [ $# -ge 2 ] || { echo "$1 needs a value" >&2; usage 2; }
+       case "$1" in --spark) line="$2" ;; --scala) scala="$2" ;; --job) job="$2" ;; *) deploy_mode="$2" ;; esac
+       shift 2 ;;
     --jars-only) jars_only=true; shift ;;
     --jars-refused) jars_refused=true; shift ;;
     --compare) compare=true; shift ;;
@@ -49,6 +52,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 line_profiles "${line}_${scala}" > /dev/null || usage 2
+case "$deploy_mode" in client|cluster) ;; *) echo "unknown deploy mode '$deploy_mode' (client or cluster)" >&2; usage 2 ;; esac
 if [ "$jars_refused" = true ] && { [ "$line" != 3.5 ] || [ "$jars_only" = true ]; }; then
   echo "--jars-refused is for Spark 3.5 without --jars-only (other lines load the bundle from --jars)" >&2; usage 2
 fi
@@ -76,8 +80,10 @@ echo "== starting a standalone Master and Worker on 127.0.0.1"
 java "${java_opts[@]}" org.apache.spark.deploy.master.Master --host 127.0.0.1 --port 7177 --webui-port 18180 \
   > "$work/logs/master.log" 2>&1 &
 pids+=($!)
-java "${java_opts[@]}" org.apache.spark.deploy.worker.Worker --host 127.0.0.1 --webui-port 18181 --cores 2 \
-  --memory 3g --work-dir "$work/worker" spark://127.0.0.1:7177 > "$work/logs/worker.log" 2>&1 &
+worker_cores=2 worker_memory=3g
+[ "$deploy_mode" = client ] || worker_cores=3 worker_memory=4g
+java "${java_opts[@]}" org.apache.spark.deploy.worker.Worker --host 127.0.0.1 --webui-port 18181 \
+  --cores "$worker_cores" --memory "$worker_memory" --work-dir "$work/worker" spark://127.0.0.1:7177 > "$work/logs/worker.log" 2>&1 &
 pids+=($!)
 cluster_await_log "$work/logs/worker.log" "Successfully registered with master" 60 \
   || { echo "worker did not register"; exit 1; }
@@ -86,7 +92,7 @@ driver_cp="$cp"
 if [ "$jars_refused" = true ]; then
   echo "== spark-submit with the bundle by --jars alone, which Spark 3.5 cannot load in time: it must be refused"
   rc=0
-  cluster_submit jars-only spark://127.0.0.1:7177 2 --jars "$bundle" "${hcomm_settings[@]}" || rc=$?
+  deploy_mode=client cluster_submit jars-only spark://127.0.0.1:7177 2 --jars "$bundle" "${hcomm_settings[@]}" || rc=$?
   if [ "$rc" -eq 0 ] || ! grep -q "passed only with --jars cannot be loaded there" "$work/logs/jars-only.log"; then
     echo "== --jars alone was not refused with the advice (exit $rc)"
     exit 1
@@ -99,10 +105,11 @@ if [ "$line" = 3.5 ] && [ "$jars_only" = false ]; then
   # gets it on its own class path here.
   activation=(--conf spark.driver.extraClassPath="$bundle" --conf spark.executor.extraClassPath="$bundle")
   driver_cp="$bundle:$cp"
-  echo "== spark-submit with the HComm shuffle (two --conf lines; on Spark 3.5 the bundle on extraClassPath)"
+  echo "== spark-submit ($deploy_mode deploy mode) with the HComm shuffle (two --conf lines; on Spark 3.5 the bundle on"\
+    "extraClassPath)"
 else
   activation=(--jars "$bundle")
-  echo "== spark-submit with the HComm shuffle (two --conf lines, the bundle with --jars)"
+  echo "== spark-submit ($deploy_mode deploy mode) with the HComm shuffle (two --conf lines, the bundle with --jars)"
 fi
 set +e
 cluster_submit hcomm spark://127.0.0.1:7177 2 "${activation[@]}" "${hcomm_settings[@]}"

@@ -28,8 +28,8 @@ import org.junit.jupiter.api.Test;
 class LayoutTest {
     private static final Path PLUGIN = Path.of(System.getProperty("user.dir"));
     private static final Pattern PACKAGE = Pattern.compile("^package ([\\w.]+);", Pattern.MULTILINE);
-    private static final Pattern IMPORT = Pattern.compile("^import (org\\.apache\\.spark\\.shuffle\\.hcomm[\\w.]*)\\.[A-Z]\\w*;",
-            Pattern.MULTILINE);
+    private static final Pattern IMPORT = Pattern.compile(
+            "^import (org\\.apache\\.spark\\.shuffle\\.hcomm[\\w.]*)\\.[A-Z]\\w*;", Pattern.MULTILINE);
 
     private static List<Path> javaFiles(Path root) throws IOException {
         try (Stream<Path> s = Files.walk(root)) {

@@ -9,8 +9,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The shuffle manager's side of the rendezvous with the plugin, in a JVM where no plugin started (as when the two were
- * loaded by different class loaders and each has its own {@code Runtimes}): an executor that names the plugin says
- * so, as an error under fallback {@code never}; anywhere else the manager is Spark's sort shuffle.
+ * loaded by different class loaders and each has its own {@code ExecutorRuntime.current()}): an executor that names
+ * the plugin says so, as an error under fallback {@code never}; anywhere else the manager is Spark's sort shuffle.
  */
 class ManagerRendezvousTest {
     private static SparkConf conf(String plugins, String fallback) {

@@ -58,7 +58,8 @@ public final class StageChannels implements AutoCloseable {
      * @param destroyed told (under this object's lock, so it must not call back) which stage attempt's channels were
      *     just destroyed
      */
-    public StageChannels(Transport transport, ShuffleMetrics metrics, String executorId, Consumer<StageAttempt> destroyed) {
+    public StageChannels(Transport transport, ShuffleMetrics metrics, String executorId,
+            Consumer<StageAttempt> destroyed) {
         this(transport, metrics, executorId, destroyed, END_WAIT_MS);
     }
 
@@ -225,7 +226,8 @@ public final class StageChannels implements AutoCloseable {
      * The READY channel to {@code peer} for the stage attempt, waiting up to {@code timeoutMs} for the driver's
      * provisioning and the handshake; null when there is none by then (or it failed).
      */
-    public synchronized PeerChannels.PeerChannel await(StageAttempt key, String peer, long timeoutMs) throws InterruptedException {
+    public synchronized PeerChannels.PeerChannel await(StageAttempt key, String peer, long timeoutMs)
+            throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
         while (true) {
             Group g = groups.get(key);

@@ -24,11 +24,6 @@ public final class Fallback {
         return new Fallback("never".equals(HcommConf.FALLBACK.get(conf)));
     }
 
-    /** Whether falling back is forbidden ({@code fallback=never}). */
-    public boolean never() {
-        return never;
-    }
-
     /**
      * Falls back or fails: with fallback {@code never} throws what {@code failure} makes; otherwise runs {@code warn}
      * (which logs why, naming the key) once per {@code once} key in this JVM's component, or every time when

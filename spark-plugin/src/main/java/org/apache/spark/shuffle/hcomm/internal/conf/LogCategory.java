@@ -7,7 +7,8 @@ import org.slf4j.LoggerFactory;
  * The plugin's log categories (logger names), for an operator's log4j2 settings. They are the class names of the
  * plugin's first, flat layout and stayed when its classes moved into packages by role, so settings written for
  * 0.2.0 keep working; a class that took over a role logs in that role's category (the read planner in the reader's,
- * the moved-output publisher in the runtime's). Every logger of the plugin comes from here.
+ * the moved-output publisher in the runtime's). Every logger of the internal packages comes from here (the public
+ * shuffle manager logs under its own class name, which did not move).
  */
 public enum LogCategory {
     /** The executor component: start-up, HComm unavailable, publishing moved outputs, retired chunks, shutdown. */

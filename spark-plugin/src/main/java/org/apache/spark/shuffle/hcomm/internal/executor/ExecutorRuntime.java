@@ -94,10 +94,15 @@ public final class ExecutorRuntime implements AutoCloseable {
                     HcommConf.READ_TIMEOUT.get(conf));
             this.publisher = new MapOutputPublisher(transport, HcommConf.SEND_ARENA_SIZE.get(conf), metrics, driver);
         } catch (RuntimeException e) {
-            if (r != null) {
-                r.close();
+            try {
+                if (r != null) {
+                    r.close();
+                }
+            } catch (RuntimeException closing) {
+                e.addSuppressed(closing);
+            } finally {
+                transport.close();
             }
-            transport.close();
             throw e;
         }
         this.resources = r;
@@ -290,6 +295,9 @@ public final class ExecutorRuntime implements AutoCloseable {
         }
         closed = true;
         CURRENT.compareAndSet(this, null);
+        if (resources != null) {
+            resources.stopLending(); // from here on readers go to Spark's fetch, as before any step below
+        }
         List<Runnable> steps = new ArrayList<>();
         if (agent != null) {
             steps.add(() -> SparkEnv.get().rpcEnv().stop(agent));

@@ -1,6 +1,5 @@
 package org.apache.spark.shuffle.hcomm.internal.fetch;
 
-import java.util.concurrent.TimeUnit;
 import java.util.zip.Checksum;
 
 import org.apache.spark.SparkConf;
@@ -22,16 +21,12 @@ final class CorruptionDiagnosis {
     }
 
     /**
-     * Reads {@code length} bytes at {@code src} of {@code read}'s owner again through {@code scratch} and asks the
-     * owner's block manager where they went bad. Returns what to say; a failed read again throws.
+     * Reads {@code length} bytes at {@code src} of {@code read}'s owner again through {@code scratch}, checksummed with
+     * {@code algorithm}, until {@code deadline} ({@code System.nanoTime()}), and asks the owner's block manager where
+     * they went bad. Returns what to say; a failed read again throws.
      */
-    static String diagnose(int shuffleId, MapRead read, int reduceId, long src, long length, ReadBatch batch,
-            ReceiveBuffer.Chunk scratch, int chunkSize, long readTimeoutMs) throws TransportException {
-        String algorithm = checksumAlgorithm();
-        if (algorithm == null) {
-            return "spark.shuffle.checksum.enabled is off, so where it went bad cannot be told";
-        }
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(readTimeoutMs);
+    static String diagnose(String algorithm, long deadline, int shuffleId, MapRead read, int reduceId, long src,
+            long length, ReadBatch batch, ReceiveBuffer.Chunk scratch, int chunkSize) throws TransportException {
         Checksum checksum = ShuffleChecksumHelper.getChecksumByAlgorithm(algorithm);
         for (long at = 0; at < length; at += chunkSize) {
             if (System.nanoTime() > deadline) {
@@ -49,7 +44,7 @@ final class CorruptionDiagnosis {
     }
 
     /** The algorithm of Spark's shuffle checksums (its writers store one per partition), or null when they are off. */
-    private static String checksumAlgorithm() {
+    static String checksumAlgorithm() {
         var config = org.apache.spark.internal.config.package$.MODULE$;
         SparkConf conf = SparkEnv.get().conf();
         return (Boolean) conf.get(config.SHUFFLE_CHECKSUM_ENABLED()) ? conf.get(config.SHUFFLE_CHECKSUM_ALGORITHM())

@@ -5,6 +5,7 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 import org.apache.spark.serializer.SerializerManager;
 import org.apache.spark.shuffle.ShuffleReadMetricsReporter;
@@ -332,15 +333,20 @@ public final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId,
      * reads in flight landed. Never throws: what cannot be told is said instead.
      */
     private String diagnose(WavePlan.Part part) {
+        String algorithm = CorruptionDiagnosis.checksumAlgorithm();
+        if (algorithm == null) {
+            return "spark.shuffle.checksum.enabled is off, so where it went bad cannot be told";
+        }
         if (closed) {
             return "where it went bad cannot be told: the task's chunks were already given back";
         }
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(resources.readTimeoutMs());
         try {
             landIssued();
             WavePlan.Piece first = plan.firstPieceOf(part);
             long src = first.src + (part.start() - first.start); // a map output's range is read contiguously
-            return CorruptionDiagnosis.diagnose(shuffleId, part.read(), part.blockId().reduceId(), src,
-                    part.end() - part.start(), batches[0], chunks.get(0), chunkSize, resources.readTimeoutMs());
+            return CorruptionDiagnosis.diagnose(algorithm, deadline, shuffleId, part.read(),
+                    part.blockId().reduceId(), src, part.end() - part.start(), batches[0], chunks.get(0), chunkSize);
         } catch (TransportException e) {
             noteTimeout(e); // a read that timed out may still land: the chunks are retired, not given back
             return "where it went bad cannot be told: " + e;

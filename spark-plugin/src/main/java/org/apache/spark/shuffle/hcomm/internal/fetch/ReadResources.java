@@ -2,6 +2,7 @@ package org.apache.spark.shuffle.hcomm.internal.fetch;
 
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.function.BooleanSupplier;
 
 import org.apache.spark.shuffle.hcomm.internal.conf.LogCategory;
 import org.apache.spark.shuffle.hcomm.internal.metrics.ShuffleMetrics;
@@ -57,9 +58,14 @@ public final class ReadResources implements AutoCloseable {
         return readTimeoutMs;
     }
 
-    /** Whether the executor still reads (not shut down). */
+    /** Whether the executor still reads (not shutting down). */
     public boolean open() {
         return !closed;
+    }
+
+    /** The executor is shutting down: {@link #open()} is false from now on, and batches given back are closed. */
+    public void stopLending() {
+        closed = true;
     }
 
     /**
@@ -121,7 +127,7 @@ public final class ReadResources implements AutoCloseable {
      * stage attempt's channels are destroyed, so neither serves another task meanwhile. {@code destroyed} says,
      * once the chunks are retired, whether they already are.
      */
-    void retire(StageAttempt stage, Lease lease, java.util.function.BooleanSupplier destroyed) {
+    void retire(StageAttempt stage, Lease lease, BooleanSupplier destroyed) {
         // the batches first: once the chunks are retired, the end of the attempt may reclaim them at any time
         boolean freed = true;
         for (ReadBatch b : lease.batches()) {

@@ -14,7 +14,7 @@ import org.hcomm.bridge.transport.Region;
 /**
  * The executor's registered receive buffer (the "HCCL buffer"), cut into equal chunks that reduce tasks borrow
  * while their reads land and their records are deserialised. Thread-safe. The region itself is owned by the
- * transport's caller ({@code ExecutorRuntime}); {@link #close()} reports chunks still on loan.
+ * transport's caller ({@link ReadResources}); {@link #close()} reports chunks still on loan.
  */
 final class ReceiveBuffer implements AutoCloseable {
     private final Region region;

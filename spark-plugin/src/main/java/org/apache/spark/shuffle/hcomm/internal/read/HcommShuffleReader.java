@@ -49,13 +49,6 @@ public final class HcommShuffleReader<K, C> implements ShuffleReader<K, C> {
         this.plan = plan;
         this.context = context;
         this.readMetrics = readMetrics;
-        // A task that stops reading early (a sort-merge join whose other side ended, a limit) never exhausts the
-        // records iterator, which merges the read metrics at its end; merge at completion too, so Spark's task metrics
-        // count every byte that was read. (Spark's own reader leaves such bytes to the next executor heartbeat, i.e.
-        // loses them when the task ends first.)
-        context.addTaskCompletionListener(ctx -> {
-            ctx.taskMetrics().mergeShuffleReadMetrics();
-        });
     }
 
     @Override

@@ -15,6 +15,7 @@ import scala.collection.Seq;
  * the blocks read one-sidedly, their reads already under way ({@code oneSided}, or null), and the blocks Spark's own
  * fetch reads (the task's own executor's, and those HComm cannot read), with the metrics their bytes count in.
  */
-public record ReadPlan(OneSidedBlockFetcher oneSided, List<Tuple2<BlockManagerId, Seq<Tuple3<BlockId, Object, Object>>>> sparkBlocks,
+public record ReadPlan(OneSidedBlockFetcher oneSided,
+        List<Tuple2<BlockManagerId, Seq<Tuple3<BlockId, Object, Object>>>> sparkBlocks,
         ShuffleReadMetricsReporter sparkMetrics) {
 }

@@ -6,7 +6,9 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
+import java.util.function.Supplier;
 
 import org.apache.spark.SparkEnv;
 import org.apache.spark.TaskContext;
@@ -104,9 +106,11 @@ public final class ReadPlanner {
             if (!remote.isEmpty()) {
                 leased = leases.acquire(stage);
                 List<MapRead> oneSided = new ArrayList<>();
+                // fetched once per task, refreshed when an owner's outputs are missing from it
+                ShuffleDirectory[] directory = {leased ? directories.directory(shuffleId) : null};
                 for (OwnerBlocks o : remote) {
                     if (leased) {
-                        planOwner(stage, shuffleId, o, oneSided, sparkBlocks);
+                        planOwner(stage, shuffleId, o, directory, oneSided, sparkBlocks);
                     } else {
                         fallBack(shuffleId, o.owner(), o.blocks(), sparkBlocks, "the stage's channels are gone");
                     }
@@ -117,6 +121,11 @@ public final class ReadPlanner {
             OneSidedBlockFetcher f = fetcher;
             boolean l = leased;
             context.addTaskCompletionListener(ctx -> {
+                // A task that stops reading early (a sort-merge join whose other side ended, a limit) never exhausts
+                // the records iterator, which merges the read metrics at its end; merge here too, so Spark's task
+                // metrics count every byte that was read. (Spark's own reader leaves such bytes to the next executor
+                // heartbeat, i.e. loses them when the task ends first.)
+                ctx.taskMetrics().mergeShuffleReadMetrics();
                 try {
                     if (f != null) {
                         f.close();
@@ -156,7 +165,8 @@ public final class ReadPlanner {
     }
 
     /** Decides, for one remote owner's blocks, between one-sided reads and Spark's fetch. */
-    private void planOwner(StageAttempt stage, int shuffleId, OwnerBlocks o, List<MapRead> oneSided,
+    private void planOwner(StageAttempt stage, int shuffleId, OwnerBlocks o, ShuffleDirectory[] known,
+            List<MapRead> oneSided,
             List<Tuple2<BlockManagerId, Seq<Tuple3<BlockId, Object, Object>>>> sparkBlocks) {
         BlockManagerId owner = o.owner();
         PeerChannels.PeerChannel channel = leases.channelTo(stage, owner.executorId());
@@ -179,7 +189,8 @@ public final class ReadPlanner {
             byMap.computeIfAbsent(id.mapId(), k -> new TreeMap<>()).put(id.reduceId(), b);
             mapIndex.put(id.mapId(), (Integer) b._3());
         }
-        ShuffleDirectory directory = directoryFor(shuffleId, owner.executorId(), byMap.keySet());
+        known[0] = directoryFor(known[0], shuffleId, owner.executorId(), byMap.keySet());
+        ShuffleDirectory directory = known[0];
         for (var m : byMap.entrySet()) {
             ShuffleDirectory.Entry where = directory.find(m.getKey(), owner.executorId());
             if (where == null) {
@@ -202,12 +213,12 @@ public final class ReadPlanner {
     }
 
     /**
-     * The shuffle's directory, with every output of {@code mapIds} that the tracker places on {@code ownerId} in it
-     * if it can be: outputs the copy lacks were published since it was fetched, or moved to this owner (migrated off
-     * a decommissioned executor) and not yet published by it.
+     * {@code directory}, or a newer copy of it with every output of {@code mapIds} that the tracker places on
+     * {@code ownerId} in it if it can be: outputs the copy lacks were published since it was fetched, or moved to
+     * this owner (migrated off a decommissioned executor) and not yet published by it.
      */
-    private ShuffleDirectory directoryFor(int shuffleId, String ownerId, java.util.Set<Long> mapIds) {
-        ShuffleDirectory directory = directories.directory(shuffleId);
+    private ShuffleDirectory directoryFor(ShuffleDirectory directory, int shuffleId, String ownerId,
+            Set<Long> mapIds) {
         ShuffleDirectory known = directory;
         long[] notFound = mapIds.stream().filter(id -> known.find(id, ownerId) == null).mapToLong(Long::longValue)
                 .toArray();
@@ -226,20 +237,21 @@ public final class ReadPlanner {
     private void ownerUnreadable(StageAttempt stage, int shuffleId, BlockManagerId owner,
             List<Tuple3<BlockId, Object, Object>> blocks,
             List<Tuple2<BlockManagerId, Seq<Tuple3<BlockId, Object, Object>>>> sparkBlocks, String why) {
-        fallBack(owner, blocks, sparkBlocks, why, () -> blame.ownerFailed(stage, shuffleId, owner, blocks.get(0), why));
+        fallBackOrFail(owner, blocks, sparkBlocks, why,
+                () -> blame.ownerFailed(stage, shuffleId, owner, blocks.get(0), why));
     }
 
     private void fallBack(int shuffleId, BlockManagerId owner, List<Tuple3<BlockId, Object, Object>> blocks,
             List<Tuple2<BlockManagerId, Seq<Tuple3<BlockId, Object, Object>>>> sparkBlocks, String reason) {
-        fallBack(owner, blocks, sparkBlocks, reason, () -> new IllegalStateException("HComm cannot read "
+        fallBackOrFail(owner, blocks, sparkBlocks, reason, () -> new IllegalStateException("HComm cannot read "
                 + blocks.size() + " blocks of shuffle " + shuffleId + " from executor " + owner.executorId() + ": "
                 + reason + ", and " + HcommConf.FALLBACK.key() + "=never forbids Spark's fetch"));
     }
 
     /** Spark's fetch reads these blocks (warned once per owner and reason), or, as {@link Fallback} decides, fails. */
-    private void fallBack(BlockManagerId owner, List<Tuple3<BlockId, Object, Object>> blocks,
+    private void fallBackOrFail(BlockManagerId owner, List<Tuple3<BlockId, Object, Object>> blocks,
             List<Tuple2<BlockManagerId, Seq<Tuple3<BlockId, Object, Object>>>> sparkBlocks, String reason,
-            java.util.function.Supplier<RuntimeException> failure) {
+            Supplier<RuntimeException> failure) {
         fallback.fallBackOrFail(failure, owner.executorId() + "|" + reason,
                 () -> LOG.warn("Shuffle blocks from executor {} are fetched by Spark's transfer instead of one-sided "
                         + "reads: {} (set {}=never to make this an error)", owner.executorId(), reason,

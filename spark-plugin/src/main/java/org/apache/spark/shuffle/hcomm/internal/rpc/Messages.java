@@ -62,8 +62,8 @@ public final class Messages {
     }
 
     /** One channel an executor must create: to whom, under which name, and which end serves the handshake. */
-    public record PeerInfo(String executorId, byte[] endpoint, int serverPort, boolean localIsServer, String channelName)
-            implements Serializable {
+    public record PeerInfo(String executorId, byte[] endpoint, int serverPort, boolean localIsServer,
+            String channelName) implements Serializable {
     }
 
     /** Driver → executor: create these channels for the stage attempt (one HcommChannelCreate). */

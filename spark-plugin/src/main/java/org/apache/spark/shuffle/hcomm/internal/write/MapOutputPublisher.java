@@ -57,7 +57,7 @@ public final class MapOutputPublisher implements AutoCloseable {
         }
     }
 
-    /** Registers a send arena of {@code arenaSize} bytes; outputs are announced to the driver through {@code driver}. */
+    /** Registers a send arena of {@code arenaSize} bytes; outputs are announced to the driver by {@code driver}. */
     public MapOutputPublisher(Transport transport, long arenaSize, ShuffleMetrics metrics, DriverClient driver) {
         this.transport = transport;
         this.driver = driver;
@@ -93,7 +93,8 @@ public final class MapOutputPublisher implements AutoCloseable {
             // an empty output has no data to read: any address will do
             long dataAddress = total == 0 ? indexAddress : placeData(p, dataFile, shuffleId, mapId);
             byShuffle.computeIfAbsent(shuffleId, k -> new ArrayList<>()).add(p);
-            return new Messages.Published(shuffleId, mapId, driver.executorId(), indexAddress, dataAddress, lengths.length);
+            return new Messages.Published(shuffleId, mapId, driver.executorId(), indexAddress, dataAddress,
+                    lengths.length);
         } catch (IOException | RuntimeException e) {
             free(p);
             throw e;

@@ -14,10 +14,10 @@ import org.hcomm.bridge.transport.Transport;
 
 /**
  * The scale simulation's door into the driver component's package-private entry points, shipped in the plugin's
- * test jar (the benchmarks module depends on it; no module puts classes into another's packages). Every call goes to the REAL classes: {@link DriverState} through
- * its RPC entry point {@code receive} with {@link Wire}-packed messages (as {@code ShuffleDriverPlugin} does) or
- * its listener entry points {@code provision}/{@code endStage}, and {@link StageChannels} as {@code ExecutorRuntime}
- * drives it.
+ * test jar (the benchmarks module depends on it; no module puts classes into another's packages). Every call goes
+ * to the REAL classes: {@link DriverState} through its RPC entry point {@code receive} with {@link Wire}-packed
+ * messages (as {@code ShuffleDriverPlugin} does) or its listener entry points {@code provision}/{@code endStage}, and
+ * {@link StageChannels} as {@code ExecutorRuntime} drives it.
  */
 public final class ScaleSimAccess {
     private ScaleSimAccess() {
