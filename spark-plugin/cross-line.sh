@@ -8,7 +8,9 @@
 #     Worker started from that line's Spark jars, the bundle passed as a user passes it (--jars on 4.x,
 #     extraClassPath on 3.5), then again with Spark's own shuffle: the same answer, one-sided bytes, no fallback
 #     byte, channels created = destroyed, no JVM left; on 3.5 also the bundle with --jars alone, which must fail at
-#     once with the advice. Across lines, the answers must be the same too.
+#     once with the advice. Across lines, the answers must be the same too. On 3.5/2.13 and 4.1 the job is submitted
+#     in cluster deploy mode (the Worker starts the driver), on the other lines in client mode: both activations
+#     (extraClassPath on 3.5, --jars on 4.x) in both deploy modes, at no extra cluster start.
 #   - the default line: examples/multi-host-cluster.sh across two hosts (network namespaces; skipped, saying so,
 #     without root): identical answers and one-sided bytes across hosts.
 # Each line's plugin builds in spark-plugin/target/lines/<line>/ and leaves its bundle in spark-plugin/target/ (the
@@ -42,6 +44,9 @@ standalone() {
   local line="$1" log="$2" spark="${1%_*}" scala="${1#*_}" options=()
   if [ "$line" = "$DEFAULT_LINE" ]; then options+=(--compare); fi
   if [ "$spark" = 3.5 ]; then options+=(--jars-refused); fi
+  local mode=client
+  case "$line" in 3.5_2.13|4.1_2.13) mode=cluster ;; esac
+  options+=(--deploy-mode "$mode")
   if ! bash "$root/examples/standalone-cluster.sh" --spark "$spark" --scala "$scala" "${options[@]}" "$events" \
       > "$log" 2>&1; then
     verdict="examples/standalone-cluster.sh failed (log: $log)"; return 1
@@ -52,7 +57,7 @@ standalone() {
   oneSided=$(metric bytesReadOneSided) fallback=$(metric bytesReadFallback) live=$(metric channelsLive)
   created=$(metric channelsCreated) destroyed=$(metric channelsDestroyed)
   checksums[$line]="$sum"
-  verdict="checksum $sum"
+  verdict="$mode deploy mode: checksum $sum"
   if [ "$line" = "$DEFAULT_LINE" ]; then
     verdict="$verdict = Spark's own shuffle's"
   else
