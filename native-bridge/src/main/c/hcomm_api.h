@@ -54,5 +54,7 @@ HCOMM_API int32_t HcommChannelNotifyWaitOnThread(ThreadHandle thread, ChannelHan
 
 /* ACL completion for the A2/A3 pattern: in libascendcl.so on real hosts, in libhcomm_soft.so here. */
 HCOMM_API int aclrtSynchronizeStream(aclrtStream stream);
+/* The SoC soft HComm behaves like (HCOMM_SOFT_SOC, default Ascend950PR), as CANN's libascendcl reports its own. */
+HCOMM_API const char *aclrtGetSocName(void);
 
 #endif

@@ -176,6 +176,8 @@ HCOMM_API HcommResult HcommChannelCreate(EndpointHandle endpointHandle, CommEngi
                                          uint32_t channelNum, ChannelHandle *channels)
 {
     if (descs == NULL || channels == NULL) return HCCL_E_PTR;
+    int32_t allowed = soft_atlas350_only(); /* the endpoint API is Atlas 350's */
+    if (allowed != HCCL_SUCCESS) return allowed;
     if (channelNum == 0 || channelNum > HCOMM_CHANNEL_NUM_MAX) return HCCL_E_PARA;
     if (!engine_supported(engine)) return HCCL_E_NOT_SUPPORT;
     soft_config cfg;
@@ -488,6 +490,8 @@ HCOMM_API HcommResult HcommChannelGetStatus(const ChannelHandle *channelList, ui
 HCOMM_API HcommResult HcommChannelDestroy(const ChannelHandle *channels, uint32_t channelNum)
 {
     if (channels == NULL) return HCCL_E_PTR;
+    int32_t allowed = soft_atlas350_only(); /* the endpoint API is Atlas 350's */
+    if (allowed != HCCL_SUCCESS) return allowed;
     if (channelNum == 0 || channelNum > HCOMM_CHANNEL_NUM_MAX) return HCCL_E_PARA;
     channel **list = malloc((size_t)channelNum * sizeof *list);
     if (list == NULL) return HCCL_E_MEMORY;

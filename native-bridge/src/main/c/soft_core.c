@@ -248,6 +248,8 @@ HCOMM_API int32_t HcommSoftConfigure(const char *key, const char *value)
         if (parse_ms(value, &g_cfg.exec_timeout_ms) != 0) rc = HCCL_E_PARA;
     } else if (strcmp(key, "connect_timeout_ms") == 0) {
         if (parse_ms(value, &g_cfg.connect_timeout_ms) != 0) rc = HCCL_E_PARA;
+    } else if (strcmp(key, "soc") == 0) {
+        rc = soft_profile_set(value);
     } else {
         rc = HCCL_E_PARA;
     }

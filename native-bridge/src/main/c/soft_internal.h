@@ -35,6 +35,16 @@ typedef struct {
 
 void soft_init(void);
 void soft_config_get(soft_config *out);
+
+/* The Ascend product soft HComm behaves like (soft_profile.c; HCOMM_SOFT_SOC, default Atlas 350). */
+typedef enum { SOFT_PRODUCT_ATLAS350, SOFT_PRODUCT_A2, SOFT_PRODUCT_A3, SOFT_PRODUCT_UNKNOWN } soft_product;
+soft_product soft_product_now(void);
+/* Sets the profile from a SoC name (HcommSoftConfigure "soc"); NULL or "" is the default. */
+int32_t soft_profile_set(const char *soc);
+/* HCCL_SUCCESS where the profile offers what CANN documents for Atlas 350 only, else the code CANN answers. */
+int32_t soft_atlas350_only(void);
+/* HCCL_SUCCESS for a data-plane call in batch mode, or outside it where the profile allows that (Atlas 350). */
+int32_t soft_batch_required(int in_batch);
 const char *soft_host_id(void);
 uint64_t soft_start_time(int pid);
 int64_t soft_now_ms(void);

@@ -144,6 +144,8 @@ HCOMM_API HcommResult HcommMemReg(EndpointHandle endpoint_handle, const char *me
                                   HcommMemHandle *memHandle)
 {
     if (mem == NULL || memHandle == NULL || mem->addr == NULL) return HCCL_E_PTR;
+    int32_t allowed = soft_atlas350_only(); /* the endpoint API is Atlas 350's */
+    if (allowed != HCCL_SUCCESS) return allowed;
     if (mem->size == 0 || (mem->type != COMM_MEM_TYPE_HOST && mem->type != COMM_MEM_TYPE_DEVICE)) return HCCL_E_PARA;
     uint64_t addr = (uint64_t)(uintptr_t)mem->addr, size = mem->size;
     if (addr + size < addr) return HCCL_E_PARA;

@@ -185,6 +185,8 @@ HCOMM_API int32_t HcommReadOnThread(ThreadHandle thread, ChannelHandle channel_h
                                     uint64_t len)
 {
     if (thread == 0 || dst == NULL || src == NULL) return HCCL_E_PTR;
+    int32_t mode = soft_batch_required(tl_batch.active); /* batch mode is mandatory on A2/A3 */
+    if (mode != HCCL_SUCCESS) return mode;
     if (len == 0) return HCCL_SUCCESS;
     soft_thread *t = thread_get_ref(thread);
     channel *ch = channel_get_ref(channel_handle);
@@ -222,6 +224,8 @@ HCOMM_API int32_t HcommChannelDrainOnThread(ThreadHandle thread, ChannelHandle c
 HCOMM_API int32_t HcommReadNbi(ChannelHandle channel_handle, void *dst, const void *src, uint64_t len)
 {
     if (dst == NULL || src == NULL) return HCCL_E_PTR;
+    int32_t allowed = soft_atlas350_only(); /* ReadNbi and the fences are Atlas 350's */
+    if (allowed != HCCL_SUCCESS) return allowed;
     if (len == 0) return HCCL_SUCCESS;
     channel *ch = channel_get_ref(channel_handle);
     if (ch == NULL) return HCCL_E_NOT_FOUND;
@@ -256,6 +260,8 @@ HCOMM_API int32_t HcommReadNbiOnThread(ThreadHandle thread, ChannelHandle channe
 
 HCOMM_API int32_t HcommChannelFence(ChannelHandle channel_handle)
 {
+    int32_t allowed = soft_atlas350_only(); /* ReadNbi and the fences are Atlas 350's */
+    if (allowed != HCCL_SUCCESS) return allowed;
     channel *ch = channel_get_ref(channel_handle);
     if (ch == NULL) return HCCL_E_NOT_FOUND;
     pthread_mutex_lock(&ch->srv_mu);

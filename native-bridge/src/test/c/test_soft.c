@@ -1102,12 +1102,63 @@ static void test_hostile_peers(void)
            (long long)a.slowest, (long long)(now_ms() - start));
 }
 
+/*
+ * The product profiles (HCOMM_SOFT_SOC, set here through HcommSoftConfigure "soc"): Atlas A2 and A3 refuse the
+ * endpoint API, ReadNbi and the fences with HCCL_E_NOT_SUPPORT and a read outside batch mode with HCCL_E_PARA, as
+ * CANN documents; an unknown SoC answers HCCL_E_PARA; the default (Atlas 350) offers everything again.
+ */
+static void test_profiles(void)
+{
+    const char *socs[] = {"Ascend910B3", "Ascend910_9391"};
+    EndpointDesc ed = loopback_desc();
+    ThreadHandle th = 0;
+    uint32_t notifies = 0;
+    CHECK_RC(HcommThreadAlloc(COMM_ENGINE_CPU, 1, &notifies, &th), 0);
+    uint8_t buf[64];
+    for (int i = 0; i < 2; i++) {
+        CHECK_RC(HcommSoftConfigure("soc", socs[i]), 0);
+        CHECK(strcmp(aclrtGetSocName(), socs[i]) == 0, "aclrtGetSocName %s, want %s", aclrtGetSocName(), socs[i]);
+        EndpointHandle ep = 0;
+        CHECK_RC(HcommEndpointCreate(&ed, &ep), HCCL_E_NOT_SUPPORT);
+        CommMem m = {COMM_MEM_TYPE_HOST, buf, sizeof buf};
+        HcommMemHandle mh;
+        CHECK_RC(HcommMemReg(ep, "x", &m, &mh), HCCL_E_NOT_SUPPORT);
+        HcommChannelDesc d;
+        channel_desc_init(&d);
+        ChannelHandle ch = 0;
+        CHECK_RC(HcommChannelCreate(ep, COMM_ENGINE_CPU, &d, 1, &ch), HCCL_E_NOT_SUPPORT);
+        CHECK_RC(HcommChannelDestroy(&ch, 1), HCCL_E_NOT_SUPPORT);
+        CHECK_RC(HcommReadNbi(ch, buf, buf + 8, 8), HCCL_E_NOT_SUPPORT);
+        CHECK_RC(HcommChannelFence(ch), HCCL_E_NOT_SUPPORT);
+        CHECK_RC(HcommChannelFenceOnThread(th, ch), HCCL_E_NOT_SUPPORT);
+        CHECK_RC(HcommReadOnThread(th, ch, buf, buf + 8, 8), HCCL_E_PARA); /* outside batch mode */
+        CHECK_RC(HcommBatchModeStart("profile"), 0);
+        CHECK_RC(HcommReadOnThread(th, ch, buf, buf + 8, 8), HCCL_E_NOT_FOUND); /* in batch mode: the channel */
+        CHECK_RC(HcommBatchModeEnd("profile"), 0);
+    }
+    CHECK_RC(HcommSoftConfigure("soc", "Bogus42"), 0);
+    CHECK(strcmp(aclrtGetSocName(), "Bogus42") == 0, "aclrtGetSocName of an unknown SoC");
+    EndpointHandle ep = 0;
+    CHECK_RC(HcommEndpointCreate(&ed, &ep), HCCL_E_PARA);
+    char too_long[100];
+    memset(too_long, 'A', sizeof too_long - 1);
+    too_long[sizeof too_long - 1] = '\0';
+    CHECK_RC(HcommSoftConfigure("soc", too_long), HCCL_E_PARA);
+    CHECK_RC(HcommSoftConfigure("soc", ""), 0); /* the default: Atlas 350 */
+    CHECK(strcmp(aclrtGetSocName(), "Ascend950PR") == 0, "default SoC %s", aclrtGetSocName());
+    CHECK_RC(HcommEndpointCreate(&ed, &ep), 0);
+    CHECK_RC(HcommEndpointDestroy(ep), 0);
+    CHECK_RC(HcommThreadFree(&th, 1), 0);
+    printf("  product profiles: A2 and A3 refuse the endpoint API, NBI, fences and reads outside batch mode\n");
+}
+
 int main(int argc, char **argv)
 {
     signal(SIGPIPE, SIG_IGN);
     if (argc == 7 && strcmp(argv[1], "owner") == 0)
         return owner_main(atoi(argv[2]), atoi(argv[3]), (uint32_t)atoi(argv[4]), argv[6][0] ? argv[6] : NULL,
                           atoi(argv[5]));
+    test_profiles();
     test_local_rules();
     run_suite("shm");
     HcommSoftConfigure("force_tcp", "1");

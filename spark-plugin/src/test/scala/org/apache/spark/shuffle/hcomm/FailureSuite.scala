@@ -90,8 +90,16 @@ class FailureSuite extends LocalClusterSuite {
   test("library unavailable, fallback auto: Spark's fetch gives the right answer and the driver counts its bytes",
       CrossLine) {
     val conf = baseConf.set("spark.shuffle.hcomm.libraryPath", bogusLibrary).set("spark.shuffle.hcomm.fallback", "auto")
+    fetchedBySpark(conf, "an executor registered an HComm endpoint without a library")
+  }
+
+  /**
+   * On a context of `conf` where no executor can open HComm (`why` if one registered an endpoint), a shuffle's answer
+   * is right and every remote byte was fetched by Spark's transfer, counted by the driver as fallback bytes.
+   */
+  private def fetchedBySpark(conf: SparkConf, why: String): Unit = {
     withContext(conf, hcommRegistered = false) { c =>
-      assert(driverState.registeredExecutors() == 0, "an executor registered an HComm endpoint without a library")
+      assert(driverState.registeredExecutors() == 0, why)
       val tasks = new TaskRecorder
       c.addSparkListener(tasks)
       val got = c.parallelize(1 to 100000, 6).map(i => (i % 1000, i.toLong)).reduceByKey(_ + _, 4).collect().toMap
@@ -127,14 +135,35 @@ class FailureSuite extends LocalClusterSuite {
     }
   }
 
+  // ---- an Atlas A2 host: soft HComm behaves as that product is documented to ----
+
+  /** Executors that run soft HComm's Atlas A2 profile (HCOMM_SOFT_SOC), as on an Ascend910B host. */
+  private def onAtlasA2(conf: SparkConf): SparkConf = conf.set("spark.executorEnv.HCOMM_SOFT_SOC", "Ascend910B3")
+
+  test("an Atlas A2 host (soft HComm's A2 profile), fallback auto: the endpoint API is refused there, so Spark's " +
+      "fetch reads every remote block and the answer is right") {
+    fetchedBySpark(onAtlasA2(baseConf.set("spark.shuffle.hcomm.fallback", "auto")),
+      "an executor registered an endpoint on an A2 profile")
+  }
+
+  test("an Atlas A2 host, fallback never: executors cannot start, naming the refused call and the key") {
+    executorsCannotStart(null, Seq("spark.executorEnv.HCOMM_SOFT_SOC" -> "Ascend910B3"), "HcommEndpointCreate",
+      "NOT_SUPPORT")
+  }
+
   /** With fallback never and `library`, the one executor cannot start; its loss reason names the key and `phrases`. */
-  private def executorsCannotStart(library: String, phrases: String*): Unit = {
+  private def executorsCannotStart(library: String, phrases: String*): Unit =
+    executorsCannotStart(library, Seq.empty, phrases: _*)
+
+  /** The same, with `extra` settings (and the bundled library when `library` is null). */
+  private def executorsCannotStart(library: String, extra: Seq[(String, String)], phrases: String*): Unit = {
     ExecutorLossRecorder.reasons.clear()
     val conf = baseConf.setMaster("local-cluster[1,1,1024]")
-      .set("spark.shuffle.hcomm.libraryPath", library)
       .set("spark.shuffle.hcomm.fallback", "never")
+      .setAll(extra)
       .set("spark.extraListeners", classOf[ExecutorLossRecorder].getName)
       .set("spark.deploy.maxExecutorRetries", "1") // the local Master gives up on the application at once
+    if (library != null) conf.set("spark.shuffle.hcomm.libraryPath", library)
     val c = new SparkContext(conf)
     try {
       val job = Future(c.parallelize(1 to 100, 2).map(i => (i % 3, i)).reduceByKey(_ + _).count())
