@@ -33,7 +33,7 @@ static int32_t set_locked(const char *soc)
     if (soc == NULL || soc[0] == '\0') soc = SOFT_DEFAULT_SOC;
     if (strlen(soc) >= sizeof g_soc) return HCCL_E_PARA;
     snprintf(g_soc, sizeof g_soc, "%s", soc);
-    g_product = product_of(g_soc);
+    __atomic_store_n(&g_product, product_of(g_soc), __ATOMIC_RELEASE);
     g_unknown_said = 0;
     return HCCL_SUCCESS;
 }
@@ -43,18 +43,16 @@ static void profile_init(void)
     pthread_mutex_lock(&g_profile_lock);
     if (set_locked(getenv("HCOMM_SOFT_SOC")) != HCCL_SUCCESS) {
         snprintf(g_soc, sizeof g_soc, "%s", "(too long)");
-        g_product = SOFT_PRODUCT_UNKNOWN;
+        __atomic_store_n(&g_product, SOFT_PRODUCT_UNKNOWN, __ATOMIC_RELEASE);
     }
     pthread_mutex_unlock(&g_profile_lock);
 }
 
+/* Read on the data path (every ReadNbi, fence and immediate read): an atomic load, no lock. */
 soft_product soft_product_now(void)
 {
     pthread_once(&g_profile_once, profile_init);
-    pthread_mutex_lock(&g_profile_lock);
-    soft_product p = g_product;
-    pthread_mutex_unlock(&g_profile_lock);
-    return p;
+    return (soft_product)__atomic_load_n(&g_product, __ATOMIC_ACQUIRE);
 }
 
 int32_t soft_profile_set(const char *soc)

@@ -71,10 +71,11 @@ public final class ExecutorRuntime implements AutoCloseable {
     private RpcEndpointRef agent;
     private volatile boolean closed;
 
-    private ExecutorRuntime(PluginContext plugin, SparkConf conf, String host, Transport transport) {
+    private ExecutorRuntime(PluginContext plugin, SparkConf conf, Fallback fallback, String host,
+            Transport transport) {
         this.executorId = plugin.executorID();
         this.host = host;
-        this.fallback = Fallback.of(conf);
+        this.fallback = fallback;
         this.driver = new DriverClient(plugin);
         this.transport = transport;
         if (transport == null) {
@@ -87,27 +88,32 @@ public final class ExecutorRuntime implements AutoCloseable {
             this.planner = ReadPlanner.sparkOnly(executorId, fallback, metrics);
             return;
         }
+        // what owns native memory or a thread, built in order; on a failure the ones built are closed, newest first
         ReadResources r = null;
+        MapOutputPublisher p = null;
+        StageChannels c = null;
         try {
             r = new ReadResources(transport, metrics, executorId, HcommConf.RECEIVE_BUFFER_SIZE.get(conf),
                     (int) (long) HcommConf.READ_CHUNK_SIZE.get(conf), HcommConf.MAX_BYTES_IN_FLIGHT.get(conf),
                     HcommConf.READ_TIMEOUT.get(conf));
-            this.publisher = new MapOutputPublisher(transport, HcommConf.SEND_ARENA_SIZE.get(conf), metrics, driver);
-        } catch (RuntimeException e) {
-            try {
-                if (r != null) {
-                    r.close();
+            p = new MapOutputPublisher(transport, HcommConf.SEND_ARENA_SIZE.get(conf), metrics, driver);
+            c = new StageChannels(transport, metrics, executorId, r::reclaim);
+        } catch (RuntimeException | Error e) {
+            for (AutoCloseable built : new AutoCloseable[] {p, r, transport}) {
+                try {
+                    if (built != null) {
+                        built.close();
+                    }
+                } catch (Exception closing) {
+                    e.addSuppressed(closing);
                 }
-            } catch (RuntimeException closing) {
-                e.addSuppressed(closing);
-            } finally {
-                transport.close();
             }
             throw e;
         }
         this.resources = r;
+        this.publisher = p;
+        this.channels = c;
         this.moved = new MovedOutputs(publisher, metrics);
-        this.channels = new StageChannels(transport, metrics, executorId, resources::reclaim);
         this.leases = new StageLeases(channels, driver, HcommConf.CHANNEL_SETUP_TIMEOUT.get(conf));
         this.directories = new DirectoryCache(driver);
         this.planner = new ReadPlanner(executorId, host, fallback, metrics, resources, leases, directories,
@@ -120,8 +126,9 @@ public final class ExecutorRuntime implements AutoCloseable {
         HcommConf.validate(conf);
         String secret = ChannelSecret.resolve(conf, SparkEnv.get().securityManager(), fromDriver);
         String host = advertisedHost();
-        Transport transport = openTransport(plugin, conf, host, secret);
-        ExecutorRuntime rt = new ExecutorRuntime(plugin, conf, host, transport);
+        Fallback fallback = Fallback.of(conf);
+        Transport transport = openTransport(plugin, conf, fallback, host, secret);
+        ExecutorRuntime rt = new ExecutorRuntime(plugin, conf, fallback, host, transport);
         try {
             SparkEnv env = SparkEnv.get();
             env.metricsSystem().registerSource(rt.metrics);
@@ -138,7 +145,8 @@ public final class ExecutorRuntime implements AutoCloseable {
         }
     }
 
-    private static Transport openTransport(PluginContext plugin, SparkConf conf, String host, String secret) {
+    private static Transport openTransport(PluginContext plugin, SparkConf conf, Fallback fallback, String host,
+            String secret) {
         String provider = HcommConf.PROVIDER.get(conf);
         String path = HcommConf.LIBRARY_PATH.get(conf);
         System.setProperty(HcommNative.PROVIDER_PROPERTY, provider);
@@ -164,7 +172,7 @@ public final class ExecutorRuntime implements AutoCloseable {
             why = e;
         }
         Throwable cause = why;
-        Fallback.of(conf).fallBackOrFail(() -> new IllegalStateException("HComm is unavailable on executor "
+        fallback.fallBackOrFail(() -> new IllegalStateException("HComm is unavailable on executor "
                 + plugin.executorID() + " (provider " + provider + "): " + cause.getMessage() + "; "
                 + HcommConf.FALLBACK.key() + "=never forbids falling back to Spark's shuffle fetch", cause), null,
                 () -> LOG.warn("HComm is unavailable on executor {} (provider {}): {}. Every shuffle block is fetched "

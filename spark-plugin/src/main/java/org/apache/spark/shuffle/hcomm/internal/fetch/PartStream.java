@@ -21,8 +21,13 @@ final class PartStream extends InputStream {
 
     @Override
     public int read() {
-        byte[] one = new byte[1];
-        return read(one, 0, 1) < 0 ? -1 : one[0] & 0xFF;
+        if (pos >= part.end()) {
+            return -1;
+        }
+        WavePlan.Piece p = landedPiece();
+        int b = p.chunk.view.get(p.chunkOffset + (int) (pos - p.start)) & 0xFF;
+        pos++;
+        return b;
     }
 
     @Override
@@ -33,10 +38,7 @@ final class PartStream extends InputStream {
         if (len == 0) {
             return 0;
         }
-        if (fetcher.isClosed()) {
-            throw new IllegalStateException("block " + part.blockId() + " read after its task finished");
-        }
-        WavePlan.Piece p = fetcher.landedPieceAt(pos);
+        WavePlan.Piece p = landedPiece();
         int inPiece = (int) (pos - p.start);
         int n = (int) Math.min(Math.min(len, p.length - inPiece), part.end() - pos);
         p.chunk.view.get(p.chunkOffset + inPiece, b, off, n);
@@ -47,6 +49,14 @@ final class PartStream extends InputStream {
     @Override
     public int available() {
         return (int) Math.min(Integer.MAX_VALUE, part.end() - pos);
+    }
+
+    /** The landed piece holding {@code pos}. */
+    private WavePlan.Piece landedPiece() {
+        if (fetcher.isClosed()) {
+            throw new IllegalStateException("block " + part.blockId() + " read after its task finished");
+        }
+        return fetcher.landedPieceAt(pos);
     }
 
     /** Turns a failure to decode a block (corrupt or cut bytes) into the fetch failure {@code corrupt} makes. */

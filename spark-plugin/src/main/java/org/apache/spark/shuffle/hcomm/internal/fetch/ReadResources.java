@@ -193,7 +193,11 @@ public final class ReadResources implements AutoCloseable {
         }
         try {
             receive.close();
-            region.close();
+        } catch (RuntimeException e) {
+            failure = add(failure, e);
+        }
+        try {
+            region.close(); // whatever the buffer's close said: the region has no other owner
         } catch (RuntimeException e) {
             failure = add(failure, e);
         }

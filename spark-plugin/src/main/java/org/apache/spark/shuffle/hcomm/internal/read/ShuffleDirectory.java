@@ -33,8 +33,4 @@ final class ShuffleDirectory {
         Entry e = byMapId.get(mapId);
         return e != null && e.executorId().equals(executorId) ? e : null;
     }
-
-    int size() {
-        return byMapId.size();
-    }
 }

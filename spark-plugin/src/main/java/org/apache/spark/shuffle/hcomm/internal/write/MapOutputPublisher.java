@@ -184,10 +184,6 @@ public final class MapOutputPublisher implements AutoCloseable {
         }
     }
 
-    synchronized long arenaUsed() {
-        return allocator.used();
-    }
-
     @Override
     public synchronized void close() {
         for (Integer shuffleId : List.copyOf(byShuffle.keySet())) {
