@@ -52,6 +52,70 @@ HCOMM_API int32_t HcommChannelNotifyRecordOnThread(ThreadHandle thread, ChannelH
 HCOMM_API int32_t HcommChannelNotifyWaitOnThread(ThreadHandle thread, ChannelHandle channel, uint32_t idx,
                                                  uint32_t timeOut);
 
+/* ---- The HCCL communicator path (Atlas A2/A3; also offered on Atlas 350), with the real prototypes ----
+ * Soft HComm's behaviour (the contract its C tests check; HCCL_COMMUNICATOR.md gives CANN's):
+ * - ACL first: aclInit once per process (again: ACL_ERROR_REPEAT_INITIALIZE), aclrtSetDevice(d) on each OS thread
+ *   that creates a communicator (d < $HCOMM_SOFT_DEVICES, default 8; else ACL_ERROR_RT_INVALID_DEVICEID). Without a
+ *   device set on the calling thread HcclGetRootInfo and HcclCommInitRootInfo* answer HCCL_E_RUNTIME.
+ * - HcclGetRootInfo starts a listener on $HCCL_IF_IP (or HcommSoftConfigure "if_ip"; else the first non-loopback
+ *   IPv4 address, else 127.0.0.1) that gathers the ranks of one communicator and then ends; the 4,108 bytes carry
+ *   its address, a communicator id and a ticket, and go to every rank out of band.
+ * - HcclCommInitRootInfo[Config] blocks until all nRanks ranks joined (then HCCL_SUCCESS on every rank) or the
+ *   connect timeout passed (HCCL_E_TIMEOUT on every rank that joined; nothing is left behind). Each rank's HCCL
+ *   buffer (2 x hcclBufferSize MB, or 2 x $HCCL_BUFFSIZE MB, default 2 x 200) is soft device memory on the rank's
+ *   device: its address is not mapped for the host (a host access faults); the host reaches it only through
+ *   aclrtMemcpy[Async] and the data-plane calls. A device has $HCOMM_SOFT_DEVICE_MEM_MB (default 65536) per process;
+ *   a buffer that does not fit is HCCL_E_OOM. hcclBufferSize 0, or an HCCL_BUFFSIZE that is not a whole number
+ *   >= 1, is HCCL_E_PARA.
+ * - HcclChannelAcquire is called by both ends (the lower rank serves); it returns when every channel of the call is
+ *   ready (HCCL_E_TIMEOUT after the connect timeout, nothing kept). Descriptors come from HcclChannelDescInit's
+ *   layout (magic 0x0F0F0F0F); remoteRank out of range or equal to one's own, or repeated in one call:
+ *   HCCL_E_PARA; protocol HCCS between ranks on different hosts: HCCL_E_PARA; protocols other than HCCS, ROCE,
+ *   HCCS_ONLY: HCCL_E_NOT_SUPPORT; notifyNum > 64: HCCL_E_PARA; a repeat acquire of (engine, remoteRank, protocol)
+ *   returns the same handle; a call while another runs on the same communicator: HCCL_E_AGAIN. Channels end only
+ *   with their communicator (HcclChannelDestroy: HCCL_E_NOT_SUPPORT on A2/A3).
+ * - Data plane on a communicator's channels and threads: reads from the peer's HCCL buffer into one's own
+ *   (anything else: HCCL_E_PARA on A2/A3), in batch mode on A2/A3 (HCCL_E_PARA outside it); every call is a task
+ *   of the thread's stream, run in order after HcommBatchModeEnd; the host sees completion with
+ *   aclrtSynchronizeStream on the stream (HcclThreadAcquireWithStream) or the thread's (HcommThreadResGetInfo).
+ *   A channel notify recorded by one end satisfies one wait on the same index at the other end; a wait that sees
+ *   its peer die fails (HCCL_E_NETWORK) and one that times out fails (HCCL_E_TIMEOUT); timeOut is in seconds.
+ * - HcclCommDestroy releases the communicator's channels, threads, streams bound to it and HCCL buffer.
+ */
+HCOMM_API HcclResult HcclGetRootInfo(HcclRootInfo *rootInfo);
+HCOMM_API HcclResult HcclCommInitRootInfo(uint32_t nRanks, const HcclRootInfo *rootInfo, uint32_t rank, HcclComm *comm);
+HCOMM_API HcclResult HcclCommInitRootInfoConfig(uint32_t nRanks, const HcclRootInfo *rootInfo, uint32_t rank,
+                                                const HcclCommConfig *config, HcclComm *comm);
+HCOMM_API HcclResult HcclCommDestroy(HcclComm comm);
+HCOMM_API HcclResult HcclGetRankId(HcclComm comm, uint32_t *rank);
+HCOMM_API HcclResult HcclGetRankSize(HcclComm comm, uint32_t *rankSize);
+HCOMM_API HcclResult HcclGetCommName(HcclComm comm, char *commName);
+HCOMM_API HcclResult HcclThreadAcquire(HcclComm comm, CommEngine engine, uint32_t threadNum,
+                                       uint32_t notifyNumPerThread, ThreadHandle *threads);
+HCOMM_API HcclResult HcclThreadAcquireWithStream(HcclComm comm, CommEngine engine, aclrtStream stream,
+                                                 uint32_t notifyNum, ThreadHandle *thread);
+HCOMM_API HcclResult HcclChannelAcquire(HcclComm comm, CommEngine engine, const HcclChannelDesc *channelDescs,
+                                        uint32_t channelNum, ChannelHandle *channels);
+HCOMM_API HcclResult HcclChannelDestroy(HcclComm comm, const ChannelHandle *channels, uint32_t channelNum);
+HCOMM_API HcclResult HcclGetHcclBuffer(HcclComm comm, void **buffer, uint64_t *size);
+HCOMM_API HcclResult HcclChannelGetHcclBuffer(HcclComm comm, ChannelHandle channel, void **buffer, uint64_t *size);
+
+HCOMM_API int32_t HcommLocalCopyOnThread(ThreadHandle thread, void *dst, const void *src, uint64_t len);
+HCOMM_API int32_t HcommThreadNotifyRecordOnThread(ThreadHandle thread, ThreadHandle dstThread, uint32_t dstNotifyIdx);
+HCOMM_API int32_t HcommThreadNotifyWaitOnThread(ThreadHandle thread, uint32_t notifyIdx, uint32_t timeOut);
+
+HCOMM_API aclError aclInit(const char *configPath);
+HCOMM_API aclError aclFinalize(void);
+HCOMM_API aclError aclrtSetDevice(int32_t deviceId);
+HCOMM_API aclError aclrtResetDevice(int32_t deviceId);
+HCOMM_API aclError aclrtGetDevice(int32_t *deviceId);
+HCOMM_API aclError aclrtCreateStream(aclrtStream *stream);
+HCOMM_API aclError aclrtDestroyStream(aclrtStream stream);
+HCOMM_API aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count, aclrtMemcpyKind kind);
+HCOMM_API aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, size_t count, aclrtMemcpyKind kind,
+                                    aclrtStream stream);
+HCOMM_API aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout);
+
 /* ACL completion for the A2/A3 pattern: in libascendcl.so on real hosts, in libhcomm_soft.so here. */
 HCOMM_API int aclrtSynchronizeStream(aclrtStream stream);
 /* The SoC soft HComm behaves like (HCOMM_SOFT_SOC, default Ascend950PR), as CANN's libascendcl reports its own. */

@@ -16,8 +16,11 @@
  *                        Default: $HCOMM_SOFT_FORCE_TCP or "0".
  *   "exec_timeout_ms"    how long drain, fence and stream sync wait for reads before HCCL_E_TIMEOUT, and how
  *                        long a TCP read may stall. Default: $HCOMM_SOFT_EXEC_TIMEOUT_MS or 60000.
- *   "connect_timeout_ms" how long a channel may stay CONNECTING before GetStatus reports TIMEOUT.
+ *   "connect_timeout_ms" how long a channel may stay CONNECTING before GetStatus reports TIMEOUT, and how long
+ *                        a communicator's ranks and HcclChannelAcquire's peers have to join.
  *                        Default: $HCCL_CONNECT_TIMEOUT (seconds) * 1000, or 120000.
+ *   "if_ip"              the IPv4 address communicators listen on and tell their peers. Default: $HCCL_IF_IP, else
+ *                        the first non-loopback IPv4 address of the host, else 127.0.0.1.
  * Returns HCCL_E_PTR for NULL, HCCL_E_PARA for an unknown key or a value out of range.
  */
 HCOMM_API int32_t HcommSoftConfigure(const char *key, const char *value);
@@ -36,6 +39,11 @@ typedef struct {
     uint64_t bytesServed;  /* bytes this process's soft NIC sent to TCP readers */
     uint64_t bytesRead;    /* bytes this process read (all paths) */
     uint64_t opsRunByWaiter; /* reads a completion wait ran itself because the thread's worker had not started them */
+    uint64_t comms;       /* live communicators (HcclCommInitRootInfo*, not yet HcclCommDestroy'd) */
+    uint64_t deviceBytes; /* live soft device memory: the communicators' HCCL buffers */
+    uint64_t h2dBytes;    /* bytes copied host to device (aclrtMemcpy, aclrtMemcpyAsync) */
+    uint64_t d2hBytes;    /* bytes copied device to host */
+    uint64_t notifies;    /* channel notifies this process recorded */
 } HcommSoftCounters;
 
 HCOMM_API int32_t HcommSoftGetCounters(HcommSoftCounters *out);

@@ -198,6 +198,81 @@ typedef struct {
 
 #define HCOMM_CHANNEL_DESC_ABI_V1_SIZE offsetof(HcommChannelDesc, qos)
 
+/* ---- the HCCL communicator path (Atlas A2/A3; HCCL_COMMUNICATOR.md) ---- */
+typedef void *HcclComm;
+typedef void *HcclMemHandle;
+#define HCCL_ROOT_INFO_BYTES 4108
+typedef struct {
+    char internal[HCCL_ROOT_INFO_BYTES];
+} HcclRootInfo;
+
+#define HCCL_COMM_CONFIG_MAGIC_WORD 0xF0F0F0F0u
+#define HCCL_COMM_CONFIG_VERSION 11u
+#define HCCL_COMM_BUFFSIZE_CONFIG_NOT_SET 0xFFFFFFFFu
+typedef struct {
+    size_t size;
+    uint32_t magicWord;
+    uint32_t version;
+    uint64_t reserved;
+    uint32_t hcclBufferSize; /* MB; the communicator's HCCL buffer is twice this */
+    uint32_t hcclDeterministic;
+    char hcclCommName[128];
+    char hcclUdi[128];
+    uint32_t hcclOpExpansionMode;
+    uint32_t hcclRdmaTrafficClass;
+    uint32_t hcclRdmaServiceLevel;
+    uint32_t hcclWorldRankID;
+    uint64_t hcclJobID;
+    uint8_t aclGraphZeroCopyEnable;
+    int32_t hcclExecTimeOut;
+    char hcclAlgo[1600];
+    char hcclRetryEnable[50];
+    char hcclRetryParams[128];
+    char hcclBufferName[128];
+    uint32_t hcclQos;
+    uint64_t hcclSymWinMaxMemSizePerRank;
+    uint32_t hcclChannelSqDepth;
+} HcclCommConfig;
+
+#define HCCL_CHANNEL_MAGIC_WORD 0x0F0F0F0Fu
+#define HCCL_CHANNEL_VERSION 1u
+#define HCCL_CHANNEL_NOTIFY_MAX 64u
+typedef struct {
+    CommAbiHeader header;
+    uint32_t remoteRank;
+    int32_t channelProtocol; /* CommProtocol */
+    EndpointDesc localEndpoint;
+    EndpointDesc remoteEndpoint;
+    uint32_t notifyNum;
+    HcclMemHandle *memHandles;
+    uint32_t memHandleNum;
+    union {
+        uint8_t raws[128];
+        struct { uint32_t queueNum; uint32_t retryCnt; uint32_t retryInterval; uint8_t tc; uint8_t sl; } roceAttr;
+        struct { uint8_t pathMode; } ubMemAttr;
+    };
+} HcclChannelDesc;
+
+/* ACL (libascendcl on a real host). */
+typedef int aclError;
+typedef enum {
+    ACL_MEMCPY_HOST_TO_HOST = 0,
+    ACL_MEMCPY_HOST_TO_DEVICE = 1,
+    ACL_MEMCPY_DEVICE_TO_HOST = 2,
+    ACL_MEMCPY_DEVICE_TO_DEVICE = 3,
+    ACL_MEMCPY_DEFAULT = 4
+} aclrtMemcpyKind;
+enum {
+    ACL_SUCCESS = 0,
+    ACL_ERROR_INVALID_PARAM = 100000,
+    ACL_ERROR_UNINITIALIZE = 100001,
+    ACL_ERROR_REPEAT_INITIALIZE = 100002,
+    ACL_ERROR_RT_PARAM_INVALID = 107000,
+    ACL_ERROR_RT_INVALID_DEVICEID = 107001,
+    ACL_ERROR_RT_CONTEXT_NULL = 107002,
+    ACL_ERROR_RT_MEMORY_ALLOCATION = 207001
+};
+
 /* The layout facts the Java binding relies on (HCOMM_ABI.md §2). */
 _Static_assert(sizeof(CommAbiHeader) == 16, "CommAbiHeader");
 _Static_assert(sizeof(CommAddr) == 40, "CommAddr");
@@ -222,4 +297,19 @@ _Static_assert(offsetof(HcommChannelDesc, qos) == 344, "qos");
 _Static_assert(offsetof(HcommChannelDesc, channelName) == 352, "channelName");
 _Static_assert(sizeof(HcommBatchTransferDesc) == 64, "HcommBatchTransferDesc");
 
+_Static_assert(sizeof(HcclRootInfo) == 4108, "HcclRootInfo");
+_Static_assert(sizeof(HcclCommConfig) == 2248, "HcclCommConfig");
+_Static_assert(offsetof(HcclCommConfig, hcclBufferSize) == 24, "hcclBufferSize");
+_Static_assert(offsetof(HcclCommConfig, hcclWorldRankID) == 300, "hcclWorldRankID");
+_Static_assert(offsetof(HcclCommConfig, hcclExecTimeOut) == 316, "hcclExecTimeOut");
+_Static_assert(offsetof(HcclCommConfig, hcclBufferName) == 2098, "hcclBufferName");
+_Static_assert(offsetof(HcclCommConfig, hcclChannelSqDepth) == 2240, "hcclChannelSqDepth");
+_Static_assert(sizeof(HcclChannelDesc) == 496, "HcclChannelDesc");
+_Static_assert(offsetof(HcclChannelDesc, remoteRank) == 16, "remoteRank");
+_Static_assert(offsetof(HcclChannelDesc, channelProtocol) == 20, "channelProtocol");
+_Static_assert(offsetof(HcclChannelDesc, remoteEndpoint) == 184, "remoteEndpoint");
+_Static_assert(offsetof(HcclChannelDesc, notifyNum) == 344, "HcclChannelDesc.notifyNum");
+_Static_assert(offsetof(HcclChannelDesc, memHandles) == 352, "HcclChannelDesc.memHandles");
+_Static_assert(offsetof(HcclChannelDesc, memHandleNum) == 360, "HcclChannelDesc.memHandleNum");
+_Static_assert(offsetof(HcclChannelDesc, raws) == 364, "HcclChannelDesc.raws");
 #endif

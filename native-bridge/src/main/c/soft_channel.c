@@ -80,6 +80,7 @@ static void snap_region(region_info *out, const registration *r, uint64_t addr, 
     out->type = r->type;
     out->memfd = r->memfd;
     out->memfd_off = r->memfd_off + (addr - r->addr);
+    out->host_delta = r->host_delta;
     memcpy(out->tag, r->tag, sizeof out->tag);
 }
 
@@ -117,6 +118,7 @@ static void channel_free(channel *ch)
     pthread_mutex_destroy(&ch->pend_mu);
     pthread_mutex_destroy(&ch->srv_mu);
     pthread_cond_destroy(&ch->srv_cv);
+    pthread_cond_destroy(&ch->notify_cv);
     hello_rx_free(&ch->hrx, NULL);
     free(ch->maps);
     free(ch->local);
@@ -150,6 +152,8 @@ static channel *channel_new(endpoint *ep, int engine, const HcommChannelDesc *d,
     pthread_mutex_init(&ch->pend_mu, NULL);
     pthread_mutex_init(&ch->srv_mu, NULL);
     pthread_cond_init(&ch->srv_cv, NULL);
+    pthread_cond_init(&ch->notify_cv, NULL);
+    ch->notify_num = d->notifyNum <= HCCL_CHANNEL_NOTIFY_MAX ? d->notifyNum : HCCL_CHANNEL_NOTIFY_MAX;
     ch->ep = ep;
     ch->engine = engine;
     ch->port = d->port ? d->port : HCOMM_DEFAULT_CHANNEL_PORT;
@@ -178,6 +182,12 @@ HCOMM_API HcommResult HcommChannelCreate(EndpointHandle endpointHandle, CommEngi
     if (descs == NULL || channels == NULL) return HCCL_E_PTR;
     int32_t allowed = soft_atlas350_only(); /* the endpoint API is Atlas 350's */
     if (allowed != HCCL_SUCCESS) return allowed;
+    return soft_channel_create(endpointHandle, engine, descs, channelNum, channels, 0, 0);
+}
+
+int32_t soft_channel_create(EndpointHandle endpointHandle, CommEngine engine, HcommChannelDesc *descs,
+                            uint32_t channelNum, ChannelHandle *channels, uint64_t comm, int want_tcp)
+{
     if (channelNum == 0 || channelNum > HCOMM_CHANNEL_NUM_MAX) return HCCL_E_PARA;
     if (!engine_supported(engine)) return HCCL_E_NOT_SUPPORT;
     soft_config cfg;
@@ -201,6 +211,8 @@ HCOMM_API HcommResult HcommChannelCreate(EndpointHandle endpointHandle, CommEngi
             break;
         }
         ch->id = id;
+        ch->comm = comm;
+        ch->want_tcp = want_tcp;
         made[done] = ch;
     }
     if (rc != HCCL_SUCCESS) { /* all or nothing */
@@ -245,6 +257,7 @@ static hello_msg *build_hello(channel *ch, uint32_t kind, const uint8_t client_n
     h->to = ch->ep->desc;
     h->to.commAddr.addr.s_addr = ch->remote_ip;
     wire_fill_identity(h);
+    if (ch->want_tcp) h->force_tcp = 1;
     h->state_fd = ch->ep->state_fd;
     h->nregions = ch->nlocal;
     for (uint32_t i = 0; i < ch->nlocal; i++) {
@@ -288,7 +301,7 @@ static int adopt_peer(channel *ch, const hello_msg *h)
     soft_config cfg;
     soft_config_get(&cfg);
     ch->peer_pid = (int)h->pid;
-    ch->tcp = cfg.force_tcp || h->force_tcp || strcmp(h->host_id, soft_host_id()) != 0 ||
+    ch->tcp = cfg.force_tcp || ch->want_tcp || h->force_tcp || strcmp(h->host_id, soft_host_id()) != 0 ||
               soft_start_time((int)h->pid) != h->start_time || h->start_time == 0;
     memset(cfg.secret, 0, sizeof cfg.secret);
     if (!ch->tcp) {
@@ -492,6 +505,22 @@ HCOMM_API HcommResult HcommChannelDestroy(const ChannelHandle *channels, uint32_
     if (channels == NULL) return HCCL_E_PTR;
     int32_t allowed = soft_atlas350_only(); /* the endpoint API is Atlas 350's */
     if (allowed != HCCL_SUCCESS) return allowed;
+    if (channelNum == 0 || channelNum > HCOMM_CHANNEL_NUM_MAX) return HCCL_E_PARA;
+    pthread_mutex_lock(&g_lock);
+    for (uint32_t i = 0; i < channelNum; i++) { /* up to the first unknown handle, which the destroy refuses */
+        channel *ch = handle_get(channels[i], KIND_CHANNEL);
+        if (ch == NULL) break;
+        if (ch->comm != 0) { /* a communicator's channel ends with its communicator */
+            pthread_mutex_unlock(&g_lock);
+            return HCCL_E_PARA;
+        }
+    }
+    pthread_mutex_unlock(&g_lock);
+    return soft_channel_destroy(channels, channelNum);
+}
+
+int32_t soft_channel_destroy(const ChannelHandle *channels, uint32_t channelNum)
+{
     if (channelNum == 0 || channelNum > HCOMM_CHANNEL_NUM_MAX) return HCCL_E_PARA;
     channel **list = malloc((size_t)channelNum * sizeof *list);
     if (list == NULL) return HCCL_E_MEMORY;

@@ -1,5 +1,6 @@
 /* Process-wide state of soft HComm: configuration, identity, the handle table and the counters. */
 #include <stddef.h>
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -40,6 +41,9 @@ static void init_once(void)
     g_cfg.force_tcp = tcp != NULL && strcmp(tcp, "1") == 0;
     g_cfg.exec_timeout_ms = env_int("HCOMM_SOFT_EXEC_TIMEOUT_MS", 60000, 1);
     g_cfg.connect_timeout_ms = env_int("HCCL_CONNECT_TIMEOUT", 120000, 1000);
+    const char *ifip = getenv("HCCL_IF_IP");
+    struct in_addr probe;
+    if (ifip != NULL && inet_pton(AF_INET, ifip, &probe) == 1) snprintf(g_cfg.if_ip, sizeof g_cfg.if_ip, "%s", ifip);
 
     read_host_id(g_host_id, sizeof g_host_id);
 }
@@ -248,6 +252,10 @@ HCOMM_API int32_t HcommSoftConfigure(const char *key, const char *value)
         if (parse_ms(value, &g_cfg.exec_timeout_ms) != 0) rc = HCCL_E_PARA;
     } else if (strcmp(key, "connect_timeout_ms") == 0) {
         if (parse_ms(value, &g_cfg.connect_timeout_ms) != 0) rc = HCCL_E_PARA;
+    } else if (strcmp(key, "if_ip") == 0) {
+        struct in_addr probe;
+        if (inet_pton(AF_INET, value, &probe) != 1) rc = HCCL_E_PARA;
+        else snprintf(g_cfg.if_ip, sizeof g_cfg.if_ip, "%s", value);
     } else if (strcmp(key, "soc") == 0) {
         rc = soft_profile_set(value);
     } else {
@@ -269,7 +277,14 @@ HCOMM_API int32_t HcommSoftGetCounters(HcommSoftCounters *out)
     out->threads = g_count.threads;
     out->bytesServed = g_count.bytes_served;
     out->bytesRead = g_count.bytes_read;
-    if (out->size >= sizeof(HcommSoftCounters)) out->opsRunByWaiter = g_count.ops_run_by_waiter;
+    if (out->size >= offsetof(HcommSoftCounters, comms)) out->opsRunByWaiter = g_count.ops_run_by_waiter;
+    if (out->size >= sizeof(HcommSoftCounters)) {
+        out->comms = g_count.comms;
+        out->deviceBytes = g_count.device_bytes;
+        out->h2dBytes = g_count.h2d_bytes;
+        out->d2hBytes = g_count.d2h_bytes;
+        out->notifies = g_count.notifies;
+    }
     return HCCL_SUCCESS;
 }
 

@@ -245,6 +245,11 @@ HCOMM_API HcommResult HcommEndpointCreate(const EndpointDesc *desc, EndpointHand
     if (desc == NULL || endpointHandle == NULL) return HCCL_E_PTR;
     int32_t allowed = soft_atlas350_only(); /* the endpoint API is Atlas 350's */
     if (allowed != HCCL_SUCCESS) return allowed;
+    return soft_endpoint_create(desc, endpointHandle);
+}
+
+int32_t soft_endpoint_create(const EndpointDesc *desc, EndpointHandle *endpointHandle)
+{
     if (desc->loc.locType != ENDPOINT_LOC_TYPE_HOST && desc->loc.locType != ENDPOINT_LOC_TYPE_DEVICE)
         return HCCL_E_PARA;
     if (desc->loc.locType == ENDPOINT_LOC_TYPE_DEVICE) return HCCL_E_NOT_SUPPORT; /* no NPU in software */

@@ -23,7 +23,7 @@
 #define SOFT_HELLO_MS 5000           /* a hello whose bytes stop this long before it is whole is dropped */
 #define SOFT_HELLO_BUDGET (64u << 20) /* bytes per endpoint buffering hellos that are still coming */
 
-enum obj_kind { KIND_ENDPOINT = 1, KIND_MEM = 2, KIND_CHANNEL = 3, KIND_THREAD = 4 };
+enum obj_kind { KIND_ENDPOINT = 1, KIND_MEM = 2, KIND_CHANNEL = 3, KIND_THREAD = 4, KIND_COMM = 5 };
 
 /* ---- configuration and process identity (soft_core.c) ---- */
 typedef struct {
@@ -31,6 +31,7 @@ typedef struct {
     int force_tcp;
     int64_t exec_timeout_ms;
     int64_t connect_timeout_ms;
+    char if_ip[16];           /* HCCL_IF_IP or "if_ip": the address communicators listen and connect on */
 } soft_config;
 
 void soft_init(void);
@@ -55,7 +56,7 @@ void soft_random_bytes(void *buf, size_t n);
 extern pthread_mutex_t g_lock;
 typedef struct {
     atomic_uint_fast64_t endpoints, regions, allocations, imports, channels, threads, bytes_served, bytes_read,
-        ops_run_by_waiter;
+        ops_run_by_waiter, comms, device_bytes, h2d_bytes, d2h_bytes, notifies;
 } soft_counters;
 extern soft_counters g_count;
 
@@ -83,6 +84,7 @@ typedef struct registration {
     uint32_t slot;
     int memfd;            /* -1 when the memory did not come from HcommMemAlloc */
     uint64_t memfd_off;
+    uint64_t host_delta;  /* where the bytes are for this process: addr + host_delta (non-zero for device memory) */
     int handles;          /* handles (aliases included) sharing this registration */
     int inflight;         /* soft NIC sends reading this memory right now */
 } registration;
@@ -100,13 +102,23 @@ typedef struct mem_handle {
 /* What one end of a channel knows of a region: its own (local) or the peer's (remote). */
 typedef struct {
     uint64_t addr, size, cookie, memfd_off;
+    uint64_t host_delta;  /* local regions only: addr + host_delta is where this process reaches the bytes */
     uint32_t slot;
     int32_t type;
     int32_t memfd;
     char tag[SOFT_TAG_MAX];
 } region_info;
 
-int mem_find_alloc(uint64_t addr, uint64_t size, int *fd, uint64_t *off);
+int mem_find_alloc(uint64_t addr, uint64_t size, int *fd, uint64_t *off, uint64_t *host_delta);
+
+/* ---- soft device memory (soft_mem.c): HCCL buffers, not mapped for the host at their device address ---- */
+/* Allocates size bytes on device dev: *dev_addr (PROT_NONE for the host), backed by a memfd mapped hidden. */
+int32_t device_alloc(int32_t dev, uint64_t size, void **dev_addr);
+void device_free(void *dev_addr);
+/* The host mapping of [addr, addr + len) when it lies in one device allocation, else NULL. */
+uint8_t *device_host_of(uint64_t addr, uint64_t len);
+/* The device the calling OS thread set (aclrtSetDevice), or -1. */
+int32_t acl_current_device(void);
 registration *reg_find_live(struct endpoint *ep, uint64_t addr, uint64_t len, uint32_t slot, uint64_t cookie);
 void reg_release_inflight(registration *r);
 void endpoint_drop_regions(struct endpoint *ep);
@@ -167,14 +179,23 @@ void endpoint_wake(endpoint *ep);
 struct hello_msg;
 struct soft_thread;
 
+/* A task of a soft stream. Reads are what the endpoint path has always run; the others are the communicator
+ * path's stream tasks (soft_stream.c runs them). */
+enum op_kind { OP_READ = 0, OP_COPY, OP_CH_RECORD, OP_CH_WAIT, OP_TH_RECORD, OP_TH_WAIT };
+
 typedef struct op {
     struct op *next;
-    struct channel *ch;
+    int kind;
+    struct channel *ch;        /* OP_READ, OP_CH_*: a reference; NULL otherwise */
     struct soft_thread *th;
-    uint8_t *dst;
-    uint64_t src, len;
+    uint8_t *dst;              /* OP_READ, OP_COPY: where this process writes the bytes */
+    uint64_t src, len;         /* OP_COPY: src is a pointer of this process */
     uint32_t ridx;             /* index of the peer region holding src */
     uint64_t reqid;
+    uint32_t idx;              /* OP_*_RECORD, OP_*_WAIT: the notify */
+    uint32_t timeout_s;        /* OP_*_WAIT: 0 waits as long as the peer lives */
+    struct soft_thread *peer_th; /* OP_TH_RECORD: the thread whose notify is raised (a reference) */
+    int32_t copy_dir;          /* OP_COPY: 1 host to device, 2 device to host, else 0 (counted so) */
 } op;
 
 enum ch_state { CH_NEW, CH_CONNECTING, CH_WAIT_NONCE, CH_WAIT_HELLO, CH_WAIT_PEER, CH_READY, CH_FAILED, CH_TIMEOUT };
@@ -228,6 +249,12 @@ typedef struct channel {
     int srv_stop;
     /* ReadNbi queue */
     struct soft_thread *nbi;
+    /* communicator channels (soft_comm.c) */
+    uint64_t comm;             /* the communicator's handle, 0 for an endpoint channel */
+    int want_tcp;              /* protocol ROCE: always through the soft NIC, as a RoCE loopback would */
+    uint32_t notify_num;
+    uint32_t notified[HCCL_CHANNEL_NOTIFY_MAX]; /* raised by the peer, not yet taken by a wait (under pend_mu) */
+    pthread_cond_t notify_cv;
 } channel;
 
 channel *channel_get_ref(ChannelHandle h);
@@ -235,7 +262,9 @@ void channel_put(channel *ch);
 int channel_start_io(channel *ch);
 void channel_stop_io(channel *ch);
 void channel_fail_pending(channel *ch, int32_t code);
-int channel_check_read(channel *ch, const void *dst, uint64_t src, uint64_t len, uint32_t *ridx);
+int channel_check_read(channel *ch, const void *dst, uint64_t src, uint64_t len, uint32_t *ridx, uint64_t *delta);
+int channel_send_notify(channel *ch, uint32_t idx);
+void channel_wake_waiters(channel *ch);
 void channel_execute(channel *ch, op *o);
 
 /* A failed read not yet reported: kept by the thread that submitted it, so that a drain reports only the failures
@@ -261,6 +290,10 @@ typedef struct soft_thread {
     int32_t errors_lost;       /* a failure that found no memory for its entry: the next wait, on any channel, reports it */
     int stopping;
     int refs;
+    uint64_t comm;             /* the communicator that owns it (HcommThreadFree refuses it), or 0 */
+    uint32_t notify_num;
+    uint32_t notified[SOFT_MAX_NOTIFY]; /* thread notifies raised, not yet taken (under mu) */
+    pthread_cond_t notify_cv;
 } soft_thread;
 
 soft_thread *thread_create(int engine, int internal);
@@ -271,5 +304,17 @@ soft_thread *thread_get_ref(ThreadHandle h);
 void thread_submit(soft_thread *t, op *o);
 void op_complete(op *o, int32_t code);
 int32_t thread_wait(soft_thread *t, channel *ch);
+int32_t thread_wait_ms(soft_thread *t, channel *ch, int64_t timeout_ms);
+/* A data-plane task of the communicator path: recorded in batch mode, else run now where the product allows. */
+int32_t stream_task(soft_thread *t, op *o);
+op *op_new(int kind, soft_thread *t, channel *ch);
+soft_thread *stream_thread(aclrtStream stream);
+
+/* ---- internal forms of the endpoint API, which communicators use on every product (soft_endpoint.c, ...) ---- */
+int32_t soft_endpoint_create(const EndpointDesc *desc, EndpointHandle *out);
+int32_t soft_mem_reg(EndpointHandle ep, const char *tag, const CommMem *mem, HcommMemHandle *out);
+int32_t soft_channel_create(EndpointHandle ep, CommEngine engine, HcommChannelDesc *descs, uint32_t n,
+                            ChannelHandle *out, uint64_t comm, int want_tcp);
+int32_t soft_channel_destroy(const ChannelHandle *channels, uint32_t n);
 
 #endif

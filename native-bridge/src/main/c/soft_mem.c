@@ -30,23 +30,106 @@ typedef struct __attribute__((packed)) {
 typedef struct alloc_block {
     struct alloc_block *next;
     uint64_t addr, size;
+    uint64_t host;        /* where this process reaches the bytes: addr itself, or a hidden mapping (device) */
+    int32_t device;       /* -1 for host memory (HcommMemAlloc), else the device of an HCCL buffer */
     int fd;
 } alloc_block;
+
+#define SOFT_MAX_DEVICES 64
+static uint64_t g_device_used[SOFT_MAX_DEVICES]; /* bytes of device memory allocated per device (under g_lock) */
 
 static alloc_block *g_allocs;
 static pthread_cond_t g_inflight_cv = PTHREAD_COND_INITIALIZER;
 
 /* Caller holds g_lock. */
-int mem_find_alloc(uint64_t addr, uint64_t size, int *fd, uint64_t *off)
+int mem_find_alloc(uint64_t addr, uint64_t size, int *fd, uint64_t *off, uint64_t *host_delta)
 {
     for (alloc_block *b = g_allocs; b; b = b->next) {
         if (addr >= b->addr && addr + size <= b->addr + b->size) {
             *fd = b->fd;
             *off = addr - b->addr;
+            *host_delta = b->host - b->addr;
             return 0;
         }
     }
     return -1;
+}
+
+/* Device capacity per device and process: $HCOMM_SOFT_DEVICE_MEM_MB, default 65536 (an Ascend 910B's 64 GB). */
+static uint64_t device_capacity(void)
+{
+    const char *v = getenv("HCOMM_SOFT_DEVICE_MEM_MB");
+    char *end = NULL;
+    long long mb = v ? strtoll(v, &end, 10) : 0;
+    if (v == NULL || end == v || *end != '\0' || mb <= 0) mb = 65536;
+    return (uint64_t)mb << 20;
+}
+
+int32_t device_alloc(int32_t dev, uint64_t size, void **dev_addr)
+{
+    if (dev < 0 || dev >= SOFT_MAX_DEVICES || size == 0) return HCCL_E_PARA;
+    pthread_mutex_lock(&g_lock);
+    int fits = size <= device_capacity() - g_device_used[dev] && g_device_used[dev] <= device_capacity();
+    if (fits) g_device_used[dev] += size; /* reserved now, returned below if the mapping fails */
+    pthread_mutex_unlock(&g_lock);
+    if (!fits) return HCCL_E_OOM;
+    int fd = memfd_create("hcomm-soft-device", MFD_CLOEXEC);
+    void *host = MAP_FAILED, *dv = MAP_FAILED;
+    alloc_block *b = malloc(sizeof *b);
+    if (fd >= 0 && ftruncate(fd, (off_t)size) == 0) {
+        host = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        /* the device address: reserved, never readable by the host, so a host access faults as on a real card */
+        dv = mmap(NULL, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    }
+    if (b == NULL || host == MAP_FAILED || dv == MAP_FAILED) {
+        if (host != MAP_FAILED) munmap(host, size);
+        if (dv != MAP_FAILED) munmap(dv, size);
+        if (fd >= 0) close(fd);
+        free(b);
+        pthread_mutex_lock(&g_lock);
+        g_device_used[dev] -= size;
+        pthread_mutex_unlock(&g_lock);
+        return HCCL_E_OOM;
+    }
+    *b = (alloc_block){NULL, (uint64_t)(uintptr_t)dv, size, (uint64_t)(uintptr_t)host, dev, fd};
+    pthread_mutex_lock(&g_lock);
+    b->next = g_allocs;
+    g_allocs = b;
+    pthread_mutex_unlock(&g_lock);
+    g_count.device_bytes += size;
+    *dev_addr = dv;
+    return HCCL_SUCCESS;
+}
+
+void device_free(void *dev_addr)
+{
+    pthread_mutex_lock(&g_lock);
+    alloc_block **pp = &g_allocs;
+    while (*pp && !((*pp)->addr == (uint64_t)(uintptr_t)dev_addr && (*pp)->device >= 0)) pp = &(*pp)->next;
+    alloc_block *b = *pp;
+    if (b != NULL) {
+        *pp = b->next;
+        endpoints_revoke_fd(b->fd);
+        g_device_used[b->device] -= b->size;
+    }
+    pthread_mutex_unlock(&g_lock);
+    if (b == NULL) return;
+    munmap((void *)(uintptr_t)b->host, b->size);
+    munmap(dev_addr, b->size);
+    close(b->fd);
+    g_count.device_bytes -= b->size;
+    free(b);
+}
+
+uint8_t *device_host_of(uint64_t addr, uint64_t len)
+{
+    uint8_t *host = NULL;
+    pthread_mutex_lock(&g_lock);
+    for (alloc_block *b = g_allocs; b && host == NULL; b = b->next)
+        if (b->device >= 0 && addr >= b->addr && len <= b->size && addr - b->addr <= b->size - len)
+            host = (uint8_t *)(uintptr_t)(b->host + (addr - b->addr));
+    pthread_mutex_unlock(&g_lock);
+    return host;
 }
 
 HCOMM_API HcommResult HcommMemAlloc(void **ptr, size_t size)
@@ -70,8 +153,9 @@ HCOMM_API HcommResult HcommMemAlloc(void **ptr, size_t size)
         close(fd);
         return HCCL_E_MEMORY;
     }
-    b->addr = (uint64_t)(uintptr_t)p;
+    b->addr = b->host = (uint64_t)(uintptr_t)p;
     b->size = size;
+    b->device = -1;
     b->fd = fd;
     pthread_mutex_lock(&g_lock);
     b->next = g_allocs;
@@ -97,7 +181,7 @@ HCOMM_API HcommResult HcommMemFree(void *ptr)
     if (ptr == NULL) return HCCL_E_PTR;
     pthread_mutex_lock(&g_lock);
     alloc_block **pp = &g_allocs;
-    while (*pp && (*pp)->addr != (uint64_t)(uintptr_t)ptr) pp = &(*pp)->next;
+    while (*pp && ((*pp)->addr != (uint64_t)(uintptr_t)ptr || (*pp)->device >= 0)) pp = &(*pp)->next;
     alloc_block *b = *pp;
     if (b == NULL) {
         pthread_mutex_unlock(&g_lock);
@@ -146,6 +230,11 @@ HCOMM_API HcommResult HcommMemReg(EndpointHandle endpoint_handle, const char *me
     if (mem == NULL || memHandle == NULL || mem->addr == NULL) return HCCL_E_PTR;
     int32_t allowed = soft_atlas350_only(); /* the endpoint API is Atlas 350's */
     if (allowed != HCCL_SUCCESS) return allowed;
+    return soft_mem_reg(endpoint_handle, memTag, mem, memHandle);
+}
+
+int32_t soft_mem_reg(EndpointHandle endpoint_handle, const char *memTag, const CommMem *mem, HcommMemHandle *memHandle)
+{
     if (mem->size == 0 || (mem->type != COMM_MEM_TYPE_HOST && mem->type != COMM_MEM_TYPE_DEVICE)) return HCCL_E_PARA;
     uint64_t addr = (uint64_t)(uintptr_t)mem->addr, size = mem->size;
     if (addr + size < addr) return HCCL_E_PARA;
@@ -182,7 +271,7 @@ HCOMM_API HcommResult HcommMemReg(EndpointHandle endpoint_handle, const char *me
         snprintf(reg->tag, sizeof reg->tag, "%s", memTag ? memTag : "");
         reg->cookie = soft_random64();
         reg->memfd = -1;
-        mem_find_alloc(addr, size, &reg->memfd, &reg->memfd_off);
+        mem_find_alloc(addr, size, &reg->memfd, &reg->memfd_off, &reg->host_delta);
     }
     mem_handle *h = calloc(1, sizeof *h);
     uint64_t id = h ? handle_put(KIND_MEM, h) : 0;

@@ -56,7 +56,8 @@ static void serve_one(channel *ch, const data_msg *req)
         send_resp(ch, req, HCCL_E_NOT_FOUND, NULL);
         return;
     }
-    if (send_resp(ch, req, HCCL_SUCCESS, (const void *)(uintptr_t)req->addr) == 0) g_count.bytes_served += req->len;
+    const void *bytes = (const void *)(uintptr_t)(req->addr + r->host_delta); /* device memory: its hidden mapping */
+    if (send_resp(ch, req, HCCL_SUCCESS, bytes) == 0) g_count.bytes_served += req->len;
     reg_release_inflight(r);
 }
 
@@ -134,6 +135,13 @@ static void *rx_main(void *arg)
             } else {
                 op_complete(o, m.status == 0 ? HCCL_SUCCESS : HCCL_E_NETWORK);
             }
+        } else if (m.type == MSG_NOTIFY) {
+            if (wire_check_notify(&m, ch->notify_num, &why) == WIRE_OK) {
+                pthread_mutex_lock(&ch->pend_mu);
+                ch->notified[m.addr]++;
+                pthread_cond_broadcast(&ch->notify_cv);
+                pthread_mutex_unlock(&ch->pend_mu);
+            }
         } else {
             why = "unknown message type";
         }
@@ -146,7 +154,32 @@ static void *rx_main(void *arg)
     }
     atomic_store(&ch->peer_dead, 1);
     channel_fail_pending(ch, HCCL_E_NETWORK);
+    channel_wake_waiters(ch);
     return NULL;
+}
+
+/* Notify waits on ch see the change (a notify, the peer's end, a destroy). */
+void channel_wake_waiters(channel *ch)
+{
+    pthread_mutex_lock(&ch->pend_mu);
+    pthread_cond_broadcast(&ch->notify_cv);
+    pthread_mutex_unlock(&ch->pend_mu);
+}
+
+/* Raises notify idx at the peer's end: a message on the channel's connection (shared memory or not). */
+int channel_send_notify(channel *ch, uint32_t idx)
+{
+    data_msg m = {MSG_NOTIFY, 0, 0, idx, 0, 0, 0, 0};
+    pthread_mutex_lock(&ch->wlock);
+    int rc = net_send_all(ch->fd, &m, sizeof m);
+    pthread_mutex_unlock(&ch->wlock);
+    if (rc != 0) {
+        atomic_store(&ch->peer_dead, 1);
+        shutdown(ch->fd, SHUT_RDWR);
+        return HCCL_E_NETWORK;
+    }
+    g_count.notifies++;
+    return HCCL_SUCCESS;
 }
 
 int channel_start_io(channel *ch)
@@ -167,6 +200,7 @@ void channel_stop_io(channel *ch)
     pthread_mutex_unlock(&ch->srv_mu);
     if (started) pthread_join(ch->server, NULL);
     channel_fail_pending(ch, HCCL_E_NETWORK);
+    channel_wake_waiters(ch);
     if (ch->nbi) {
         thread_stop(ch->nbi);
         thread_put(ch->nbi);

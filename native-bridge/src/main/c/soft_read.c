@@ -24,7 +24,7 @@
 
 /* Caller holds a reference on ch. dst must lie in memory this end exchanged and still has registered, src in
  * one region the peer exchanged. */
-int channel_check_read(channel *ch, const void *dst, uint64_t src, uint64_t len, uint32_t *ridx)
+int channel_check_read(channel *ch, const void *dst, uint64_t src, uint64_t len, uint32_t *ridx, uint64_t *delta)
 {
     uint64_t d = (uint64_t)(uintptr_t)dst;
     int local_ok = 0;
@@ -32,10 +32,13 @@ int channel_check_read(channel *ch, const void *dst, uint64_t src, uint64_t len,
         const region_info *l = &ch->local[i];
         local_ok = d >= l->addr && len <= l->size && d - l->addr <= l->size - len &&
                    atomic_load(&ch->ep->state[l->slot]) == l->cookie;
+        if (local_ok) *delta = l->host_delta;
     }
-    if (!local_ok) return HCCL_E_NOT_FOUND;
+    /* a communicator's channel reads from the peer's HCCL buffer into one's own; anything else is a bad parameter */
+    int32_t outside = ch->comm ? HCCL_E_PARA : HCCL_E_NOT_FOUND;
+    if (!local_ok) return outside;
     int64_t i = wire_find_region(ch->remote, ch->nremote, 0, src, len);
-    if (i < 0) return HCCL_E_NOT_FOUND;
+    if (i < 0) return outside;
     *ridx = (uint32_t)i;
     return HCCL_SUCCESS;
 }
@@ -158,25 +161,35 @@ HCOMM_API int32_t HcommBatchModeEnd(const char *batchTag)
     return HCCL_SUCCESS;
 }
 
+static void batch_append(op *o)
+{
+    o->next = NULL;
+    if (tl_batch.tail) tl_batch.tail->next = o;
+    else tl_batch.head = o;
+    tl_batch.tail = o;
+}
+
+int32_t stream_task(soft_thread *t, op *o)
+{
+    if (tl_batch.active) batch_append(o);
+    else thread_submit(t, o);
+    return HCCL_SUCCESS;
+}
+
 /* Checks a read and makes its operation (holding references on the channel and the thread). */
 static int32_t make_read(soft_thread *t, channel *ch, void *dst, const void *src, uint64_t len, op **out)
 {
     if (ch->state != CH_READY) return HCCL_E_ROCE_CONNECT;
     uint32_t ridx = 0;
-    int32_t rc = channel_check_read(ch, dst, (uint64_t)(uintptr_t)src, len, &ridx);
+    uint64_t delta = 0;
+    int32_t rc = channel_check_read(ch, dst, (uint64_t)(uintptr_t)src, len, &ridx, &delta);
     if (rc != HCCL_SUCCESS) return rc;
-    op *o = calloc(1, sizeof *o);
+    op *o = op_new(OP_READ, t, ch);
     if (o == NULL) return HCCL_E_MEMORY;
-    o->ch = ch;
-    o->th = t;
-    o->dst = dst;
+    o->dst = (uint8_t *)dst + delta; /* device memory: where this process reaches it */
     o->src = (uint64_t)(uintptr_t)src;
     o->len = len;
     o->ridx = ridx;
-    pthread_mutex_lock(&g_lock);
-    ch->refs++;
-    t->refs++;
-    pthread_mutex_unlock(&g_lock);
     *out = o;
     return HCCL_SUCCESS;
 }
@@ -194,17 +207,110 @@ HCOMM_API int32_t HcommReadOnThread(ThreadHandle thread, ChannelHandle channel_h
     op *o = NULL;
     if (rc == HCCL_SUCCESS) rc = make_read(t, ch, dst, src, len, &o);
     if (rc == HCCL_SUCCESS) {
-        if (tl_batch.active) {
-            o->next = NULL;
-            if (tl_batch.tail) tl_batch.tail->next = o;
-            else tl_batch.head = o;
-            tl_batch.tail = o;
-        } else {
-            thread_submit(t, o);
-        }
+        stream_task(t, o);
     }
     if (ch) channel_put(ch);
     if (t) thread_put(t);
+    return rc;
+}
+
+/* ---- the communicator path's other stream tasks: local copies and notifies ---- */
+
+HCOMM_API int32_t HcommLocalCopyOnThread(ThreadHandle thread, void *dst, const void *src, uint64_t len)
+{
+    if (thread == 0 || dst == NULL || src == NULL) return HCCL_E_PTR;
+    int32_t rc = soft_batch_required(tl_batch.active);
+    if (rc != HCCL_SUCCESS || len == 0) return rc;
+    /* device memory to device memory: HCCL buffers (a user buffer on a real card; soft HComm has no other) */
+    if (device_host_of((uint64_t)(uintptr_t)dst, len) == NULL || device_host_of((uint64_t)(uintptr_t)src, len) == NULL)
+        return HCCL_E_PARA;
+    soft_thread *t = thread_get_ref(thread);
+    if (t == NULL) return HCCL_E_NOT_FOUND;
+    op *o = op_new(OP_COPY, t, NULL);
+    if (o == NULL) rc = HCCL_E_MEMORY;
+    else {
+        o->dst = dst;
+        o->src = (uint64_t)(uintptr_t)src;
+        o->len = len;
+        o->copy_dir = 3;
+        rc = stream_task(t, o);
+    }
+    thread_put(t);
+    return rc;
+}
+
+/* A notify task on (thread, channel): checks shared by record and wait. */
+static int32_t channel_notify_task(ThreadHandle thread, ChannelHandle channel_handle, uint32_t idx, int kind,
+                                   uint32_t timeout_s)
+{
+    if (thread == 0) return HCCL_E_PTR;
+    int32_t rc = soft_batch_required(tl_batch.active);
+    if (rc != HCCL_SUCCESS) return rc;
+    soft_thread *t = thread_get_ref(thread);
+    channel *ch = channel_get_ref(channel_handle);
+    if (t == NULL || ch == NULL) rc = HCCL_E_NOT_FOUND;
+    else if (ch->state != CH_READY) rc = HCCL_E_ROCE_CONNECT;
+    else if (idx >= ch->notify_num) rc = HCCL_E_PARA;
+    op *o = rc == HCCL_SUCCESS ? op_new(kind, t, ch) : NULL;
+    if (rc == HCCL_SUCCESS && o == NULL) rc = HCCL_E_MEMORY;
+    if (o != NULL) {
+        o->idx = idx;
+        o->timeout_s = timeout_s;
+        rc = stream_task(t, o);
+    }
+    if (ch) channel_put(ch);
+    if (t) thread_put(t);
+    return rc;
+}
+
+HCOMM_API int32_t HcommChannelNotifyRecordOnThread(ThreadHandle thread, ChannelHandle channel_handle, uint32_t idx)
+{
+    return channel_notify_task(thread, channel_handle, idx, OP_CH_RECORD, 0);
+}
+
+HCOMM_API int32_t HcommChannelNotifyWaitOnThread(ThreadHandle thread, ChannelHandle channel_handle, uint32_t idx,
+                                                 uint32_t timeOut)
+{
+    return channel_notify_task(thread, channel_handle, idx, OP_CH_WAIT, timeOut);
+}
+
+HCOMM_API int32_t HcommThreadNotifyRecordOnThread(ThreadHandle thread, ThreadHandle dstThread, uint32_t dstNotifyIdx)
+{
+    if (thread == 0 || dstThread == 0) return HCCL_E_PTR;
+    int32_t rc = soft_batch_required(tl_batch.active);
+    if (rc != HCCL_SUCCESS) return rc;
+    soft_thread *t = thread_get_ref(thread), *d = thread_get_ref(dstThread);
+    if (t == NULL || d == NULL) rc = HCCL_E_NOT_FOUND;
+    else if (dstNotifyIdx >= d->notify_num) rc = HCCL_E_PARA;
+    op *o = rc == HCCL_SUCCESS ? op_new(OP_TH_RECORD, t, NULL) : NULL;
+    if (rc == HCCL_SUCCESS && o == NULL) rc = HCCL_E_MEMORY;
+    if (o != NULL) {
+        o->idx = dstNotifyIdx;
+        o->peer_th = d; /* the reference goes with the task */
+        d = NULL;
+        rc = stream_task(t, o);
+    }
+    if (d) thread_put(d);
+    if (t) thread_put(t);
+    return rc;
+}
+
+HCOMM_API int32_t HcommThreadNotifyWaitOnThread(ThreadHandle thread, uint32_t notifyIdx, uint32_t timeOut)
+{
+    if (thread == 0) return HCCL_E_PTR;
+    int32_t rc = soft_batch_required(tl_batch.active);
+    if (rc != HCCL_SUCCESS) return rc;
+    soft_thread *t = thread_get_ref(thread);
+    if (t == NULL) return HCCL_E_NOT_FOUND;
+    if (notifyIdx >= t->notify_num) rc = HCCL_E_PARA;
+    op *o = rc == HCCL_SUCCESS ? op_new(OP_TH_WAIT, t, NULL) : NULL;
+    if (rc == HCCL_SUCCESS && o == NULL) rc = HCCL_E_MEMORY;
+    if (o != NULL) {
+        o->idx = notifyIdx;
+        o->timeout_s = timeOut;
+        rc = stream_task(t, o);
+    }
+    thread_put(t);
     return rc;
 }
 

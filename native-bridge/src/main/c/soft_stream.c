@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <sched.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include "soft_internal.h"
 
@@ -56,15 +57,129 @@ static int32_t take_errors(soft_thread *t, const channel *ch)
 void op_complete(op *o, int32_t code)
 {
     soft_thread *t = o->th;
-    if (code == HCCL_SUCCESS) g_count.bytes_read += o->len;
+    if (code == HCCL_SUCCESS && o->kind == OP_READ) g_count.bytes_read += o->len;
     pthread_mutex_lock(&t->mu);
-    if (code != HCCL_SUCCESS) note_error(t, o->ch->id, code);
+    if (code != HCCL_SUCCESS) note_error(t, o->ch ? o->ch->id : 0, code);
     __atomic_store_n(&t->completed, t->completed + 1, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&t->done_cv);
     pthread_mutex_unlock(&t->mu);
-    channel_put(o->ch);
+    if (o->ch) channel_put(o->ch);
+    if (o->peer_th) thread_put(o->peer_th);
     thread_put(t);
     free(o);
+}
+
+op *op_new(int kind, soft_thread *t, channel *ch)
+{
+    op *o = calloc(1, sizeof *o);
+    if (o == NULL) return NULL;
+    o->kind = kind;
+    o->th = t;
+    o->ch = ch;
+    pthread_mutex_lock(&g_lock);
+    t->refs++;
+    if (ch) ch->refs++;
+    pthread_mutex_unlock(&g_lock);
+    return o;
+}
+
+/* ---- the communicator path's stream tasks ---- */
+
+/* Host pointer for an address of a copy: device memory through its hidden mapping, host memory as it is. */
+static uint8_t *copy_side(uint64_t addr, uint64_t len, int device)
+{
+    return device ? device_host_of(addr, len) : (uint8_t *)(uintptr_t)addr;
+}
+
+static int32_t run_copy(op *o)
+{
+    int dir = o->copy_dir; /* 0 host to host, 1 host to device, 2 device to host, 3 device to device */
+    uint8_t *dst = copy_side((uint64_t)(uintptr_t)o->dst, o->len, dir == 1 || dir == 3);
+    const uint8_t *src = copy_side(o->src, o->len, dir == 2 || dir == 3);
+    if (dst == NULL || src == NULL) return HCCL_E_PARA; /* the device memory was freed since the task was queued */
+    memmove(dst, src, o->len);
+    if (dir == 1) g_count.h2d_bytes += o->len;
+    if (dir == 2) g_count.d2h_bytes += o->len;
+    return HCCL_SUCCESS;
+}
+
+/* Deadline for a wait of timeout_s seconds (0: none), on the monotonic clock in ms. */
+static int64_t wait_deadline(uint32_t timeout_s) { return timeout_s ? soft_now_ms() + (int64_t)timeout_s * 1000 : 0; }
+
+static void slice_until(struct timespec *ts, int64_t ms)
+{
+    clock_gettime(CLOCK_REALTIME, ts);
+    ts->tv_nsec += ms * 1000000;
+    ts->tv_sec += ts->tv_nsec / 1000000000;
+    ts->tv_nsec %= 1000000000;
+}
+
+/* Waits for notify idx of the channel's end, raised by the peer; checks the stream's stop every 50 ms. */
+static int32_t run_channel_wait(op *o)
+{
+    channel *ch = o->ch;
+    int64_t deadline = wait_deadline(o->timeout_s);
+    int32_t rc = HCCL_SUCCESS;
+    pthread_mutex_lock(&ch->pend_mu);
+    while (ch->notified[o->idx] == 0) {
+        if (atomic_load(&ch->peer_dead) || atomic_load(&ch->destroyed)) rc = HCCL_E_NETWORK;
+        else if (__atomic_load_n(&o->th->stopping, __ATOMIC_ACQUIRE)) rc = HCCL_E_NOT_FOUND;
+        else if (deadline && soft_now_ms() >= deadline) rc = HCCL_E_TIMEOUT;
+        if (rc != HCCL_SUCCESS) break;
+        struct timespec ts;
+        slice_until(&ts, 50);
+        pthread_cond_timedwait(&ch->notify_cv, &ch->pend_mu, &ts);
+    }
+    if (rc == HCCL_SUCCESS) ch->notified[o->idx]--;
+    pthread_mutex_unlock(&ch->pend_mu);
+    return rc;
+}
+
+static int32_t run_thread_wait(op *o)
+{
+    soft_thread *t = o->th;
+    int64_t deadline = wait_deadline(o->timeout_s);
+    int32_t rc = HCCL_SUCCESS;
+    pthread_mutex_lock(&t->mu);
+    while (t->notified[o->idx] == 0) {
+        if (t->stopping) rc = HCCL_E_NOT_FOUND;
+        else if (deadline && soft_now_ms() >= deadline) rc = HCCL_E_TIMEOUT;
+        if (rc != HCCL_SUCCESS) break;
+        struct timespec ts;
+        slice_until(&ts, 50);
+        pthread_cond_timedwait(&t->notify_cv, &t->mu, &ts);
+    }
+    if (rc == HCCL_SUCCESS) t->notified[o->idx]--;
+    pthread_mutex_unlock(&t->mu);
+    return rc;
+}
+
+static void op_run(op *o)
+{
+    int32_t rc;
+    switch (o->kind) {
+    case OP_READ:
+        channel_execute(o->ch, o); /* completes o itself, now or when the peer answers */
+        return;
+    case OP_COPY: rc = run_copy(o); break;
+    case OP_CH_RECORD:
+        rc = atomic_load(&o->ch->peer_dead) || atomic_load(&o->ch->destroyed) ? HCCL_E_NETWORK
+                                                                              : channel_send_notify(o->ch, o->idx);
+        break;
+    case OP_CH_WAIT: rc = run_channel_wait(o); break;
+    case OP_TH_RECORD: {
+        soft_thread *d = o->peer_th;
+        pthread_mutex_lock(&d->mu);
+        d->notified[o->idx]++;
+        pthread_cond_broadcast(&d->notify_cv);
+        pthread_mutex_unlock(&d->mu);
+        rc = HCCL_SUCCESS;
+        break;
+    }
+    case OP_TH_WAIT: rc = run_thread_wait(o); break;
+    default: rc = HCCL_E_INTERNAL;
+    }
+    op_complete(o, rc);
 }
 
 /* Takes the op at the head of t's FIFO for the caller to execute, or NULL when the FIFO is empty or an op is
@@ -85,7 +200,7 @@ static void run_taken(soft_thread *t, op *o)
     int stopping = t->stopping;
     pthread_mutex_unlock(&t->mu);
     if (stopping) op_complete(o, HCCL_E_NOT_FOUND);
-    else channel_execute(o->ch, o);
+    else op_run(o);
     pthread_mutex_lock(&t->mu);
     t->running = 0;
     pthread_cond_signal(&t->cv);
@@ -103,10 +218,15 @@ int32_t thread_wait(soft_thread *t, channel *ch)
 {
     soft_config cfg;
     soft_config_get(&cfg);
+    return thread_wait_ms(t, ch, cfg.exec_timeout_ms);
+}
+
+int32_t thread_wait_ms(soft_thread *t, channel *ch, int64_t timeout_ms)
+{
     struct timespec until;
     clock_gettime(CLOCK_MONOTONIC, &until);
-    until.tv_sec += cfg.exec_timeout_ms / 1000;
-    until.tv_nsec += (cfg.exec_timeout_ms % 1000) * 1000000;
+    until.tv_sec += timeout_ms / 1000;
+    until.tv_nsec += (timeout_ms % 1000) * 1000000;
     if (until.tv_nsec >= 1000000000) {
         until.tv_sec++;
         until.tv_nsec -= 1000000000;
@@ -178,6 +298,7 @@ soft_thread *thread_create(int engine, int internal)
     pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
     pthread_cond_init(&t->done_cv, &attr);
     pthread_condattr_destroy(&attr);
+    pthread_cond_init(&t->notify_cv, NULL);
     if (pthread_create(&t->worker, NULL, worker_main, t) != 0) {
         free(t);
         return NULL;
@@ -212,6 +333,7 @@ void thread_put(soft_thread *t)
         pthread_mutex_destroy(&t->mu);
         pthread_cond_destroy(&t->cv);
         pthread_cond_destroy(&t->done_cv);
+        pthread_cond_destroy(&t->notify_cv);
         free(t);
     }
 }
@@ -263,6 +385,7 @@ HCOMM_API HcommResult HcommThreadAlloc(CommEngine engine, uint32_t threadNum, co
             rc = HCCL_E_MEMORY;
             break;
         }
+        made[n]->notify_num = notifies;
     }
     pthread_mutex_lock(&g_lock);
     for (uint32_t i = 0; rc == HCCL_SUCCESS && i < threadNum; i++) {
@@ -300,6 +423,10 @@ HCOMM_API HcommResult HcommThreadFree(const ThreadHandle *threads, uint32_t thre
             pthread_mutex_unlock(&g_lock);
             return HCCL_E_NOT_FOUND;
         }
+        if (list[i]->comm != 0) { /* a communicator's threads are the library's: callers must not free them */
+            pthread_mutex_unlock(&g_lock);
+            return HCCL_E_PARA;
+        }
     }
     for (uint32_t i = 0; i < threadNum; i++) handle_del(list[i]->id);
     pthread_mutex_unlock(&g_lock);
@@ -320,6 +447,13 @@ HCOMM_API HcommResult HcommThreadResGetInfo(ThreadHandle thread, int32_t resType
     *info = (void *)(uintptr_t)(t->id | STREAM_BIT);
     thread_put(t);
     return HCCL_SUCCESS;
+}
+
+/* The soft thread behind an ACL stream (aclrtCreateStream, HcommThreadResGetInfo), with a reference; or NULL. */
+soft_thread *stream_thread(aclrtStream stream)
+{
+    uint64_t v = (uint64_t)(uintptr_t)stream;
+    return (v & STREAM_BIT) ? thread_get_ref(v & ~STREAM_BIT) : NULL;
 }
 
 /* Soft HComm answers the ACL completion call for its own streams with HComm status codes. */

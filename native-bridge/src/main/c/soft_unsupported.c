@@ -20,17 +20,6 @@ HCOMM_API int32_t HcommBatchTransferOnThread(ThreadHandle thread, ChannelHandle 
     return HCCL_E_NOT_SUPPORT;
 }
 
-HCOMM_API int32_t HcommChannelNotifyRecordOnThread(ThreadHandle thread, ChannelHandle channel_handle, uint32_t idx)
-{
-    return HCCL_E_NOT_SUPPORT;
-}
-
-HCOMM_API int32_t HcommChannelNotifyWaitOnThread(ThreadHandle thread, ChannelHandle channel_handle, uint32_t idx,
-                                                 uint32_t timeOut)
-{
-    return HCCL_E_NOT_SUPPORT;
-}
-
 HCOMM_API HcommResult HcommEndpointCheckFeature(int32_t feature, const EndpointDesc *desc, bool *supported)
 {
     return HCCL_E_NOT_SUPPORT;

@@ -171,6 +171,13 @@ int wire_check_response(const data_msg *m, const op *pending, const char **why)
     return WIRE_OK;
 }
 
+int wire_check_notify(const data_msg *m, uint32_t notify_num, const char **why)
+{
+    if (m->type != MSG_NOTIFY) return bad(why, "not a notify");
+    if (m->addr >= notify_num || m->len != 0) return bad(why, "a notify this end does not have");
+    return WIRE_OK;
+}
+
 void wire_log(const char *fmt, ...)
 {
     char line[512];

@@ -50,8 +50,8 @@ typedef struct __attribute__((packed)) hello_msg {
     wire_region regions[];
 } hello_msg;
 
-/* Data messages after the handshake. */
-enum { MSG_READ_REQ = 1, MSG_READ_RESP = 2 };
+/* Data messages after the handshake. MSG_NOTIFY raises the receiver's channel notify addr (no answer). */
+enum { MSG_READ_REQ = 1, MSG_READ_RESP = 2, MSG_NOTIFY = 3 };
 typedef struct __attribute__((packed)) {
     uint32_t type;
     int32_t status;
@@ -105,6 +105,9 @@ int64_t wire_check_request(const data_msg *m, const region_info *local, uint32_t
 /* The reader's check of a response against its oldest pending read (NULL when none): WIRE_OK, and then m->len
  * bytes follow when m->status is 0, none otherwise; WIRE_BAD (*why) for a protocol violation. */
 int wire_check_response(const data_msg *m, const op *pending, const char **why);
+
+/* The receiver's check of a notify: WIRE_OK when it names one of the notify_num notifies of this end, else WIRE_BAD. */
+int wire_check_notify(const data_msg *m, uint32_t notify_num, const char **why);
 
 /* One line on stderr: what soft HComm refused from a peer, and why. */
 void wire_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

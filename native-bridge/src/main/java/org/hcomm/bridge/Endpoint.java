@@ -59,7 +59,7 @@ public final class Endpoint implements AutoCloseable {
         if (!(address instanceof Inet4Address)) {
             throw new IllegalArgumentException("only IPv4 endpoints are supported, got " + address);
         }
-        HcommNative.ensureAvailable();
+        HcommNative.ensureEndpointApi();
         EndpointDesc desc = new EndpointDesc();
         HcommDescInit.endpointDescInit(desc);
         desc.protocol = HcommAbi.COMM_PROTOCOL_ROCE;

@@ -17,8 +17,12 @@ import org.hcomm.bridge.raw.CommMem;
 import org.hcomm.bridge.raw.EndpointDesc;
 import org.hcomm.bridge.raw.EndpointLoc;
 import org.hcomm.bridge.raw.HcommBatchTransferDesc;
+import org.hcomm.bridge.raw.HcclChannelDesc;
+import org.hcomm.bridge.raw.HcclCommConfig;
 import org.hcomm.bridge.raw.HcommChannelDesc;
+import org.hcomm.bridge.raw.HcclLibrary;
 import org.hcomm.bridge.raw.HcommAllocLibrary;
+import org.hcomm.bridge.raw.HcommDataPlaneLibrary;
 import org.hcomm.bridge.raw.HcommLibrary;
 import org.hcomm.bridge.raw.HcommNbiLibrary;
 import org.hcomm.bridge.raw.HcommOnThreadLibrary;
@@ -53,12 +57,17 @@ public final class HcommNative {
     public static final String LIBRARY_PATH_PROPERTY = "hcomm.library.path";
     /** System property naming the read strategy the quick checks judge the symbols for (default onThread). */
     public static final String READ_STRATEGY_PROPERTY = "hcomm.readStrategy";
+    /**
+     * System property naming the API the quick checks judge the symbols for: {@code endpoint} (default; Atlas 350)
+     * or {@code communicator} (the HCCL communicator path of Atlas A2/A3), whose install needs no endpoint API.
+     */
+    public static final String API_PROPERTY = "hcomm.api";
 
     private static final BridgeLog LOG = BridgeLog.of(HcommNative.class);
 
     private record State(Provider provider, String source, String version, HcommSoftLibrary soft,
-            Throwable streamSyncCause, Map<ReadStrategy.Kind, Throwable> strategyCauses, Install install,
-            List<Finding> checks, Throwable cause) {}
+            Throwable streamSyncCause, Map<ReadStrategy.Kind, Throwable> strategyCauses, Throwable endpointCause,
+            Throwable communicatorCause, Install install, List<Finding> checks, Throwable cause) {}
 
     private static volatile State state;
 
@@ -124,6 +133,26 @@ public final class HcommNative {
         }
     }
 
+    /** Throws {@link IllegalStateException} naming what is missing unless the endpoint API is bound. */
+    public static void ensureEndpointApi() {
+        ensureAvailable();
+        Throwable cause = state().endpointCause;
+        if (cause != null) {
+            throw new IllegalStateException("the HComm endpoint API is unavailable in " + state().source + ": "
+                    + cause.getMessage(), cause);
+        }
+    }
+
+    /** Throws {@link IllegalStateException} naming what is missing unless the communicator path is bound. */
+    public static void ensureCommunicator() {
+        ensureAvailable();
+        Throwable cause = state().communicatorCause;
+        if (cause != null) {
+            throw new IllegalStateException("the HCCL communicator path is unavailable in " + state().source + ": "
+                    + cause.getMessage(), cause);
+        }
+    }
+
     static void ensureStreamSync() {
         ensureAvailable();
         State s = state();
@@ -159,7 +188,13 @@ public final class HcommNative {
         List<Finding> checks = List.of();
         try {
             provider = Provider.parse(System.getProperty(PROVIDER_PROPERTY, "soft"), PROVIDER_PROPERTY);
-            Need strategy = InstallChecks.strategy(System.getProperty(READ_STRATEGY_PROPERTY, "onThread"));
+            String api = System.getProperty(API_PROPERTY, "endpoint");
+            if (!api.equals("endpoint") && !api.equals("communicator")) {
+                throw new IllegalArgumentException(API_PROPERTY + "=" + api + " is not valid; use endpoint or "
+                        + "communicator");
+            }
+            Need strategy = api.equals("communicator") ? Need.COMMUNICATOR
+                    : InstallChecks.strategy(System.getProperty(READ_STRATEGY_PROPERTY, "onThread"));
             install = Install.discover(provider, System.getProperty(LIBRARY_PATH_PROPERTY));
             InstallChecks.Quick quick = InstallChecks.quick(install, strategy);
             checks = quick.findings();
@@ -173,29 +208,46 @@ public final class HcommNative {
                 }
             }
             NativeLibrary lib = quick.library();
-            Native.register(HcommLibrary.class, lib);
+            // the endpoint API is the endpoint path's (CANN 8.5 has only the communicator path): bound apart
+            Throwable endpointCause = bind(HcommLibrary.class, lib).orElse(null);
+            if (endpointCause != null && strategy != Need.COMMUNICATOR) {
+                throw endpointCause;
+            }
+            Throwable dataPlaneCause = bind(HcommDataPlaneLibrary.class, lib).orElse(null);
             Map<ReadStrategy.Kind, Throwable> strategyCauses = new EnumMap<>(ReadStrategy.Kind.class);
-            bind(HcommOnThreadLibrary.class, lib).ifPresent(t -> strategyCauses.put(ReadStrategy.Kind.ON_THREAD, t));
+            Throwable onThread = bind(HcommOnThreadLibrary.class, lib).orElse(dataPlaneCause);
+            if (onThread != null) {
+                strategyCauses.put(ReadStrategy.Kind.ON_THREAD, onThread);
+            }
             bind(HcommNbiLibrary.class, lib).ifPresent(t -> strategyCauses.put(ReadStrategy.Kind.NBI_FENCE, t));
             Throwable streamSyncCause = bind(HcommStreamLibrary.class, lib).orElse(null);
+            Throwable communicatorCause = bind(HcclLibrary.class, lib).orElse(dataPlaneCause);
             checkStructSizes();
             HcommSoftLibrary soft = null;
             String version = "cann";
+            Throwable aclCause;
             if (provider == Provider.SOFT) {
                 Native.register(HcommAllocLibrary.class, lib);
                 soft = Native.load(lib.getFile().getAbsolutePath(), HcommSoftLibrary.class);
                 version = soft.HcommSoftVersion();
                 Native.register(AclRuntime.class, lib);
-            } else if (streamSyncCause == null) {
-                streamSyncCause = bindAscendCl(install);
+                aclCause = null;
+            } else {
+                aclCause = bindAscendCl(install);
+                if (streamSyncCause == null) {
+                    streamSyncCause = aclCause;
+                }
+            }
+            if (communicatorCause == null) {
+                communicatorCause = aclCause; // the communicator path copies to and from the device with ACL
             }
             String source = install.library().describe();
             LOG.info("HComm provider {} loaded from {} (version {})", provider, source, version);
-            return new State(provider, source, version, soft, streamSyncCause, strategyCauses, install, checks,
-                    null);
+            return new State(provider, source, version, soft, streamSyncCause, strategyCauses, endpointCause,
+                    communicatorCause, install, checks, null);
         } catch (Throwable t) { // UnsatisfiedLinkError, LinkageError, bad property: all mean "unavailable"
             LOG.warn("HComm library unavailable (provider {}): {}", provider, t.toString());
-            return new State(provider, null, null, null, t, Map.of(), install, checks, t);
+            return new State(provider, null, null, null, t, Map.of(), t, t, install, checks, t);
         }
     }
 
@@ -230,6 +282,8 @@ public final class HcommNative {
         expectSize(new HcommChannelDesc().size(), HcommChannelDesc.SIZE, "HcommChannelDesc");
         expectSize(new HcommBatchTransferDesc().size(), HcommBatchTransferDesc.SIZE, "HcommBatchTransferDesc");
         expectSize(new HcommSoftCounters().size(), HcommSoftCounters.SIZE, "HcommSoftCounters");
+        expectSize(new HcclCommConfig().size(), HcclCommConfig.SIZE, "HcclCommConfig");
+        expectSize(new HcclChannelDesc().size(), HcclChannelDesc.SIZE, "HcclChannelDesc");
     }
 
     private static void expectSize(int actual, int expected, String name) {

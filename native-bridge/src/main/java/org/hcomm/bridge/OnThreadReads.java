@@ -1,6 +1,7 @@
 package org.hcomm.bridge;
 
 import java.util.Objects;
+import org.hcomm.bridge.raw.HcommDataPlaneLibrary;
 import org.hcomm.bridge.raw.HcommOnThreadLibrary;
 
 /** {@link ReadStrategy.Kind#ON_THREAD}: batch mode + HcommReadOnThread, completed by drain or stream sync. */
@@ -29,7 +30,7 @@ final class OnThreadReads extends ChannelReads {
     void open() {
         th = thread.handle();
         if (batchOwner == null) {
-            int rc = HcommOnThreadLibrary.HcommBatchModeStart(null);
+            int rc = HcommDataPlaneLibrary.HcommBatchModeStart(null);
             HcommException.check(rc, "HcommBatchModeStart", thread.context());
             batchOwner = Thread.currentThread();
         } else {
@@ -39,7 +40,7 @@ final class OnThreadReads extends ChannelReads {
 
     @Override
     int post(long ch, long dstAddress, long srcAddress, long length) {
-        return HcommOnThreadLibrary.HcommReadOnThread(th, ch, dstAddress, srcAddress, length);
+        return HcommDataPlaneLibrary.HcommReadOnThread(th, ch, dstAddress, srcAddress, length);
     }
 
     @Override
@@ -59,7 +60,7 @@ final class OnThreadReads extends ChannelReads {
         }
         checkOwner("flush");
         batchOwner = null;
-        int rc = HcommOnThreadLibrary.HcommBatchModeEnd(null);
+        int rc = HcommDataPlaneLibrary.HcommBatchModeEnd(null);
         if (rc != 0) {
             HcommException e = new HcommException("HcommBatchModeEnd", rc, thread.context());
             try {

@@ -37,7 +37,8 @@ public final class SoftHcomm {
         int rc = lib().HcommSoftGetCounters(c);
         HcommException.check(rc, "HcommSoftGetCounters", "");
         return new SoftCounters(c.endpoints, c.regions, c.allocations, c.imports, c.channels, c.threads,
-                c.bytesServed, c.bytesRead, c.opsRunByWaiter);
+                c.bytesServed, c.bytesRead, c.opsRunByWaiter, c.comms, c.deviceBytes, c.h2dBytes, c.d2hBytes,
+                c.notifies);
     }
 
     /** {@code HcommSoftVersion()}, e.g. {@code "soft-hcomm 0.1.0 abi-v4"}. */

@@ -163,23 +163,33 @@ public final class InstallChecks {
             }
         }
         Need other = strategy == Need.ON_THREAD ? Need.NBI_FENCE : Need.ON_THREAD;
+        List<Need> needed = strategy == Need.COMMUNICATOR ? List.of(Need.COMMUNICATOR, Need.DATA_PLANE)
+                : strategy == Need.ON_THREAD
+                        ? List.of(Need.ENDPOINT_API, Need.DATA_PLANE, Need.ON_THREAD, Need.SOFT_ALLOCATION)
+                        : List.of(Need.ENDPOINT_API, strategy, Need.SOFT_ALLOCATION);
         String file = lib.getFile() == null ? lib.getName() : lib.getFile().getAbsolutePath();
         List<String> fatal = new ArrayList<>();
-        for (Need n : List.of(Need.EVERY_STRATEGY, strategy, Need.SOFT_ALLOCATION)) {
+        for (Need n : needed) {
             if (missing.containsKey(n)) {
                 fatal.add("missing " + missing.get(n) + ", which " + n.who() + " needs");
             }
         }
         List<String> notes = new ArrayList<>();
-        if (missing.containsKey(other)) {
+        if (strategy != Need.COMMUNICATOR && missing.containsKey(other)) {
             notes.add(other.who() + " would not work: missing " + missing.get(other));
+        }
+        for (Need n : List.of(Need.COMMUNICATOR, Need.ENDPOINT_API)) {
+            if (!needed.contains(n) && missing.containsKey(n)) {
+                notes.add(n.who() + " would not work: missing " + missing.get(n));
+            }
         }
         if (missing.containsKey(Need.STREAM_COMPLETION)) {
             notes.add("optional " + missing.get(Need.STREAM_COMPLETION) + " missing (" + Need.STREAM_COMPLETION.who()
                     + ")");
         }
         if (!fatal.isEmpty()) {
-            boolean otherWorks = fatal.size() == 1 && missing.containsKey(strategy) && !missing.containsKey(other);
+            boolean otherWorks = strategy != Need.COMMUNICATOR && fatal.size() == 1 && missing.containsKey(strategy)
+                    && !missing.containsKey(other);
             return Finding.fail(Check.SYMBOLS, file + ": " + String.join("; ", fatal)
                     + (notes.isEmpty() ? "" : "; " + String.join("; ", notes)), otherWorks
                     ? "set spark.shuffle.hcomm.readStrategy=" + strategyName(other) + ", whose functions are all "
@@ -190,8 +200,8 @@ public final class InstallChecks {
             return Finding.warn(Check.SYMBOLS, present + " of " + looked + " functions, all that " + strategy.who()
                     + " needs; " + String.join("; ", notes), "");
         }
-        return Finding.pass(Check.SYMBOLS, "all " + present + " functions the binding calls, for both read "
-                + "strategies");
+        return Finding.pass(Check.SYMBOLS, "all " + present + " functions the binding calls, for both APIs and both "
+                + "read strategies");
     }
 
     /** {@code onThread} or {@code nbiFence}: the configuration value of a strategy's need. */

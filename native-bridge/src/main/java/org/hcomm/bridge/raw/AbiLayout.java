@@ -22,7 +22,9 @@ public final class AbiLayout {
             "CommMem", CommMem::new,
             "ThreadConfig", ThreadConfig::new,
             "HcommChannelDesc", HcommChannelDesc::new,
-            "HcommBatchTransferDesc", HcommBatchTransferDesc::new);
+            "HcommBatchTransferDesc", HcommBatchTransferDesc::new,
+            "HcclCommConfig", HcclCommConfig::new,
+            "HcclChannelDesc", HcclChannelDesc::new);
 
     private AbiLayout() {}
 

@@ -2,8 +2,9 @@ package org.hcomm.bridge.raw;
 
 /**
  * The functions of the {@code onThread} read strategy (HCOMM_ABI.md §3.4, §3.6), JNA direct mapping, bound apart
- * from {@link HcommLibrary} by {@code Native.register(HcommOnThreadLibrary.class, lib)}: HComm threads, batch mode,
- * {@code HcommReadOnThread} and its completion by drain. Same type mapping as {@link HcommLibrary}.
+ * from {@link HcommLibrary} by {@code Native.register(HcommOnThreadLibrary.class, lib)}: HComm threads and the
+ * completion of reads by drain (batch mode and the reads are {@link HcommDataPlaneLibrary}'s). Same type mapping as
+ * {@link HcommLibrary}.
  */
 public final class HcommOnThreadLibrary {
     private HcommOnThreadLibrary() {}
@@ -11,12 +12,6 @@ public final class HcommOnThreadLibrary {
     public static native int HcommThreadAlloc(int engine, int threadNum, int[] notifyNumPerThread, long[] threads);
 
     public static native int HcommThreadFree(long[] threads, int threadNum);
-
-    public static native int HcommBatchModeStart(String batchTag);
-
-    public static native int HcommBatchModeEnd(String batchTag);
-
-    public static native int HcommReadOnThread(long thread, long channel, long dst, long src, long len);
 
     public static native int HcommChannelDrainOnThread(long thread, long channel);
 }

@@ -7,9 +7,9 @@ import com.sun.jna.Structure.FieldOrder;
  * {@link #size} to {@link #SIZE} before calling {@code HcommSoftGetCounters}.
  */
 @FieldOrder({"size", "reserved", "endpoints", "regions", "allocations", "imports", "channels", "threads",
-        "bytesServed", "bytesRead", "opsRunByWaiter"})
+        "bytesServed", "bytesRead", "opsRunByWaiter", "comms", "deviceBytes", "h2dBytes", "d2hBytes", "notifies"})
 public class HcommSoftCounters extends AbiStruct {
-    public static final int SIZE = 80;
+    public static final int SIZE = 120;
 
     public int size;
     public int reserved;
@@ -22,4 +22,12 @@ public class HcommSoftCounters extends AbiStruct {
     public long bytesServed;
     public long bytesRead;
     public long opsRunByWaiter;
+    /** Live communicators. */
+    public long comms;
+    /** Live soft device memory (the communicators' HCCL buffers). */
+    public long deviceBytes;
+    public long h2dBytes;
+    public long d2hBytes;
+    /** Channel notifies this process recorded. */
+    public long notifies;
 }

@@ -2,42 +2,59 @@ package org.hcomm.bridge.raw;
 
 /**
  * Every C function the binding calls in the HComm library, with the direct-mapped class that binds it and what
- * needs it: each read strategy binds apart, so an install may lack one strategy's functions and still serve the
- * other (the doctor and the loader read this table; a test keeps it equal to the mapped classes).
+ * needs it: each API and read strategy binds apart, so an install may lack one's functions and still serve another
+ * (CANN 8.5 has the communicator path and no endpoint API; the doctor and the loader read this table; a test keeps
+ * it equal to the mapped classes).
  */
 public enum HcommSymbol {
-    HcommEndpointCreate(Need.EVERY_STRATEGY, HcommLibrary.class),
-    HcommEndpointDestroy(Need.EVERY_STRATEGY, HcommLibrary.class),
-    HcommEndpointGetListenPort(Need.EVERY_STRATEGY, HcommLibrary.class),
+    HcommEndpointCreate(Need.ENDPOINT_API, HcommLibrary.class),
+    HcommEndpointDestroy(Need.ENDPOINT_API, HcommLibrary.class),
+    HcommEndpointGetListenPort(Need.ENDPOINT_API, HcommLibrary.class),
     HcommMemAlloc(Need.SOFT_ALLOCATION, HcommAllocLibrary.class),
     HcommMemFree(Need.SOFT_ALLOCATION, HcommAllocLibrary.class),
-    HcommMemReg(Need.EVERY_STRATEGY, HcommLibrary.class),
-    HcommMemUnreg(Need.EVERY_STRATEGY, HcommLibrary.class),
-    HcommMemExport(Need.EVERY_STRATEGY, HcommLibrary.class),
-    HcommMemImport(Need.EVERY_STRATEGY, HcommLibrary.class),
-    HcommMemUnimport(Need.EVERY_STRATEGY, HcommLibrary.class),
-    HcommChannelCreate(Need.EVERY_STRATEGY, HcommLibrary.class),
-    HcommChannelGetStatus(Need.EVERY_STRATEGY, HcommLibrary.class),
-    HcommChannelDestroy(Need.EVERY_STRATEGY, HcommLibrary.class),
+    HcommMemReg(Need.ENDPOINT_API, HcommLibrary.class),
+    HcommMemUnreg(Need.ENDPOINT_API, HcommLibrary.class),
+    HcommMemExport(Need.ENDPOINT_API, HcommLibrary.class),
+    HcommMemImport(Need.ENDPOINT_API, HcommLibrary.class),
+    HcommMemUnimport(Need.ENDPOINT_API, HcommLibrary.class),
+    HcommChannelCreate(Need.ENDPOINT_API, HcommLibrary.class),
+    HcommChannelGetStatus(Need.ENDPOINT_API, HcommLibrary.class),
+    HcommChannelDestroy(Need.ENDPOINT_API, HcommLibrary.class),
     HcommThreadAlloc(Need.ON_THREAD, HcommOnThreadLibrary.class),
     HcommThreadFree(Need.ON_THREAD, HcommOnThreadLibrary.class),
-    HcommBatchModeStart(Need.ON_THREAD, HcommOnThreadLibrary.class),
-    HcommBatchModeEnd(Need.ON_THREAD, HcommOnThreadLibrary.class),
-    HcommReadOnThread(Need.ON_THREAD, HcommOnThreadLibrary.class),
+    HcommBatchModeStart(Need.DATA_PLANE, HcommDataPlaneLibrary.class),
+    HcommBatchModeEnd(Need.DATA_PLANE, HcommDataPlaneLibrary.class),
+    HcommReadOnThread(Need.DATA_PLANE, HcommDataPlaneLibrary.class),
     HcommChannelDrainOnThread(Need.ON_THREAD, HcommOnThreadLibrary.class),
     HcommReadNbi(Need.NBI_FENCE, HcommNbiLibrary.class),
     HcommChannelFence(Need.NBI_FENCE, HcommNbiLibrary.class),
-    HcommThreadResGetInfo(Need.STREAM_COMPLETION, HcommStreamLibrary.class);
+    HcommThreadResGetInfo(Need.STREAM_COMPLETION, HcommStreamLibrary.class),
+    HcclGetRootInfo(Need.COMMUNICATOR, HcclLibrary.class),
+    HcclCommInitRootInfoConfig(Need.COMMUNICATOR, HcclLibrary.class),
+    HcclCommDestroy(Need.COMMUNICATOR, HcclLibrary.class),
+    HcclGetRankId(Need.COMMUNICATOR, HcclLibrary.class),
+    HcclGetRankSize(Need.COMMUNICATOR, HcclLibrary.class),
+    HcclThreadAcquireWithStream(Need.COMMUNICATOR, HcclLibrary.class),
+    HcclChannelAcquire(Need.COMMUNICATOR, HcclLibrary.class),
+    HcclGetHcclBuffer(Need.COMMUNICATOR, HcclLibrary.class),
+    HcclChannelGetHcclBuffer(Need.COMMUNICATOR, HcclLibrary.class),
+    HcommChannelNotifyRecordOnThread(Need.COMMUNICATOR, HcclLibrary.class),
+    HcommChannelNotifyWaitOnThread(Need.COMMUNICATOR, HcclLibrary.class);
 
     /** Who needs a function. */
     public enum Need {
-        EVERY_STRATEGY("every read strategy"),
+        /** The endpoint API (Atlas 350): every read strategy of {@code api=endpoint}. */
+        ENDPOINT_API("the endpoint API (api=endpoint, both read strategies)"),
+        /** Batch mode and HcommReadOnThread: onThread reads and the communicator path. */
+        DATA_PLANE("readStrategy=onThread and api=communicator"),
         ON_THREAD("readStrategy=onThread"),
         NBI_FENCE("readStrategy=nbiFence"),
         /** Optional: only completing onThread reads by stream synchronisation, which the plugin does not use. */
         STREAM_COMPLETION("onThread's stream completion (optional: the plugin completes by drain)"),
         /** soft HComm only: its host allocation; with CANN the plugin maps host memory itself. */
-        SOFT_ALLOCATION("soft HComm's host allocation");
+        SOFT_ALLOCATION("soft HComm's host allocation"),
+        /** The HCCL communicator path (Atlas A2/A3): {@code api=communicator}. */
+        COMMUNICATOR("api=communicator");
 
         private final String who;
 

@@ -16,7 +16,6 @@ import org.hcomm.bridge.HcommException;
 import org.hcomm.bridge.HcommNative;
 import org.hcomm.bridge.ReadStrategy;
 import org.hcomm.bridge.RegisteredMemory;
-import org.hcomm.bridge.SoftCounters;
 import org.hcomm.bridge.SoftHcomm;
 
 /** {@link Transport} on the HComm facade: whichever provider {@link HcommNative} loaded. */
@@ -159,11 +158,7 @@ public final class HcommTransport implements Transport {
 
     @Override
     public LiveObjects liveObjects() {
-        if (!SoftHcomm.isActive()) {
-            return null;
-        }
-        SoftCounters c = SoftHcomm.counters();
-        return new LiveObjects(c.endpoints(), c.regions(), c.allocations(), c.channels(), c.threads());
+        return LiveObjects.current();
     }
 
     @Override

@@ -10,8 +10,18 @@ public interface Region extends AutoCloseable {
 
     long size();
 
-    /** A view of the whole region; valid until close. */
+    /**
+     * A view of the whole region; valid until close. Where the region lives in device memory (the communicator
+     * path's HCCL buffer) this is its host mirror: bytes written here reach peers after {@link #commit}, and reads
+     * that land in the region are in the mirror once their batch's {@link ReadBatch#await()} returned.
+     */
     ByteBuffer buffer();
+
+    /**
+     * Makes {@code length} bytes written into {@link #buffer()} at {@code offset} readable by peers: nothing for host
+     * memory, a host-to-device copy for device memory. Returns once they are there.
+     */
+    default void commit(long offset, long length) throws TransportException {}
 
     @Override
     void close();

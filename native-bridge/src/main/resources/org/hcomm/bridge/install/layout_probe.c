@@ -51,6 +51,14 @@ int main(void)
     SIZE(HcommBatchTransferDesc);
     OFF(HcommBatchTransferDesc, transType); OFF(HcommBatchTransferDesc, transferInfo.rw.len);
     OFF(HcommBatchTransferDesc, transferInfo.rw.dst); OFF(HcommBatchTransferDesc, transferInfo.rw.src);
+    SIZE(HcclCommConfig);
+    OFF(HcclCommConfig, hcclBufferSize); OFF(HcclCommConfig, hcclCommName); OFF(HcclCommConfig, hcclWorldRankID);
+    OFF(HcclCommConfig, hcclJobID); OFF(HcclCommConfig, hcclExecTimeOut); OFF(HcclCommConfig, hcclAlgo);
+    OFF(HcclCommConfig, hcclBufferName); OFF(HcclCommConfig, hcclQos); OFF(HcclCommConfig, hcclChannelSqDepth);
+    SIZE(HcclChannelDesc);
+    OFF(HcclChannelDesc, header); OFF(HcclChannelDesc, remoteRank); OFF(HcclChannelDesc, channelProtocol);
+    OFF(HcclChannelDesc, localEndpoint); OFF(HcclChannelDesc, remoteEndpoint); OFF(HcclChannelDesc, notifyNum);
+    OFF(HcclChannelDesc, memHandles); OFF(HcclChannelDesc, memHandleNum); OFF(HcclChannelDesc, raws);
 #endif
     return 0;
 }

@@ -134,7 +134,7 @@ class DoctorTest {
         FakeInstall f = install("no-destroy").hcomm(objects, Set.of("HcommChannelDestroy")).headers(AS_IS, AS_IS);
         Run r = doctor(f.home, "--provider", "cann");
         r.onlyFails("symbols");
-        r.expect("symbols", "FAIL", "missing [HcommChannelDestroy], which every read strategy needs");
+        r.expect("symbols", "FAIL", "missing [HcommChannelDestroy], which the endpoint API (api=endpoint, both read strategies) needs");
         r.expect("end-to-end", "SKIP");
     }
 

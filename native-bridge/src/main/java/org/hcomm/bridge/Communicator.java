@@ -1,0 +1,219 @@
+package org.hcomm.bridge;
+
+import com.sun.jna.Memory;
+import com.sun.jna.Pointer;
+import com.sun.jna.ptr.IntByReference;
+import com.sun.jna.ptr.LongByReference;
+import com.sun.jna.ptr.PointerByReference;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import org.hcomm.bridge.raw.AclRuntime;
+import org.hcomm.bridge.raw.HcclChannelDesc;
+import org.hcomm.bridge.raw.HcclCommConfig;
+import org.hcomm.bridge.raw.HcclLibrary;
+import org.hcomm.bridge.raw.HcommAbi;
+
+/**
+ * An HCCL communicator, the Atlas A2/A3 route to one-sided reads (HCCL_COMMUNICATOR.md): created collectively by
+ * all its ranks ({@link #rootInfo} on one, {@link #join} on every rank within the connect timeout), with one HCCL
+ * buffer per rank in device memory ({@link #bufferAddress()}, reached by the host only through {@link Acl}'s copies
+ * and the data plane), channels acquired by both ends and released only with the communicator, and streams whose
+ * threads read from a peer's HCCL buffer into this rank's. {@link #close()} is {@code HcclCommDestroy}, then the
+ * streams it made are destroyed ({@code aclrtDestroyStream}), the order of CANN's own samples.
+ *
+ * <p>Threading: {@link #acquireChannels} must not run concurrently with itself (CANN's rule per communicator);
+ * the rest may be called from any thread; close must not overlap with reads.
+ */
+public final class Communicator extends NativeOwner {
+    /** {@code HCCL_ROOT_INFO_BYTES}. */
+    public static final int ROOT_INFO_BYTES = 4108;
+
+    private final Pointer handle;
+    private final int device;
+    private final int rank;
+    private final int size;
+    private final long buffer;
+    private final long bufferSize;
+    private final List<Pointer> streams = new ArrayList<>();
+
+    private Communicator(Pointer handle, int device, int rank, int size, long buffer, long bufferSize) {
+        super("Communicator rank " + rank + "/" + size + " on device " + device);
+        this.handle = handle;
+        this.device = device;
+        this.rank = rank;
+        this.size = size;
+        this.buffer = buffer;
+        this.bufferSize = bufferSize;
+    }
+
+    /** {@code HcclGetRootInfo} on {@code device}: the 4,108 bytes every rank needs, carried out of band. */
+    public static byte[] rootInfo(int device) {
+        HcommNative.ensureCommunicator();
+        Acl.useDevice(device);
+        Memory info = new Memory(ROOT_INFO_BYTES);
+        int rc = HcclLibrary.HcclGetRootInfo(info);
+        HcommException.check(rc, "HcclGetRootInfo", "device=" + device);
+        return info.getByteArray(0, ROOT_INFO_BYTES);
+    }
+
+    /**
+     * {@code HcclCommInitRootInfoConfig}: joins a communicator of {@code nRanks} as {@code rank}; blocks until every
+     * rank joined or the connect timeout passed ({@code HCCL_E_TIMEOUT}).
+     *
+     * @param bufferMb {@code hcclBufferSize} (the HCCL buffer is twice this), or 0 for the library's default
+     *     ({@code HCCL_BUFFSIZE}, else 200)
+     */
+    public static Communicator join(byte[] rootInfo, int nRanks, int rank, int device, int bufferMb, String name) {
+        Objects.requireNonNull(rootInfo, "rootInfo");
+        if (rootInfo.length != ROOT_INFO_BYTES) {
+            throw new IllegalArgumentException("root info must be " + ROOT_INFO_BYTES + " bytes, got "
+                    + rootInfo.length);
+        }
+        if (nRanks < 1 || rank < 0 || rank >= nRanks) {
+            throw new IllegalArgumentException("rank " + rank + " of " + nRanks + " is not a rank");
+        }
+        if (bufferMb < 0) {
+            throw new IllegalArgumentException("bufferMb must be >= 0, got " + bufferMb);
+        }
+        HcommNative.ensureCommunicator();
+        Acl.useDevice(device);
+        Memory info = new Memory(ROOT_INFO_BYTES);
+        info.write(0, rootInfo, 0, ROOT_INFO_BYTES);
+        HcclCommConfig config = new HcclCommConfig().init();
+        if (bufferMb > 0) {
+            config.hcclBufferSize = bufferMb;
+        }
+        if (name != null) {
+            config.commName(name);
+        }
+        PointerByReference out = new PointerByReference();
+        String context = "rank " + rank + " of " + nRanks + " on device " + device + ", hcclBufferSize "
+                + (bufferMb > 0 ? bufferMb + " MB" : "default");
+        int rc = HcclLibrary.HcclCommInitRootInfoConfig(nRanks, info, rank, config, out);
+        HcommException.check(rc, "HcclCommInitRootInfoConfig", context);
+        Pointer comm = out.getValue();
+        PointerByReference buf = new PointerByReference();
+        LongByReference bytes = new LongByReference();
+        rc = HcclLibrary.HcclGetHcclBuffer(comm, buf, bytes);
+        if (rc != 0) {
+            HcclLibrary.HcclCommDestroy(comm);
+            throw new HcommException("HcclGetHcclBuffer", rc, context);
+        }
+        return new Communicator(comm, device, rank, nRanks, Pointer.nativeValue(buf.getValue()), bytes.getValue());
+    }
+
+    public int rank() {
+        return rank;
+    }
+
+    public int size() {
+        return size;
+    }
+
+    public int device() {
+        return device;
+    }
+
+    /** This rank's HCCL buffer: a device address the host may not dereference. */
+    public long bufferAddress() {
+        checkOpen();
+        return buffer;
+    }
+
+    public long bufferSize() {
+        return bufferSize;
+    }
+
+    /**
+     * {@code HcclChannelAcquire} for one channel to each of {@code remoteRanks} with the matching protocol
+     * ({@link HcommAbi#COMM_PROTOCOL_HCCS} within a server, {@link HcommAbi#COMM_PROTOCOL_ROCE} between servers),
+     * engine {@code COMM_ENGINE_CPU_TS}; the peers call it too. Returns the channel handles in order; they live as
+     * long as the communicator.
+     */
+    public long[] acquireChannels(int[] remoteRanks, int[] protocols, int notifyNum) {
+        checkOpen();
+        if (remoteRanks.length == 0 || remoteRanks.length != protocols.length) {
+            throw new IllegalArgumentException("one protocol per remote rank, at least one");
+        }
+        Acl.useDevice(device);
+        HcclChannelDesc[] descs = (HcclChannelDesc[]) new HcclChannelDesc().toArray(remoteRanks.length);
+        for (int i = 0; i < descs.length; i++) {
+            descs[i].init();
+            descs[i].remoteRank = remoteRanks[i];
+            descs[i].channelProtocol = protocols[i];
+            descs[i].notifyNum = notifyNum;
+            descs[i].write();
+        }
+        long[] out = new long[remoteRanks.length];
+        int rc = HcclLibrary.HcclChannelAcquire(handle, HcommAbi.COMM_ENGINE_CPU_TS, descs[0].getPointer(),
+                descs.length, out);
+        HcommException.check(rc, "HcclChannelAcquire", context() + " to ranks " + java.util.Arrays.toString(
+                remoteRanks));
+        return out;
+    }
+
+    /** {@code HcclChannelGetHcclBuffer}: the peer's HCCL buffer as {address, size}. */
+    public long[] peerBuffer(long channel) {
+        checkOpen();
+        PointerByReference buf = new PointerByReference();
+        LongByReference bytes = new LongByReference();
+        int rc = HcclLibrary.HcclChannelGetHcclBuffer(handle, channel, buf, bytes);
+        HcommException.check(rc, "HcclChannelGetHcclBuffer", context());
+        return new long[] {Pointer.nativeValue(buf.getValue()), bytes.getValue()};
+    }
+
+    /**
+     * A new stream with a communicator thread on it ({@code aclrtCreateStream} +
+     * {@code HcclThreadAcquireWithStream(COMM_ENGINE_CPU_TS)}). CANN has no call that gives a thread back: it lives
+     * until the communicator ends, so callers pool streams.
+     */
+    public synchronized CommStream newStream() {
+        checkOpen();
+        Acl.useDevice(device);
+        PointerByReference s = new PointerByReference();
+        int rc = AclRuntime.aclrtCreateStream(s);
+        HcommException.check(rc, "aclrtCreateStream", context());
+        long[] thread = new long[1];
+        rc = HcclLibrary.HcclThreadAcquireWithStream(handle, HcommAbi.COMM_ENGINE_CPU_TS, s.getValue(), 0, thread);
+        if (rc != 0) {
+            AclRuntime.aclrtDestroyStream(s.getValue());
+            throw new HcommException("HcclThreadAcquireWithStream", rc, context());
+        }
+        streams.add(s.getValue());
+        return new CommStream(this, s.getValue(), thread[0]);
+    }
+
+    /** soft HComm: "shm" or "tcp", the way a channel's reads travel; "hcomm" on CANN. */
+    public String channelPath(long channel) {
+        org.hcomm.bridge.raw.HcommSoftLibrary soft = HcommNative.provider() == org.hcomm.bridge.install.Provider.SOFT
+                ? HcommNative.soft() : null;
+        if (soft == null) {
+            return "hcomm";
+        }
+        PointerByReference path = new PointerByReference();
+        int rc = soft.HcommSoftChannelPath(channel, path);
+        HcommException.check(rc, "HcommSoftChannelPath", context());
+        return path.getValue().getString(0);
+    }
+
+    String context() {
+        return "communicator rank " + rank + "/" + size + " device " + device;
+    }
+
+    /** {@code HcclCommDestroy}, then {@code aclrtDestroyStream} for every stream made by {@link #newStream()}. */
+    @Override
+    void release() {
+        Acl.useDevice(device);
+        int rc = HcclLibrary.HcclCommDestroy(handle);
+        List<Pointer> mine;
+        synchronized (this) {
+            mine = new ArrayList<>(streams);
+            streams.clear();
+        }
+        for (Pointer s : mine) {
+            AclRuntime.aclrtDestroyStream(s);
+        }
+        HcommException.check(rc, "HcclCommDestroy", context());
+    }
+}

@@ -1,0 +1,429 @@
+package org.hcomm.bridge.transport;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import org.hcomm.bridge.Acl;
+import org.hcomm.bridge.CommStream;
+import org.hcomm.bridge.Communicator;
+import org.hcomm.bridge.HcommException;
+import org.hcomm.bridge.HcommNative;
+import org.hcomm.bridge.raw.HcommAbi;
+
+/**
+ * {@link Transport} on an HCCL communicator (Atlas A2/A3): every region is a slice of this rank's HCCL buffer in
+ * device memory with a host mirror ({@link Region#buffer()}), written to the device by {@link Region#commit} and
+ * read back after each batch; channels are the communicator's, acquired to every other member when it formed
+ * ({@link #form}) and ended only with it, so {@link #connect} finds them and {@link PeerChannels#close()} releases
+ * nothing; reads are {@code HcommReadOnThread} in batch mode on pooled streams, completed by
+ * {@code aclrtSynchronizeStream}. Files cannot be registered ({@link #mapFile}, {@link #register}): on A2/A3 only
+ * HCCL buffers are read one-sidedly.
+ *
+ * <p>Thread-safe as {@link Transport} says.
+ */
+public final class CommunicatorTransport implements Transport {
+    /** One member of the communicator: who (the plugin's peer id), where (host, for HCCS or RoCE). */
+    public record Member(String peerId, String host) {
+        public Member {
+            Objects.requireNonNull(peerId, "peerId");
+            Objects.requireNonNull(host, "host");
+        }
+    }
+
+    private final Communicator comm;
+    private final Map<String, Integer> rankOf = new HashMap<>();
+    private final long[] channelOfRank;
+    private final Set<AutoCloseable> open = ConcurrentHashMap.newKeySet();
+    private final Deque<CommStream> idleStreams = new ArrayDeque<>();
+    /** Bytes of the HCCL buffer handed out; regions are carved from its start and never returned before close. */
+    private long carved;
+    private volatile boolean closed;
+
+    private CommunicatorTransport(Communicator comm, List<Member> members, long[] channelOfRank) {
+        this.comm = comm;
+        for (int r = 0; r < members.size(); r++) {
+            rankOf.put(members.get(r).peerId(), r);
+        }
+        this.channelOfRank = channelOfRank;
+    }
+
+    /**
+     * Joins the communicator as member {@code rank} of {@code members} (in rank order) and acquires a channel to
+     * every other member: HCCS to members on this host, RoCE to the others. Blocks until all members did the same,
+     * or fails after the connect timeout (nothing is left then).
+     */
+    public static CommunicatorTransport form(byte[] rootInfo, List<Member> members, int rank, int device,
+            int bufferMb, String name) throws TransportException {
+        if (!HcommNative.isAvailable()) {
+            throw new TransportException("load", -1, "HComm library unavailable: " + HcommNative.unavailabilityCause(),
+                    HcommNative.unavailabilityCause());
+        }
+        Communicator comm = null;
+        try {
+            comm = Communicator.join(rootInfo, members.size(), rank, device, bufferMb, name);
+            long[] channels = new long[members.size()];
+            int n = members.size() - 1;
+            if (n > 0) {
+                int[] ranks = new int[n];
+                int[] protocols = new int[n];
+                for (int r = 0, i = 0; r < members.size(); r++) {
+                    if (r == rank) {
+                        continue;
+                    }
+                    ranks[i] = r;
+                    protocols[i] = members.get(r).host().equals(members.get(rank).host())
+                            ? HcommAbi.COMM_PROTOCOL_HCCS : HcommAbi.COMM_PROTOCOL_ROCE;
+                    i++;
+                }
+                long[] got = comm.acquireChannels(ranks, protocols, 0);
+                for (int i = 0; i < n; i++) {
+                    channels[ranks[i]] = got[i];
+                }
+            }
+            return new CommunicatorTransport(comm, members, channels);
+        } catch (HcommException | IllegalStateException | IllegalArgumentException e) {
+            if (comm != null) {
+                try {
+                    comm.close();
+                } catch (RuntimeException suppressed) {
+                    e.addSuppressed(suppressed);
+                }
+            }
+            if (e instanceof HcommException h) {
+                throw HcommTransport.wrap(h);
+            }
+            throw new TransportException("form", -1, e.getMessage(), e);
+        }
+    }
+
+    /** {@code HcclGetRootInfo} on {@code device}: what {@link #form} needs on every member, carried out of band. */
+    public static byte[] rootInfo(int device) throws TransportException {
+        try {
+            return Communicator.rootInfo(device);
+        } catch (HcommException e) {
+            throw HcommTransport.wrap(e);
+        } catch (IllegalStateException e) {
+            throw new TransportException("HcclGetRootInfo", -1, e.getMessage(), e);
+        }
+    }
+
+    /** This member's rank. */
+    public int rank() {
+        return comm.rank();
+    }
+
+    /** The HCCL buffer's size in bytes (device memory this communicator holds on this member). */
+    public long deviceBytes() {
+        return comm.bufferSize();
+    }
+
+    @Override
+    public byte[] endpointDescriptor() {
+        return new byte[0]; // members are known by their peer id: the communicator exchanged the rest
+    }
+
+    @Override
+    public int listenPort() {
+        return 0;
+    }
+
+    @Override
+    public synchronized Region allocate(String tag, long bytes) {
+        ensureOpen();
+        if (bytes <= 0 || bytes > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException("region size must be in (0, 2 GiB), got " + bytes);
+        }
+        long aligned = (carved + 4095) & ~4095L;
+        if (bytes > comm.bufferSize() - aligned) {
+            throw new IllegalStateException("HCCL buffer of " + comm.bufferSize() + " bytes has " + Math.max(0,
+                    comm.bufferSize() - aligned) + " left, " + tag + " needs " + bytes
+                    + " (raise spark.shuffle.hcomm.communicator.bufferMB)");
+        }
+        carved = aligned + bytes;
+        return track(new DeviceRegion(tag, comm.bufferAddress() + aligned, bytes));
+    }
+
+    @Override
+    public Region register(String tag, long address, long bytes) {
+        throw new UnsupportedOperationException("the communicator path reads only HCCL buffers: " + tag
+                + " cannot be registered (Atlas A2/A3)");
+    }
+
+    @Override
+    public Region mapFile(String tag, java.nio.file.Path file, long bytes) throws TransportException {
+        throw new TransportException("HcclCommMemReg", 5, "the communicator path reads only HCCL buffers: " + file
+                + " cannot be registered (Atlas A2/A3)", null);
+    }
+
+    @Override
+    public PeerChannels connect(List<PeerSpec> peers) {
+        if (peers.isEmpty()) {
+            throw new IllegalArgumentException("no peers");
+        }
+        ensureOpen();
+        List<Peer> list = new ArrayList<>(peers.size());
+        for (PeerSpec p : peers) {
+            Integer r = rankOf.get(p.peerId());
+            long ch = r == null || r == comm.rank() ? 0 : channelOfRank[r];
+            list.add(new Peer(p.peerId(), p.channelName(), ch, ch == 0 ? "not a member of this communicator" : null));
+        }
+        return new Peers(list);
+    }
+
+    @Override
+    public void destroyTogether(List<PeerChannels> batches) {
+        // a communicator's channels end with it (HcclChannelDestroy is CCU-only on A2/A3): nothing to release
+    }
+
+    @Override
+    public ReadBatch newReadBatch() {
+        ensureOpen();
+        CommStream s;
+        synchronized (this) {
+            s = idleStreams.poll();
+        }
+        if (s == null) {
+            try {
+                s = comm.newStream();
+            } catch (HcommException e) {
+                throw new IllegalStateException(e.getMessage(), e);
+            }
+        }
+        return track(new Batch(s));
+    }
+
+    @Override
+    public LiveObjects liveObjects() {
+        return LiveObjects.current();
+    }
+
+    @Override
+    public String describe() {
+        return "provider=" + HcommNative.provider() + " library=" + HcommNative.librarySource() + " version="
+                + HcommNative.libraryVersion() + " reads=HcclCommunicator(rank " + comm.rank() + "/" + comm.size()
+                + ", device " + comm.device() + ", HCCL buffer " + (comm.bufferSize() >> 20) + " MiB)";
+    }
+
+    private void ensureOpen() {
+        if (closed) {
+            throw new IllegalStateException("transport is closed");
+        }
+    }
+
+    private <T extends AutoCloseable> T track(T resource) {
+        open.add(resource);
+        if (closed) {
+            open.remove(resource);
+            throw new IllegalStateException("transport is closed");
+        }
+        return resource;
+    }
+
+    /** Ends the batches' reads, then the communicator (channels, threads, streams and HCCL buffer with it). */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        for (AutoCloseable r : List.copyOf(open)) {
+            try {
+                r.close();
+            } catch (Exception e) {
+                // the communicator's destroy below releases what a failed close left
+            }
+        }
+        comm.close();
+    }
+
+    /** The region holding [address, address + length), or null. */
+    private DeviceRegion regionOf(long address, long length) {
+        for (AutoCloseable r : open) {
+            if (r instanceof DeviceRegion d && address >= d.address && address + length <= d.address + d.size) {
+                return d;
+            }
+        }
+        return null;
+    }
+
+    private final class DeviceRegion implements Region {
+        final String tag;
+        final long address;
+        final long size;
+        final ByteBuffer mirror;
+        final long mirrorAddress;
+
+        DeviceRegion(String tag, long address, long size) {
+            this.tag = tag;
+            this.address = address;
+            this.size = size;
+            this.mirror = ByteBuffer.allocateDirect((int) size);
+            this.mirrorAddress = com.sun.jna.Pointer.nativeValue(com.sun.jna.Native.getDirectBufferPointer(mirror));
+        }
+
+        @Override
+        public String tag() {
+            return tag;
+        }
+
+        @Override
+        public long address() {
+            return address;
+        }
+
+        @Override
+        public long size() {
+            return size;
+        }
+
+        @Override
+        public ByteBuffer buffer() {
+            return mirror.duplicate().clear();
+        }
+
+        @Override
+        public void commit(long offset, long length) throws TransportException {
+            if (offset < 0 || length < 0 || offset > size - length) {
+                throw new IndexOutOfBoundsException("commit of [" + offset + ", +" + length + ") in " + tag + " of "
+                        + size + " bytes");
+            }
+            try {
+                Acl.toDevice(comm.device(), address + offset, mirrorAddress + offset, length);
+            } catch (HcommException e) {
+                throw HcommTransport.wrap(e);
+            }
+        }
+
+        /** Device to mirror, after a read landed at {@code dst}. */
+        void land(long dst, long length) {
+            Acl.toHost(comm.device(), mirrorAddress + (dst - address), dst, length);
+        }
+
+        @Override
+        public void close() {
+            open.remove(this); // the bytes stay carved: the HCCL buffer goes back whole, with the communicator
+        }
+    }
+
+    private record Peer(String peerId, String name, long handle, String failure) implements PeerChannels.PeerChannel {
+        @Override
+        public PeerChannels.State state() {
+            return handle != 0 ? PeerChannels.State.READY : PeerChannels.State.FAILED;
+        }
+
+        @Override
+        public String path() {
+            return null;
+        }
+    }
+
+    private static final class Peers implements PeerChannels {
+        private final List<Peer> peers;
+
+        Peers(List<Peer> peers) {
+            this.peers = peers;
+        }
+
+        @Override
+        public int size() {
+            return peers.size();
+        }
+
+        @Override
+        public PeerChannel channel(int index) {
+            return peers.get(index);
+        }
+
+        @Override
+        public boolean poll() {
+            return true; // acquired when the communicator formed
+        }
+
+        @Override
+        public void close() {}
+    }
+
+    /** Reads on one pooled stream; each landed read is copied to its region's mirror when the batch completes. */
+    private final class Batch implements ReadBatch {
+        private final CommStream stream;
+        private final List<long[]> landing = new ArrayList<>();
+        private final List<Peer> touched = new ArrayList<>();
+        private boolean closed;
+
+        Batch(CommStream stream) {
+            this.stream = stream;
+        }
+
+        @Override
+        public void read(PeerChannels.PeerChannel channel, long dst, long src, long length) throws TransportException {
+            Peer p = (Peer) channel;
+            if (p.handle == 0) {
+                throw new TransportException("HcommReadOnThread", 6, "no channel to " + p.peerId + ": " + p.failure,
+                        null, p);
+            }
+            try {
+                stream.read(p.handle, dst, src, length);
+            } catch (HcommException e) {
+                throw new TransportException(e.call(), e.code(), e.getMessage(), e, p);
+            }
+            landing.add(new long[] {dst, length});
+            if (!touched.contains(p)) {
+                touched.add(p);
+            }
+        }
+
+        @Override
+        public void flush() throws TransportException {
+            try {
+                stream.flush();
+            } catch (HcommException e) {
+                throw HcommTransport.wrap(e);
+            }
+        }
+
+        @Override
+        public void await() throws TransportException {
+            try {
+                stream.await();
+                for (long[] l : landing) {
+                    DeviceRegion r = regionOf(l[0], l[1]);
+                    if (r != null) {
+                        r.land(l[0], l[1]);
+                    }
+                }
+            } catch (HcommException e) {
+                throw new TransportException(e.call(), e.code(), e.getMessage(), e, touched.size() == 1
+                        ? touched.get(0) : null);
+            } finally {
+                landing.clear();
+                touched.clear();
+            }
+        }
+
+        @Override
+        public void close() {
+            open.remove(this);
+            if (closed) {
+                return;
+            }
+            closed = true;
+            try {
+                stream.await(); // ends a batch left open and lets its reads finish before the stream is reused
+            } catch (RuntimeException e) {
+                // a failed read of a batch being thrown away does not matter
+            }
+            synchronized (CommunicatorTransport.this) {
+                if (!CommunicatorTransport.this.closed) {
+                    idleStreams.push(stream);
+                }
+            }
+        }
+    }
+}
