@@ -196,6 +196,7 @@ typedef struct op {
     uint32_t timeout_s;        /* OP_*_WAIT: 0 waits as long as the peer lives */
     struct soft_thread *peer_th; /* OP_TH_RECORD: the thread whose notify is raised (a reference) */
     int32_t copy_dir;          /* OP_COPY: 1 host to device, 2 device to host, else 0 (counted so) */
+    uint64_t seq;              /* its place on the stream: 1 + the tasks submitted before it */
 } op;
 
 enum ch_state { CH_NEW, CH_CONNECTING, CH_WAIT_NONCE, CH_WAIT_HELLO, CH_WAIT_PEER, CH_READY, CH_FAILED, CH_TIMEOUT };

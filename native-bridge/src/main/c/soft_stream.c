@@ -154,9 +154,36 @@ static int32_t run_thread_wait(op *o)
     return rc;
 }
 
+/* Stream order: a task other than a read starts once every earlier task of its stream has completed (a read on a
+ * TCP channel completes when the peer's answer lands, after op_run returned). Reads still pipeline. */
+static int32_t await_earlier(op *o)
+{
+    soft_thread *t = o->th;
+    int32_t rc = HCCL_SUCCESS;
+    pthread_mutex_lock(&t->mu);
+    while (t->completed + 1 < o->seq) {
+        if (t->stopping) {
+            rc = HCCL_E_NOT_FOUND;
+            break;
+        }
+        struct timespec ts; /* done_cv is on the monotonic clock */
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        ts.tv_nsec += 50 * 1000000;
+        ts.tv_sec += ts.tv_nsec / 1000000000;
+        ts.tv_nsec %= 1000000000;
+        pthread_cond_timedwait(&t->done_cv, &t->mu, &ts);
+    }
+    pthread_mutex_unlock(&t->mu);
+    return rc;
+}
+
 static void op_run(op *o)
 {
     int32_t rc;
+    if (o->kind != OP_READ && (rc = await_earlier(o)) != HCCL_SUCCESS) {
+        op_complete(o, rc);
+        return;
+    }
     switch (o->kind) {
     case OP_READ:
         channel_execute(o->ch, o); /* completes o itself, now or when the peer answers */
@@ -342,7 +369,7 @@ void thread_submit(soft_thread *t, op *o)
 {
     o->next = NULL;
     pthread_mutex_lock(&t->mu);
-    t->submitted++;
+    o->seq = ++t->submitted;
     if (t->stopping) {
         pthread_mutex_unlock(&t->mu);
         op_complete(o, HCCL_E_NOT_FOUND);
@@ -423,7 +450,8 @@ HCOMM_API HcommResult HcommThreadFree(const ThreadHandle *threads, uint32_t thre
             pthread_mutex_unlock(&g_lock);
             return HCCL_E_NOT_FOUND;
         }
-        if (list[i]->comm != 0) { /* a communicator's threads are the library's: callers must not free them */
+        if (list[i]->comm != 0 || threads[i] != list[i]->id) { /* a communicator's threads (its own, and the
+                                                                  * handles HcclThreadAcquireWithStream gave out) */
             pthread_mutex_unlock(&g_lock);
             return HCCL_E_PARA;
         }

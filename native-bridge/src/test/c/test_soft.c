@@ -18,37 +18,15 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "test_common.h"
 #include "hcomm_api.h"
 #include "hcomm_soft.h"
 #include "hostile_wire.h" /* the hostile peers' tools; soft_sha256 is built into this test for them */
 
-static int failures;
-#define CHECK(cond, ...)                                                              \
-    do {                                                                              \
-        if (!(cond)) {                                                                \
-            failures++;                                                               \
-            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);           \
-            fprintf(stderr, __VA_ARGS__);                                             \
-            fprintf(stderr, "\n");                                                    \
-        }                                                                             \
-    } while (0)
-#define CHECK_RC(expr, want)                                                          \
-    do {                                                                              \
-        int rc_ = (int)(expr);                                                        \
-        CHECK(rc_ == (want), "got %d, want %d", rc_, (int)(want));                    \
-    } while (0)
 
 #define OWNER_SIZE (64u << 20)
 #define PAGE_TAG "owner"
 
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static uint8_t pattern(uint64_t i, uint32_t seed) { return (uint8_t)(((i * 2654435761u) >> 13) ^ seed ^ (i >> 7)); }
 
 static EndpointDesc loopback_desc(void) { return ipv4_desc(htonl(INADDR_LOOPBACK)); }
 

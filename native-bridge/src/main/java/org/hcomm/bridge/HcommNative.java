@@ -58,8 +58,9 @@ public final class HcommNative {
     /** System property naming the read strategy the quick checks judge the symbols for (default onThread). */
     public static final String READ_STRATEGY_PROPERTY = "hcomm.readStrategy";
     /**
-     * System property naming the API the quick checks judge the symbols for: {@code endpoint} (default; Atlas 350)
-     * or {@code communicator} (the HCCL communicator path of Atlas A2/A3), whose install needs no endpoint API.
+     * System property naming the API the quick checks judge the symbols for: {@code endpoint} (default; Atlas 350),
+     * {@code communicator} (the HCCL communicator path of Atlas A2/A3), whose install needs no endpoint API, or
+     * {@code auto} (either: the caller chooses by the SoC, {@link Acl#socName()}).
      */
     public static final String API_PROPERTY = "hcomm.api";
 
@@ -189,12 +190,13 @@ public final class HcommNative {
         try {
             provider = Provider.parse(System.getProperty(PROVIDER_PROPERTY, "soft"), PROVIDER_PROPERTY);
             String api = System.getProperty(API_PROPERTY, "endpoint");
-            if (!api.equals("endpoint") && !api.equals("communicator")) {
-                throw new IllegalArgumentException(API_PROPERTY + "=" + api + " is not valid; use endpoint or "
-                        + "communicator");
-            }
-            Need strategy = api.equals("communicator") ? Need.COMMUNICATOR
-                    : InstallChecks.strategy(System.getProperty(READ_STRATEGY_PROPERTY, "onThread"));
+            Need strategy = switch (api) {
+                case "communicator" -> Need.COMMUNICATOR;
+                case "auto" -> Need.DATA_PLANE; // either API will do: the caller picks one by the SoC
+                case "endpoint" -> InstallChecks.strategy(System.getProperty(READ_STRATEGY_PROPERTY, "onThread"));
+                default -> throw new IllegalArgumentException(API_PROPERTY + "=" + api + " is not valid; use "
+                        + "endpoint, communicator or auto");
+            };
             install = Install.discover(provider, System.getProperty(LIBRARY_PATH_PROPERTY));
             InstallChecks.Quick quick = InstallChecks.quick(install, strategy);
             checks = quick.findings();
@@ -210,7 +212,7 @@ public final class HcommNative {
             NativeLibrary lib = quick.library();
             // the endpoint API is the endpoint path's (CANN 8.5 has only the communicator path): bound apart
             Throwable endpointCause = bind(HcommLibrary.class, lib).orElse(null);
-            if (endpointCause != null && strategy != Need.COMMUNICATOR) {
+            if (endpointCause != null && strategy != Need.COMMUNICATOR && strategy != Need.DATA_PLANE) {
                 throw endpointCause;
             }
             Throwable dataPlaneCause = bind(HcommDataPlaneLibrary.class, lib).orElse(null);

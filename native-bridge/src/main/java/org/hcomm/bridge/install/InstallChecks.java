@@ -163,7 +163,8 @@ public final class InstallChecks {
             }
         }
         Need other = strategy == Need.ON_THREAD ? Need.NBI_FENCE : Need.ON_THREAD;
-        List<Need> needed = strategy == Need.COMMUNICATOR ? List.of(Need.COMMUNICATOR, Need.DATA_PLANE)
+        List<Need> needed = strategy == Need.DATA_PLANE ? List.of(Need.DATA_PLANE) // api auto: either API will do
+                : strategy == Need.COMMUNICATOR ? List.of(Need.COMMUNICATOR, Need.DATA_PLANE)
                 : strategy == Need.ON_THREAD
                         ? List.of(Need.ENDPOINT_API, Need.DATA_PLANE, Need.ON_THREAD, Need.SOFT_ALLOCATION)
                         : List.of(Need.ENDPOINT_API, strategy, Need.SOFT_ALLOCATION);
@@ -175,7 +176,7 @@ public final class InstallChecks {
             }
         }
         List<String> notes = new ArrayList<>();
-        if (strategy != Need.COMMUNICATOR && missing.containsKey(other)) {
+        if (strategy != Need.COMMUNICATOR && strategy != Need.DATA_PLANE && missing.containsKey(other)) {
             notes.add(other.who() + " would not work: missing " + missing.get(other));
         }
         for (Need n : List.of(Need.COMMUNICATOR, Need.ENDPOINT_API)) {
@@ -188,7 +189,7 @@ public final class InstallChecks {
                     + ")");
         }
         if (!fatal.isEmpty()) {
-            boolean otherWorks = strategy != Need.COMMUNICATOR && fatal.size() == 1 && missing.containsKey(strategy)
+            boolean otherWorks = strategy != Need.COMMUNICATOR && strategy != Need.DATA_PLANE && fatal.size() == 1 && missing.containsKey(strategy)
                     && !missing.containsKey(other);
             return Finding.fail(Check.SYMBOLS, file + ": " + String.join("; ", fatal)
                     + (notes.isEmpty() ? "" : "; " + String.join("; ", notes)), otherWorks

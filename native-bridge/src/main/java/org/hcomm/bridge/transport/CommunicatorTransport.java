@@ -151,6 +151,11 @@ public final class CommunicatorTransport implements Transport {
     }
 
     @Override
+    public boolean canRegisterFiles() {
+        return false;
+    }
+
+    @Override
     public Region register(String tag, long address, long bytes) {
         throw new UnsupportedOperationException("the communicator path reads only HCCL buffers: " + tag
                 + " cannot be registered (Atlas A2/A3)");
@@ -168,13 +173,14 @@ public final class CommunicatorTransport implements Transport {
             throw new IllegalArgumentException("no peers");
         }
         ensureOpen();
-        List<Peer> list = new ArrayList<>(peers.size());
+        List<CommPeers.Peer> list = new ArrayList<>(peers.size());
         for (PeerSpec p : peers) {
             Integer r = rankOf.get(p.peerId());
             long ch = r == null || r == comm.rank() ? 0 : channelOfRank[r];
-            list.add(new Peer(p.peerId(), p.channelName(), ch, ch == 0 ? "not a member of this communicator" : null));
+            list.add(new CommPeers.Peer(p.peerId(), p.channelName(), ch,
+                    ch == 0 ? "not a member of this communicator" : null));
         }
-        return new Peers(list);
+        return new CommPeers(list);
     }
 
     @Override
@@ -312,49 +318,11 @@ public final class CommunicatorTransport implements Transport {
         }
     }
 
-    private record Peer(String peerId, String name, long handle, String failure) implements PeerChannels.PeerChannel {
-        @Override
-        public PeerChannels.State state() {
-            return handle != 0 ? PeerChannels.State.READY : PeerChannels.State.FAILED;
-        }
-
-        @Override
-        public String path() {
-            return null;
-        }
-    }
-
-    private static final class Peers implements PeerChannels {
-        private final List<Peer> peers;
-
-        Peers(List<Peer> peers) {
-            this.peers = peers;
-        }
-
-        @Override
-        public int size() {
-            return peers.size();
-        }
-
-        @Override
-        public PeerChannel channel(int index) {
-            return peers.get(index);
-        }
-
-        @Override
-        public boolean poll() {
-            return true; // acquired when the communicator formed
-        }
-
-        @Override
-        public void close() {}
-    }
-
     /** Reads on one pooled stream; each landed read is copied to its region's mirror when the batch completes. */
     private final class Batch implements ReadBatch {
         private final CommStream stream;
         private final List<long[]> landing = new ArrayList<>();
-        private final List<Peer> touched = new ArrayList<>();
+        private final List<CommPeers.Peer> touched = new ArrayList<>();
         private boolean closed;
 
         Batch(CommStream stream) {
@@ -363,13 +331,13 @@ public final class CommunicatorTransport implements Transport {
 
         @Override
         public void read(PeerChannels.PeerChannel channel, long dst, long src, long length) throws TransportException {
-            Peer p = (Peer) channel;
-            if (p.handle == 0) {
-                throw new TransportException("HcommReadOnThread", 6, "no channel to " + p.peerId + ": " + p.failure,
+            CommPeers.Peer p = (CommPeers.Peer) channel;
+            if (p.handle() == 0) {
+                throw new TransportException("HcommReadOnThread", 6, "no channel to " + p.peerId() + ": " + p.failure(),
                         null, p);
             }
             try {
-                stream.read(p.handle, dst, src, length);
+                stream.read(p.handle(), dst, src, length);
             } catch (HcommException e) {
                 throw new TransportException(e.call(), e.code(), e.getMessage(), e, p);
             }

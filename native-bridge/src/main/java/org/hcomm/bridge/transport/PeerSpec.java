@@ -4,14 +4,14 @@ import java.util.Objects;
 
 /**
  * One channel to create: the peer's endpoint descriptor, the channel name both ends use, which end serves the
- * handshake, and the server's port.
+ * handshake, and the server's port (0 for a member of a communicator, whose channels need no handshake of ours).
  */
 public record PeerSpec(String peerId, byte[] endpoint, int port, boolean server, String channelName) {
     public PeerSpec {
         Objects.requireNonNull(peerId, "peerId");
         Objects.requireNonNull(endpoint, "endpoint");
         Objects.requireNonNull(channelName, "channelName");
-        if (port <= 0 || port > 65535) {
+        if (port < 0 || port > 65535) {
             throw new IllegalArgumentException("port out of range: " + port);
         }
     }

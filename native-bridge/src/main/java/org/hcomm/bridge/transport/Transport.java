@@ -27,6 +27,14 @@ public interface Transport extends AutoCloseable {
     Region register(String tag, long address, long bytes);
 
     /**
+     * Whether {@link #register} and {@link #mapFile} work: false on the communicator path (Atlas A2/A3), where
+     * peers read only the HCCL buffer ({@link #allocate}).
+     */
+    default boolean canRegisterFiles() {
+        return true;
+    }
+
+    /**
      * Maps the first {@code bytes} of {@code file} read-only and registers the mapping; closing the region
      * unregisters and unmaps it.
      */

@@ -128,7 +128,7 @@ class FailureSuite extends LocalClusterSuite {
       val lib = dir.resolve("libhcomm_partial.so").toString
       val gcc = new ProcessBuilder("gcc", "-shared", "-fPIC", c.toString, "-o", lib).inheritIO().start()
       assert(gcc.waitFor() == 0, "gcc failed")
-      executorsCannotStart(lib, "FAIL symbols", lib, "HcommEndpointDestroy", "which every read strategy needs")
+      executorsCannotStart(lib, "FAIL symbols", lib, "HcommEndpointDestroy", "which the endpoint API (api=endpoint, both read strategies) needs")
     } finally {
       dir.toFile.listFiles().foreach(_.delete())
       dir.toFile.delete()
@@ -137,18 +137,23 @@ class FailureSuite extends LocalClusterSuite {
 
   // ---- an Atlas A2 host: soft HComm behaves as that product is documented to ----
 
-  /** Executors that run soft HComm's Atlas A2 profile (HCOMM_SOFT_SOC), as on an Ascend910B host. */
+  /**
+   * Executors that run soft HComm's Atlas A2 profile (HCOMM_SOFT_SOC), as on an Ascend910B host, made to use the
+   * endpoint API (`api=auto` would take the communicator path there: CommunicatorPathSuite).
+   */
   private def onAtlasA2(conf: SparkConf): SparkConf = conf.set("spark.executorEnv.HCOMM_SOFT_SOC", "Ascend910B3")
+    .set("spark.shuffle.hcomm.api", "endpoint")
 
-  test("an Atlas A2 host (soft HComm's A2 profile), fallback auto: the endpoint API is refused there, so Spark's " +
-      "fetch reads every remote block and the answer is right") {
+  test("an Atlas A2 host on the endpoint API (soft HComm's A2 profile), fallback auto: the endpoint API is refused " +
+      "there, so Spark's fetch reads every remote block and the answer is right") {
     fetchedBySpark(onAtlasA2(baseConf.set("spark.shuffle.hcomm.fallback", "auto")),
       "an executor registered an endpoint on an A2 profile")
   }
 
-  test("an Atlas A2 host, fallback never: executors cannot start, naming the refused call and the key") {
-    executorsCannotStart(null, Seq("spark.executorEnv.HCOMM_SOFT_SOC" -> "Ascend910B3"), "HcommEndpointCreate",
-      "NOT_SUPPORT")
+  test("an Atlas A2 host on the endpoint API, fallback never: executors cannot start, naming the refused call and " +
+      "the key") {
+    executorsCannotStart(null, Seq("spark.executorEnv.HCOMM_SOFT_SOC" -> "Ascend910B3",
+      "spark.shuffle.hcomm.api" -> "endpoint"), "HcommEndpointCreate", "NOT_SUPPORT")
   }
 
   /** With fallback never and `library`, the one executor cannot start; its loss reason names the key and `phrases`. */

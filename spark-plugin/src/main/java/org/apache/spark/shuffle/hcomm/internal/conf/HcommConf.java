@@ -76,9 +76,44 @@ public final class HcommConf {
                 return raw;
             });
 
+    public static final ConfigEntry<String> API = ConfigEntry.of(PREFIX + "api",
+            "Which HComm API reads one-sidedly: `endpoint` (HcommEndpointCreate, HcommMemReg, HcommChannelCreate; "
+                    + "CANN documents it for the Atlas 350 card), `communicator` (HCCL communicators: reads from the "
+                    + "peer's HCCL buffer into one's own; Atlas A2/A3), or `auto`: `communicator` when the SoC "
+                    + "(aclrtGetSocName) is an Atlas A2 (Ascend910B*) or A3 (Ascend910_93*), else `endpoint`.",
+            "auto", "auto, endpoint, communicator", ConfigEntry.oneOf("auto", "endpoint", "communicator"));
+
+    public static final ConfigEntry<Long> COMMUNICATOR_BUFFER_SIZE = ConfigEntry.derived(PREFIX
+                    + "communicator.bufferSize",
+            "The communicator path's HCCL buffer on each executor, in device memory (its hcclBufferSize is half of "
+                    + "it, in MB): map outputs are staged into sendArenaSize of it and reads land in "
+                    + "receiveBufferSize of it. It bounds the device memory the shuffle holds per executor (one "
+                    + "communicator at a time).",
+            "sendArenaSize + receiveBufferSize",
+            c -> (SEND_ARENA_SIZE.get(c) + RECEIVE_BUFFER_SIZE.get(c)) + "b", "a size from 2m to 64g",
+            ConfigEntry.bytes(2 * MIB, 64L << 30));
+
+    public static final ConfigEntry<String> COMMUNICATOR_RESOURCE = ConfigEntry.of(PREFIX + "communicator.resource",
+            "The Spark resource whose address is the executor's NPU on the communicator path (Spark must schedule "
+                    + "it: spark.executor.resource.<name>.amount), e.g. `npu`; empty: device 0.",
+            "", "a resource name Spark schedules, or empty", raw -> raw == null ? "" : raw);
+
+    public static final ConfigEntry<Long> COMMUNICATOR_SETTLE = ConfigEntry.of(PREFIX + "communicator.settle",
+            "How long the set of executors must stay unchanged before the driver forms their communicator. Until "
+                    + "it is ready, and for executors that are not members, blocks go by Spark's fetch: no task "
+                    + "waits for a communicator.",
+            "3s", "a duration of at least 100ms", ConfigEntry.millis(100));
+
+    public static final ConfigEntry<Long> COMMUNICATOR_FORM_TIMEOUT = ConfigEntry.of(PREFIX
+                    + "communicator.formTimeout",
+            "How long the members of a communicator have to join it and acquire their channels (soft HComm's "
+                    + "connect timeout; with CANN set HCCL_CONNECT_TIMEOUT as well, default 120 s).",
+            "120s", "a duration of at least 1s", ConfigEntry.millis(1000));
+
     public static final List<ConfigEntry<?>> ENTRIES = List.of(PROVIDER, LIBRARY_PATH, RECEIVE_BUFFER_SIZE,
             READ_CHUNK_SIZE, SEND_ARENA_SIZE, READ_STRATEGY, MAX_BYTES_IN_FLIGHT, CHANNEL_SETUP_TIMEOUT, READ_TIMEOUT,
-            FALLBACK, SECRET);
+            FALLBACK, SECRET, API, COMMUNICATOR_BUFFER_SIZE, COMMUNICATOR_RESOURCE, COMMUNICATOR_SETTLE,
+            COMMUNICATOR_FORM_TIMEOUT);
 
     private HcommConf() {
     }
@@ -104,6 +139,18 @@ public final class HcommConf {
         if (chunk * 4 > buffer) {
             throw new IllegalArgumentException(READ_CHUNK_SIZE.key() + "=" + chunk + " needs "
                     + RECEIVE_BUFFER_SIZE.key() + " of at least four chunks, got " + buffer);
+        }
+        long hccl = COMMUNICATOR_BUFFER_SIZE.get(conf);
+        if (hccl < SEND_ARENA_SIZE.get(conf) + buffer) {
+            throw new IllegalArgumentException(COMMUNICATOR_BUFFER_SIZE.key() + "=" + hccl + " must hold "
+                    + SEND_ARENA_SIZE.key() + " + " + RECEIVE_BUFFER_SIZE.key() + " (" + (SEND_ARENA_SIZE.get(conf)
+                    + buffer) + " bytes)");
+        }
+        String resource = COMMUNICATOR_RESOURCE.get(conf);
+        if (!resource.isEmpty() && !conf.contains("spark.executor.resource." + resource + ".amount")) {
+            throw new IllegalArgumentException(COMMUNICATOR_RESOURCE.key() + "=" + resource + " is not a resource "
+                    + "Spark schedules: set spark.executor.resource." + resource + ".amount (and its discovery "
+                    + "script), or leave " + COMMUNICATOR_RESOURCE.key() + " empty for device 0");
         }
     }
 

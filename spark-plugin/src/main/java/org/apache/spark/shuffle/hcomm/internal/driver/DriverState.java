@@ -31,7 +31,8 @@ public final class DriverState {
      */
     private static final AtomicReference<DriverState> CURRENT = new AtomicReference<>();
 
-    private record ExecutorInfo(String executorId, String host, byte[] endpoint, int port, RpcEndpointRef agent) {
+    private record ExecutorInfo(String executorId, String host, byte[] endpoint, int port, RpcEndpointRef agent,
+            boolean communicator) {
     }
 
     private record Location(String executorId, long indexAddress, long dataAddress, int numPartitions) {
@@ -48,6 +49,7 @@ public final class DriverState {
 
     private final String appTag;
     private final ShuffleMetrics metrics = ShuffleMetrics.forDriver();
+    private final CommunicatorFormer former;
     private final Map<String, ExecutorInfo> executors = new LinkedHashMap<>();
     private final Map<Integer, Map<Long, Location>> shuffles = new HashMap<>();
     private final Map<StageAttempt, StagePlan> stages = new HashMap<>();
@@ -69,11 +71,33 @@ public final class DriverState {
     /** Stops being the JVM's driver state (the driver component's shutdown). */
     void uninstall() {
         CURRENT.compareAndSet(this, null);
+        former.close();
     }
 
     DriverState() {
+        this(new CommunicatorFormer(3000, 120_000));
+    }
+
+    DriverState(CommunicatorFormer former) {
         // channel names carry the application, so two applications on the same hosts never pair up
         this.appTag = Long.toHexString(java.util.concurrent.ThreadLocalRandom.current().nextLong() >>> 16);
+        this.former = former;
+    }
+
+    /** The members of the formed communicator (communicator path), in rank order, or null while there is none. */
+    public List<String> communicatorMembers() {
+        return former.members();
+    }
+
+    /** The executors on the communicator path, for the former. Call with this locked. */
+    private List<CommunicatorFormer.Member> communicatorCandidates() {
+        List<CommunicatorFormer.Member> out = new ArrayList<>();
+        for (ExecutorInfo e : executors.values()) {
+            if (e.communicator()) {
+                out.add(new CommunicatorFormer.Member(e.executorId(), e.host(), e.agent()));
+            }
+        }
+        return out;
     }
 
     ShuffleMetrics metrics() {
@@ -115,9 +139,17 @@ public final class DriverState {
         if (agent == null) {
             throw new IllegalArgumentException("executor " + r.executorId() + " registered without its agent");
         }
-        executors.put(r.executorId(), new ExecutorInfo(r.executorId(), r.host(), r.endpoint(), r.port(), agent));
+        executors.put(r.executorId(), new ExecutorInfo(r.executorId(), r.host(), r.endpoint(), r.port(), agent,
+                r.communicator()));
         registrations++;
-        LOG.info("HComm shuffle: executor {} registered its endpoint on {}:{}", r.executorId(), r.host(), r.port());
+        if (r.communicator()) {
+            LOG.info("HComm shuffle: executor {} on {} registered for the communicator path", r.executorId(),
+                    r.host());
+            former.membersChanged(communicatorCandidates());
+        } else {
+            LOG.info("HComm shuffle: executor {} registered its endpoint on {}:{}", r.executorId(), r.host(),
+                    r.port());
+        }
     }
 
     private synchronized void published(Messages.Published p) {
@@ -257,7 +289,10 @@ public final class DriverState {
     }
 
     synchronized void executorRemoved(String executorId) {
-        executors.remove(executorId);
+        ExecutorInfo gone = executors.remove(executorId);
+        if (gone != null && gone.communicator()) {
+            former.membersChanged(communicatorCandidates());
+        }
         for (Map<Long, Location> m : shuffles.values()) {
             m.values().removeIf(l -> l.executorId().equals(executorId));
         }

@@ -24,7 +24,8 @@ public final class ShuffleDriverPlugin implements DriverPlugin {
     public Map<String, String> init(SparkContext sc, PluginContext pluginContext) {
         LineCheck.verifyLine();
         HcommConf.validate(sc.conf());
-        state = new DriverState();
+        state = new DriverState(new CommunicatorFormer(HcommConf.COMMUNICATOR_SETTLE.get(sc.conf()),
+                HcommConf.COMMUNICATOR_FORM_TIMEOUT.get(sc.conf())));
         state.install();
         sc.addSparkListener(new StageListener(state));
         return ChannelSecret.forExecutors(sc.conf());

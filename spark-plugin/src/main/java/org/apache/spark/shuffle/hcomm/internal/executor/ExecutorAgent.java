@@ -51,6 +51,18 @@ final class ExecutorAgent implements ThreadSafeRpcEndpoint {
         return packets(message -> {
             if (message instanceof Messages.PublishLocal p) {
                 context.reply(Wire.pack(runtime.publishLocal(p)));
+            } else if (message instanceof Messages.RootInfoAsk r) {
+                try {
+                    context.reply(Wire.pack(runtime.rootInfo(r)));
+                } catch (Exception e) {
+                    context.sendFailure(e);
+                }
+            } else if (message instanceof Messages.JoinCommunicator j) {
+                // a join blocks until every member joined: on its own thread, so this agent keeps serving
+                Thread t = new Thread(() -> context.reply(Wire.pack(runtime.joinCommunicator(j))),
+                        "hcomm-communicator-join-" + j.epoch());
+                t.setDaemon(true);
+                t.start();
             } else {
                 context.sendFailure(new IllegalArgumentException("unknown ask " + message));
             }

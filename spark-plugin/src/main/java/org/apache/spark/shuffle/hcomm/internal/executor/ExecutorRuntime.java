@@ -12,27 +12,23 @@ import org.apache.spark.SparkConf;
 import org.apache.spark.SparkEnv;
 import org.apache.spark.api.plugin.PluginContext;
 import org.apache.spark.rpc.RpcEndpointRef;
-import org.apache.spark.shuffle.hcomm.internal.channels.StageChannels;
 import org.apache.spark.shuffle.hcomm.internal.conf.ChannelSecret;
 import org.apache.spark.shuffle.hcomm.internal.conf.Fallback;
 import org.apache.spark.shuffle.hcomm.internal.conf.HcommConf;
 import org.apache.spark.shuffle.hcomm.internal.conf.LogCategory;
-import org.apache.spark.shuffle.hcomm.internal.fetch.Blame;
-import org.apache.spark.shuffle.hcomm.internal.fetch.ReadResources;
 import org.apache.spark.shuffle.hcomm.internal.metrics.ShuffleMetrics;
-import org.apache.spark.shuffle.hcomm.internal.read.DirectoryCache;
 import org.apache.spark.shuffle.hcomm.internal.read.ReadPlanner;
-import org.apache.spark.shuffle.hcomm.internal.read.StageLeases;
 import org.apache.spark.shuffle.hcomm.internal.rpc.DriverClient;
 import org.apache.spark.shuffle.hcomm.internal.rpc.Messages;
 import org.apache.spark.shuffle.hcomm.internal.rpc.StageAttempt;
 import org.apache.spark.shuffle.hcomm.internal.write.MapOutputPublisher;
-import org.apache.spark.shuffle.hcomm.internal.write.MovedOutputs;
 import org.apache.spark.storage.BlockManagerId;
 import org.hcomm.bridge.HcommNative;
+import org.hcomm.bridge.transport.CommunicatorTransport;
 import org.hcomm.bridge.transport.HcommTransport;
 import org.hcomm.bridge.transport.LiveObjects;
 import org.hcomm.bridge.transport.Transport;
+import org.hcomm.bridge.transport.TransportException;
 import org.hcomm.bridge.transport.TransportOptions;
 import org.slf4j.Logger;
 
@@ -55,16 +51,14 @@ public final class ExecutorRuntime implements AutoCloseable {
     private final String executorId;
     private final String host;
     private final Fallback fallback;
+    private final SparkConf conf;
     private final ShuffleMetrics metrics = ShuffleMetrics.forExecutor();
     private final DriverClient driver;
-    private final Transport transport;
-    private final ReadResources resources;
-    private final MapOutputPublisher publisher;
-    private final MovedOutputs moved;
-    private final StageChannels channels;
-    private final StageLeases leases;
-    private final DirectoryCache directories;
-    private final ReadPlanner planner;
+    /** The communicator path's member (null on the endpoint path). */
+    private final CommunicatorMember member;
+    /** What reads one-sidedly: built at start (endpoint path) or when the communicator formed; null until then. */
+    private volatile OneSidedParts parts;
+    private final ReadPlanner sparkOnly;
     /** Orders every metrics report this executor sends (stage reports come from several threads). */
     private final Object reportLock = new Object();
     private ShuffleMetrics.Snapshot lastTaskReport; // guarded by reportLock
@@ -72,70 +66,56 @@ public final class ExecutorRuntime implements AutoCloseable {
     private volatile boolean closed;
 
     private ExecutorRuntime(PluginContext plugin, SparkConf conf, Fallback fallback, String host,
-            Transport transport) {
+            Transport transport, CommunicatorMember member) {
         this.executorId = plugin.executorID();
         this.host = host;
         this.fallback = fallback;
+        this.conf = conf;
         this.driver = new DriverClient(plugin);
-        this.transport = transport;
-        if (transport == null) {
-            this.resources = null;
-            this.publisher = null;
-            this.moved = null;
-            this.channels = null;
-            this.leases = null;
-            this.directories = null;
-            this.planner = ReadPlanner.sparkOnly(executorId, fallback, metrics);
-            return;
-        }
-        // what owns native memory or a thread, built in order; on a failure the ones built are closed, newest first
-        ReadResources r = null;
-        MapOutputPublisher p = null;
-        StageChannels c = null;
-        try {
-            r = new ReadResources(transport, metrics, executorId, HcommConf.RECEIVE_BUFFER_SIZE.get(conf),
-                    (int) (long) HcommConf.READ_CHUNK_SIZE.get(conf), HcommConf.MAX_BYTES_IN_FLIGHT.get(conf),
-                    HcommConf.READ_TIMEOUT.get(conf));
-            p = new MapOutputPublisher(transport, HcommConf.SEND_ARENA_SIZE.get(conf), metrics, driver);
-            c = new StageChannels(transport, metrics, executorId, r::reclaim);
-        } catch (RuntimeException | Error e) {
-            for (AutoCloseable built : new AutoCloseable[] {p, r, transport}) {
-                try {
-                    if (built != null) {
-                        built.close();
-                    }
-                } catch (Exception closing) {
-                    e.addSuppressed(closing);
-                }
-            }
-            throw e;
-        }
-        this.resources = r;
-        this.publisher = p;
-        this.channels = c;
-        this.moved = new MovedOutputs(publisher, metrics);
-        this.leases = new StageLeases(channels, driver, HcommConf.CHANNEL_SETUP_TIMEOUT.get(conf));
-        this.directories = new DirectoryCache(driver);
-        this.planner = new ReadPlanner(executorId, host, fallback, metrics, resources, leases, directories,
-                new Blame(executorId, channels, resources));
+        this.member = member;
+        this.sparkOnly = ReadPlanner.sparkOnly(executorId, fallback, metrics);
+        this.parts = transport == null ? null
+                : new OneSidedParts(transport, conf, executorId, host, fallback, metrics, driver);
     }
 
-    /** Opens the transport (or records why it cannot), registers with the driver and starts the agent. */
+    /**
+     * Opens the transport (or records why it cannot), registers with the driver and starts the agent. On the
+     * communicator path there is no transport yet: the executor registers as a candidate member and reads with
+     * Spark's fetch until the driver formed its communicator ({@link #joinCommunicator}).
+     */
     public static ExecutorRuntime start(PluginContext plugin, SparkConf conf, Map<String, String> fromDriver)
             throws Exception {
         HcommConf.validate(conf);
         String secret = ChannelSecret.resolve(conf, SparkEnv.get().securityManager(), fromDriver);
         String host = advertisedHost();
         Fallback fallback = Fallback.of(conf);
-        Transport transport = openTransport(plugin, conf, fallback, host, secret);
-        ExecutorRuntime rt = new ExecutorRuntime(plugin, conf, fallback, host, transport);
+        CommunicatorMember member = null;
+        Transport transport = null;
+        if ("communicator".equals(CommunicatorMember.chooseApi(conf)) && HcommNative.isAvailable() && host != null) {
+            try {
+                HcommNative.ensureCommunicator();
+                member = new CommunicatorMember(conf, plugin.executorID(), host,
+                        CommunicatorMember.device(plugin, conf), secret);
+            } catch (RuntimeException e) {
+                unavailable(plugin, conf, fallback, e);
+            }
+        } else {
+            transport = openTransport(plugin, conf, fallback, host, secret);
+        }
+        ExecutorRuntime rt = new ExecutorRuntime(plugin, conf, fallback, host, transport, member);
         try {
             SparkEnv env = SparkEnv.get();
             env.metricsSystem().registerSource(rt.metrics);
-            if (transport != null) {
+            if (transport != null || member != null) {
                 rt.agent = env.rpcEnv().setupEndpoint(ExecutorAgent.NAME, new ExecutorAgent(env.rpcEnv(), rt));
+            }
+            if (transport != null) {
                 rt.driver.register(host, transport.endpointDescriptor(), transport.listenPort(), rt.agent);
                 LOG.info("HComm shuffle on executor {}: {}", rt.executorId, transport.describe());
+            } else if (member != null) {
+                rt.driver.registerForCommunicator(host, rt.agent);
+                LOG.info("HComm shuffle on executor {}: the communicator path (SoC {}, NPU {}); Spark's fetch until "
+                        + "its communicator forms", rt.executorId, org.hcomm.bridge.Acl.socName(), member.device());
             }
             CURRENT.set(rt);
             return rt;
@@ -171,14 +151,19 @@ public final class ExecutorRuntime implements AutoCloseable {
         } catch (RuntimeException | IOException e) {
             why = e;
         }
-        Throwable cause = why;
+        unavailable(plugin, conf, fallback, why);
+        return null;
+    }
+
+    /** HComm cannot serve this executor: fallback decides between Spark's fetch (a warning) and an error. */
+    private static void unavailable(PluginContext plugin, SparkConf conf, Fallback fallback, Throwable cause) {
+        String provider = HcommConf.PROVIDER.get(conf);
         fallback.fallBackOrFail(() -> new IllegalStateException("HComm is unavailable on executor "
                 + plugin.executorID() + " (provider " + provider + "): " + cause.getMessage() + "; "
                 + HcommConf.FALLBACK.key() + "=never forbids falling back to Spark's shuffle fetch", cause), null,
                 () -> LOG.warn("HComm is unavailable on executor {} (provider {}): {}. Every shuffle block is fetched "
                         + "by Spark's transfer (set {}=never to make this an error)", plugin.executorID(), provider,
                         cause.toString(), HcommConf.FALLBACK.key()));
-        return null;
     }
 
     /**
@@ -207,7 +192,8 @@ public final class ExecutorRuntime implements AutoCloseable {
     }
 
     public int listenPort() {
-        return transport == null ? 0 : transport.listenPort();
+        OneSidedParts p = parts;
+        return p == null ? 0 : p.transport.listenPort();
     }
 
     public ShuffleMetrics metrics() {
@@ -218,49 +204,107 @@ public final class ExecutorRuntime implements AutoCloseable {
         return fallback;
     }
 
-    /** What decides a reduce task's reads. */
+    /** What decides a reduce task's reads: Spark's fetch alone until one-sided reads are possible. */
     public ReadPlanner planner() {
-        return planner;
+        OneSidedParts p = parts;
+        if (p == null && member != null) {
+            metrics.tasksBeforeCommunicator.inc(); // no task waits for a communicator
+        }
+        return p == null ? sparkOnly : p.planner;
     }
 
-    /** What publishes map outputs for one-sided reads, or null without a transport. */
+    /** What publishes map outputs for one-sided reads, or null while there is nothing to read them with. */
     public MapOutputPublisher publisher() {
-        return publisher;
+        OneSidedParts p = parts;
+        return p == null ? null : p.publisher;
     }
 
     /** Receive-buffer chunks not free to lend (-1 without a transport). */
     public int chunksNotFree() {
-        return resources == null ? -1 : resources.chunksNotFree();
+        OneSidedParts p = parts;
+        return p == null ? -1 : p.resources.chunksNotFree();
     }
 
     public void unregisterShuffle(int shuffleId) {
-        if (directories != null) {
-            directories.forget(shuffleId);
-            moved.release(shuffleId);
+        OneSidedParts p = parts;
+        if (p != null) {
+            p.directories.forget(shuffleId);
+            p.moved.release(shuffleId);
         }
     }
 
     // ---- told by the driver (ExecutorAgent) ----
 
     Messages.Moved publishLocal(Messages.PublishLocal ask) {
-        return moved.publishLocal(ask);
+        OneSidedParts p = parts;
+        return p == null ? new Messages.Moved(List.of(), "no one-sided reads on executor " + executorId + " yet")
+                : p.moved.publishLocal(ask);
     }
 
-    void provision(Messages.ProvisionStage p) {
-        if (channels != null) {
-            channels.provision(new StageAttempt(p.stageId(), p.attempt()), p.peers());
+    void provision(Messages.ProvisionStage msg) {
+        OneSidedParts p = parts;
+        if (p != null) {
+            p.channels.provision(new StageAttempt(msg.stageId(), msg.attempt()), msg.peers());
         }
+    }
+
+    /** The root info of a communicator the driver forms with this executor as its first member. */
+    Messages.RootInfo rootInfo(Messages.RootInfoAsk ask) throws Exception {
+        if (member == null) {
+            throw new IllegalStateException("executor " + executorId + " is not on the communicator path");
+        }
+        return member.rootInfo(ask);
+    }
+
+    /**
+     * Joins the communicator the driver formed and starts reading one-sidedly on it; the reply says whether it
+     * joined. Runs on its own thread (it blocks until every member joined).
+     */
+    Messages.Ack joinCommunicator(Messages.JoinCommunicator j) {
+        if (member == null || closed) {
+            return new Messages.Ack(false, "executor " + executorId + " is not on the communicator path");
+        }
+        synchronized (this) {
+            if (parts != null) {
+                return new Messages.Ack(false, "executor " + executorId + " is already a member of a communicator");
+            }
+        }
+        CommunicatorTransport t;
+        try {
+            t = member.join(j);
+        } catch (TransportException | RuntimeException e) {
+            LOG.warn("Executor {} could not join communicator {}: {}", executorId, j.epoch(), e.toString());
+            return new Messages.Ack(false, e.toString());
+        }
+        metrics.communicatorsJoined.inc();
+        synchronized (this) {
+            if (!closed) {
+                try {
+                    parts = new OneSidedParts(t, conf, executorId, host, fallback, metrics, driver);
+                    return Messages.Ack.OK;
+                } catch (RuntimeException e) { // the parts closed the transport, and the communicator with it
+                    metrics.communicatorsDestroyed.inc();
+                    LOG.warn("Executor {} joined communicator {} but cannot read on it: {}", executorId, j.epoch(),
+                            e.toString());
+                    return new Messages.Ack(false, e.toString());
+                }
+            }
+        }
+        t.close();
+        metrics.communicatorsDestroyed.inc();
+        return new Messages.Ack(false, "executor " + executorId + " is shutting down");
     }
 
     void endStage(Messages.EndStage e) {
-        if (channels == null) {
+        OneSidedParts p = parts;
+        if (p == null) {
             return;
         }
         StageAttempt stage = new StageAttempt(e.stageId(), e.attempt());
-        leases.ended(stage);
+        p.leases.ended(stage);
         // reported by whichever thread destroys the channels: this one, the stage's last reader, or the poller;
         // snapshot and send under one lock, so the driver (which keeps the latest) never gets an older one last
-        channels.end(stage, ended -> {
+        p.channels.end(stage, ended -> {
             synchronized (reportLock) {
                 try {
                     driver.stageReport(stage, ended, metrics.snapshot());
@@ -278,7 +322,7 @@ public final class ExecutorRuntime implements AutoCloseable {
      * receives them in order.
      */
     void taskEnded() {
-        if (transport != null || closed) {
+        if (parts != null || closed) {
             return;
         }
         synchronized (reportLock) {
@@ -303,24 +347,24 @@ public final class ExecutorRuntime implements AutoCloseable {
         }
         closed = true;
         CURRENT.compareAndSet(this, null);
-        if (resources != null) {
-            resources.stopLending(); // from here on readers go to Spark's fetch, as before any step below
+        OneSidedParts p = parts;
+        if (p != null) {
+            p.resources.stopLending(); // from here on readers go to Spark's fetch, as before any step below
         }
         List<Runnable> steps = new ArrayList<>();
         if (agent != null) {
             steps.add(() -> SparkEnv.get().rpcEnv().stop(agent));
         }
-        if (transport != null) {
-            steps.add(channels::close);
-            steps.add(resources::close);
-            steps.add(publisher::close);
-            steps.add(transport::close);
-            steps.add(() -> {
-                LiveObjects left = transport.liveObjects();
+        if (p != null) {
+            steps.addAll(p.closeSteps(() -> {
+                LiveObjects left = p.leftOver();
                 if (left != null && !left.isEmpty()) {
                     LOG.warn("Executor {}: native objects left after shutdown: {}", executorId, left);
                 }
-            });
+            }));
+            if (member != null) {
+                steps.add(metrics.communicatorsDestroyed::inc); // the transport's close destroyed the communicator
+            }
         }
         RuntimeException failure = null;
         for (Runnable step : steps) {

@@ -64,7 +64,22 @@ public enum MetricEntry {
             "map outputs whose index was published by registering Spark's index file: the arena was full"),
     OUTPUTS_PUBLISHED_LATE("outputsPublishedLate", Kind.COUNTER, "map outputs",
             ShuffleMetrics.Snapshot::outputsPublishedLate, "map outputs the executor published when a reader asked, "
-                    + "not at commit: moved to it off a decommissioned executor, or not published at commit");
+                    + "not at commit: moved to it off a decommissioned executor, or not published at commit"),
+    COMMUNICATORS_JOINED("communicatorsJoined", Kind.COUNTER, "communicators", ShuffleMetrics.Snapshot::communicatorsJoined,
+            "HCCL communicators the executor joined (the communicator path, Atlas A2/A3)"),
+    COMMUNICATORS_DESTROYED("communicatorsDestroyed", Kind.COUNTER, "communicators",
+            ShuffleMetrics.Snapshot::communicatorsDestroyed, "HCCL communicators the executor destroyed"),
+    COMMUNICATORS_LIVE("communicatorsLive", Kind.GAUGE, "communicators", ShuffleMetrics.Snapshot::communicatorsLive,
+            "`communicatorsJoined` - `communicatorsDestroyed`: 0 once the application ended"),
+    BYTES_STAGED("bytesStaged", Kind.COUNTER, "bytes", ShuffleMetrics.Snapshot::bytesStaged,
+            "map-output bytes (indexes and data) copied host to device into the HCCL buffer, where peers read them; "
+                    + "every one-sided byte read on this path comes back to the host by a device-to-host copy"),
+    OUTPUTS_NOT_STAGED("outputsNotStaged", Kind.COUNTER, "map outputs", ShuffleMetrics.Snapshot::outputsNotStaged,
+            "map outputs that did not fit the HCCL buffer: readers fetch them with Spark (fallback `auto`)"),
+    TASKS_BEFORE_COMMUNICATOR("tasksBeforeCommunicator", Kind.COUNTER, "reduce tasks",
+            ShuffleMetrics.Snapshot::tasksBeforeCommunicator,
+            "reduce tasks that ran before the executor's communicator was ready: all their blocks went by Spark's "
+                    + "fetch, none waited");
 
     /** What a metric is in an executor's registry. */
     enum Kind {

@@ -27,9 +27,14 @@ public final class ShuffleMetrics implements Source {
             long fetchWaitIndexMicros, long fetchWaitFirstWaveMicros, long fetchWaitLaterWavesMicros,
             long fetchWaitSparkMillis, long outputsCopied, long outputsMapped, long indexesMapped, long indexRounds, long readWaves,
             long chunksRetired, long chunksReclaimed, long bytesReadCrossHost,
-            long outputsPublishedLate) implements Serializable {
+            long outputsPublishedLate, long communicatorsJoined, long communicatorsDestroyed, long bytesStaged,
+            long outputsNotStaged, long tasksBeforeCommunicator) implements Serializable {
         public long channelsLive() {
             return channelsCreated - channelsDestroyed;
+        }
+
+        public long communicatorsLive() {
+            return communicatorsJoined - communicatorsDestroyed;
         }
 
         public long bytesReadWithinHost() {
@@ -64,6 +69,12 @@ public final class ShuffleMetrics implements Source {
      * decommissioned executor), or not published at commit (its log says why).
      */
     public final Counter outputsPublishedLate;
+    /** The communicator path (Atlas A2/A3). */
+    public final Counter communicatorsJoined;
+    public final Counter communicatorsDestroyed;
+    public final Counter bytesStaged;
+    public final Counter outputsNotStaged;
+    public final Counter tasksBeforeCommunicator;
     /**
      * The rest of Spark's fetch wait time: what Spark's own fetch iterator (this executor's blocks, the fallback's)
      * counted, in its whole milliseconds. With the {@link FetchWait} split it sums to the tasks' fetch wait.
@@ -99,7 +110,8 @@ public final class ShuffleMetrics implements Source {
         if (driver) {
             channelsCreated = channelsDestroyed = destroyCalls = bytesReadOneSided = bytesReadFallback = bytesReadCrossHost = readsIssued =
                     indexRounds = readWaves = chunksRetired = chunksReclaimed = outputsCopied = outputsMapped =
-                    indexesMapped = outputsPublishedLate = fetchWaitSpark = null;
+                    indexesMapped = outputsPublishedLate = fetchWaitSpark = communicatorsJoined =
+                    communicatorsDestroyed = bytesStaged = outputsNotStaged = tasksBeforeCommunicator = null;
             channelSetupTime = readLatency = null;
             for (MetricEntry m : MetricEntry.values()) {
                 if (m.onDriver()) {
@@ -125,6 +137,13 @@ public final class ShuffleMetrics implements Source {
             indexesMapped = counter(MetricEntry.INDEXES_MAPPED);
             outputsPublishedLate = counter(MetricEntry.OUTPUTS_PUBLISHED_LATE);
             fetchWaitSpark = counter(MetricEntry.FETCH_WAIT_SPARK_MILLIS);
+            communicatorsJoined = counter(MetricEntry.COMMUNICATORS_JOINED);
+            communicatorsDestroyed = counter(MetricEntry.COMMUNICATORS_DESTROYED);
+            bytesStaged = counter(MetricEntry.BYTES_STAGED);
+            outputsNotStaged = counter(MetricEntry.OUTPUTS_NOT_STAGED);
+            tasksBeforeCommunicator = counter(MetricEntry.TASKS_BEFORE_COMMUNICATOR);
+            gauge(MetricEntry.COMMUNICATORS_LIVE,
+                    () -> communicatorsJoined.getCount() - communicatorsDestroyed.getCount());
             channelSetupTime = timer(MetricEntry.CHANNEL_SETUP_TIME);
             readLatency = timer(MetricEntry.READ_LATENCY);
             gauge(MetricEntry.CHANNELS_LIVE, () -> channelsCreated.getCount() - channelsDestroyed.getCount());
@@ -210,7 +229,9 @@ public final class ShuffleMetrics implements Source {
                 fetchWaitSpark.getCount(),
                 outputsCopied.getCount(), outputsMapped.getCount(), indexesMapped.getCount(), indexRounds.getCount(),
                 readWaves.getCount(), chunksRetired.getCount(), chunksReclaimed.getCount(),
-                bytesReadCrossHost.getCount(), outputsPublishedLate.getCount());
+                bytesReadCrossHost.getCount(), outputsPublishedLate.getCount(), communicatorsJoined.getCount(),
+                communicatorsDestroyed.getCount(), bytesStaged.getCount(), outputsNotStaged.getCount(),
+                tasksBeforeCommunicator.getCount());
     }
 
     /** Driver: the latest counters of one executor. */

@@ -28,6 +28,11 @@ public final class DriverClient {
         plugin.ask(Wire.pack(new Messages.RegisterExecutor(executorId, host, endpoint, port), agent));
     }
 
+    /** This executor reads on the communicator path: the driver forms communicators with it as a member. */
+    public void registerForCommunicator(String host, RpcEndpointRef agent) throws Exception {
+        plugin.ask(Wire.pack(new Messages.RegisterExecutor(executorId, host, new byte[0], 0, true), agent));
+    }
+
     /** A map output is readable one-sidedly. */
     public void published(Messages.Published output) throws Exception {
         plugin.ask(Wire.pack(output));

@@ -18,7 +18,31 @@ public final class Messages {
      * Executor → driver at start: where its endpoint is; the agent's endpoint reference (where to tell it things)
      * rides along in the {@link Wire} packet. Reply: {@link Ack}.
      */
-    public record RegisterExecutor(String executorId, String host, byte[] endpoint, int port) implements Serializable {
+    public record RegisterExecutor(String executorId, String host, byte[] endpoint, int port, boolean communicator)
+            implements Serializable {
+        /** An endpoint-path executor (Atlas 350): its endpoint descriptor and soft NIC port. */
+        public RegisterExecutor(String executorId, String host, byte[] endpoint, int port) {
+            this(executorId, host, endpoint, port, false);
+        }
+    }
+
+    /**
+     * Driver → the first member of a communicator it forms (an ask): make the root info
+     * ({@code HcclGetRootInfo}). Reply: {@link RootInfo}.
+     */
+    public record RootInfoAsk(long epoch) implements Serializable {
+    }
+
+    public record RootInfo(long epoch, byte[] bytes) implements Serializable {
+    }
+
+    /**
+     * Driver → every member (an ask): join communicator {@code epoch} as {@code rank} of {@code members} (executor
+     * ids, in rank order, on {@code hosts}) and acquire channels to the others. Reply: {@link Ack} once joined, or
+     * not ok with the reason.
+     */
+    public record JoinCommunicator(long epoch, byte[] rootInfo, List<String> members, List<String> hosts, int rank)
+            implements Serializable {
     }
 
     /**

@@ -103,7 +103,7 @@ public final class MapOutputPublisher implements AutoCloseable {
 
     /** Writes the offsets into the arena, or registers Spark's index file when the arena has no room. */
     private long placeIndex(Publication p, long[] lengths, File indexFile, int shuffleId, long mapId)
-            throws TransportException {
+            throws IOException {
         p.indexOffset = allocator.allocate(p.indexBytes);
         if (p.indexOffset >= 0) {
             ByteBuffer index = view(p.indexOffset, p.indexBytes).order(ByteOrder.BIG_ENDIAN);
@@ -113,9 +113,11 @@ public final class MapOutputPublisher implements AutoCloseable {
                 at += len;
                 index.putLong(at);
             }
+            stage(p.indexOffset, p.indexBytes);
             return arena.address() + p.indexOffset;
         }
         arenaFull(shuffleId, mapId);
+        notStageable(shuffleId, mapId);
         p.mappedIndex = transport.mapFile("hcomm-index-" + shuffleId + "-" + mapId, indexFile.toPath(), p.indexBytes);
         metrics.indexesMapped.inc();
         return p.mappedIndex.address();
@@ -125,12 +127,48 @@ public final class MapOutputPublisher implements AutoCloseable {
     private long placeData(Publication p, File dataFile, int shuffleId, long mapId) throws IOException {
         if (allocator.free() - p.dataBytes >= indexReserve && (p.dataOffset = allocator.allocate(p.dataBytes)) >= 0) {
             copy(dataFile, view(p.dataOffset, p.dataBytes));
+            stage(p.dataOffset, p.dataBytes);
             metrics.outputsCopied.inc();
             return arena.address() + p.dataOffset;
         }
+        notStageable(shuffleId, mapId);
         p.mappedData = transport.mapFile("hcomm-map-" + shuffleId + "-" + mapId, dataFile.toPath(), p.dataBytes);
         metrics.outputsMapped.inc();
         return p.mappedData.address();
+    }
+
+    /**
+     * Makes bytes written into the arena readable by peers: nothing where the arena is host memory; on the
+     * communicator path a host-to-device copy into the HCCL buffer (the readiness that follows is the driver's
+     * directory: readers learn of an output only after this returned).
+     */
+    private void stage(long offset, long bytes) throws TransportException {
+        arena.commit(offset, bytes);
+        if (!transport.canRegisterFiles()) {
+            metrics.bytesStaged.inc(bytes);
+        }
+    }
+
+    /**
+     * Where only the HCCL buffer can be read (the communicator path), an output that does not fit it is not
+     * published: readers fetch it with Spark.
+     */
+    private void notStageable(int shuffleId, long mapId) throws NotStaged {
+        if (!transport.canRegisterFiles()) {
+            metrics.outputsNotStaged.inc();
+            throw new NotStaged("shuffle " + shuffleId + " map " + mapId + " does not fit the HCCL buffer's send "
+                    + "arena (" + allocator.used() + " of " + allocator.capacity() + " bytes used; "
+                    + "spark.shuffle.hcomm.sendArenaSize, spark.shuffle.hcomm.communicator.bufferSize)");
+        }
+    }
+
+    /** An output that was not published because the only memory peers can read is full. */
+    public static final class NotStaged extends IOException {
+        private static final long serialVersionUID = 1L;
+
+        NotStaged(String message) {
+            super(message);
+        }
     }
 
     /** Logs (once per executor) that indexes no longer fit the arena. */

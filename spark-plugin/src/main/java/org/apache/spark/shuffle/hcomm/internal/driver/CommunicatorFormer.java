@@ -1,0 +1,157 @@
+package org.apache.spark.shuffle.hcomm.internal.driver;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+
+import org.apache.spark.rpc.RpcEndpointRef;
+import org.apache.spark.rpc.RpcTimeout;
+import org.apache.spark.shuffle.hcomm.internal.conf.LogCategory;
+import org.apache.spark.shuffle.hcomm.internal.rpc.Messages;
+import org.apache.spark.shuffle.hcomm.internal.rpc.Wire;
+import org.slf4j.Logger;
+
+/**
+ * Forms the HCCL communicator of the executors on the communicator path (Atlas A2/A3), on the driver. A
+ * communicator is collective and fixed in size, executors come and go: the former waits until the set of such
+ * executors has been unchanged for the settle time, then forms one communicator of them (the first member makes the
+ * root info, every member joins and acquires its channels, all within the form timeout). Until it is ready, and for
+ * executors that are not members, blocks go by Spark's fetch; no stage waits. This version forms one communicator
+ * per application: an executor added later stays outside it (ARCHITECTURE "The communicator path" says what the
+ * next step changes). Thread-safe; the forming runs on its own daemon thread, never on Spark's RPC threads.
+ */
+final class CommunicatorFormer implements AutoCloseable {
+    private static final Logger LOG = LogCategory.DRIVER_STATE.logger();
+
+    /** One executor on the communicator path, as it registered. */
+    record Member(String executorId, String host, RpcEndpointRef agent) {}
+
+    private final long settleMillis;
+    private final long formTimeoutMillis;
+    private final ScheduledExecutorService timer;
+    private List<Member> candidates = List.of();
+    private ScheduledFuture<?> pending;
+    private long epoch;
+    private List<String> formed; // the members of the formed communicator, or null
+    private boolean lateLogged;
+
+    CommunicatorFormer(long settleMillis, long formTimeoutMillis) {
+        this.settleMillis = settleMillis;
+        this.formTimeoutMillis = formTimeoutMillis;
+        this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "hcomm-communicator-former");
+            t.setDaemon(true);
+            return t;
+        });
+    }
+
+    /** The executors on the communicator path now (registration order); forms their communicator once they settle. */
+    synchronized void membersChanged(List<Member> now) {
+        if (formed != null) {
+            if (!lateLogged && !formed.containsAll(now.stream().map(Member::executorId).toList())) {
+                lateLogged = true;
+                LOG.info("HComm shuffle: executors added after communicator {} formed are not its members; their "
+                        + "blocks go by Spark's fetch", epoch);
+            }
+            return;
+        }
+        candidates = List.copyOf(now);
+        if (pending != null) {
+            pending.cancel(false);
+        }
+        pending = timer.schedule(this::formIfSettled, settleMillis, TimeUnit.MILLISECONDS);
+    }
+
+    /** The members of the formed communicator, in rank order, or null while none is formed. */
+    synchronized List<String> members() {
+        return formed;
+    }
+
+    private void formIfSettled() {
+        List<Member> members;
+        long e;
+        synchronized (this) {
+            if (formed != null || candidates.size() < 2) {
+                return; // one executor reads nothing remote: nothing to form
+            }
+            members = candidates;
+            e = ++epoch;
+        }
+        long start = System.nanoTime();
+        String failure = form(e, members);
+        synchronized (this) {
+            if (failure == null) {
+                formed = members.stream().map(Member::executorId).toList();
+                LOG.info("HComm shuffle: communicator {} formed by {} executors {} in {} ms", e, members.size(),
+                        formed, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
+            } else {
+                LOG.warn("HComm shuffle: communicator {} of executors {} did not form ({}); blocks go by Spark's "
+                        + "fetch until the executors change and a new one forms", e, members.stream().map(
+                                Member::executorId).toList(), failure);
+            }
+        }
+    }
+
+    /** Asks the first member for the root info, then every member to join; null when all joined, else why not. */
+    private String form(long e, List<Member> members) {
+        byte[] root;
+        try {
+            Messages.RootInfo info = (Messages.RootInfo) Wire.reply(members.get(0).agent().askSync(
+                    Wire.pack(new Messages.RootInfoAsk(e)), timeout(30_000, "root info"),
+                    scala.reflect.ClassTag$.MODULE$.apply(Object.class)));
+            root = info.bytes();
+        } catch (Exception ex) { // askSync also throws undeclared checked ones
+            return "executor " + members.get(0).executorId() + " could not make the root info: " + ex;
+        }
+        List<String> ids = members.stream().map(Member::executorId).toList();
+        List<String> hosts = members.stream().map(Member::host).toList();
+        ExecutorService asks = Executors.newFixedThreadPool(Math.min(members.size(), 64), r -> {
+            Thread t = new Thread(r, "hcomm-communicator-join");
+            t.setDaemon(true);
+            return t;
+        });
+        try {
+            List<Future<String>> joins = new ArrayList<>();
+            for (int rank = 0; rank < members.size(); rank++) {
+                Member m = members.get(rank);
+                Messages.JoinCommunicator join = new Messages.JoinCommunicator(e, root, ids, hosts, rank);
+                joins.add(asks.submit(() -> {
+                    Messages.Ack ack = (Messages.Ack) Wire.reply(m.agent().askSync(Wire.pack(join),
+                            timeout(formTimeoutMillis + 15_000, "join communicator"),
+                            scala.reflect.ClassTag$.MODULE$.apply(Object.class)));
+                    return ack.ok() ? null : "executor " + m.executorId() + ": " + ack.reason();
+                }));
+            }
+            String first = null;
+            for (int i = 0; i < joins.size(); i++) {
+                String why;
+                try {
+                    why = joins.get(i).get();
+                } catch (Exception ex) {
+                    why = "executor " + members.get(i).executorId() + ": " + ex.getCause();
+                }
+                if (first == null && why != null) {
+                    first = why;
+                }
+            }
+            return first;
+        } finally {
+            asks.shutdownNow();
+        }
+    }
+
+    private static RpcTimeout timeout(long millis, String what) {
+        return new RpcTimeout(scala.concurrent.duration.FiniteDuration.apply(millis, "ms"),
+                "spark.shuffle.hcomm (" + what + ")");
+    }
+
+    @Override
+    public void close() {
+        timer.shutdownNow();
+    }
+}

@@ -1,0 +1,150 @@
+package org.apache.spark.shuffle.hcomm.internal.executor;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import org.apache.spark.SparkConf;
+import org.apache.spark.api.plugin.PluginContext;
+import org.apache.spark.resource.ResourceInformation;
+import org.apache.spark.shuffle.hcomm.internal.conf.HcommConf;
+import org.apache.spark.shuffle.hcomm.internal.conf.LogCategory;
+import org.apache.spark.shuffle.hcomm.internal.rpc.Messages;
+import org.hcomm.bridge.Acl;
+import org.hcomm.bridge.HcommNative;
+import org.hcomm.bridge.SoftHcomm;
+import org.hcomm.bridge.transport.CommunicatorTransport;
+import org.hcomm.bridge.transport.TransportException;
+import org.slf4j.Logger;
+
+/**
+ * The executor's side of the communicator path (Atlas A2/A3): which API the executor uses, which NPU, and its part
+ * in forming a communicator (the root info when it is the first member, its join when the driver says).
+ */
+final class CommunicatorMember {
+    private static final Logger LOG = LogCategory.EXECUTOR_RUNTIME.logger();
+
+    private final String executorId;
+    private final String host;
+    private final int device;
+    private final int bufferMb;
+    private final String secret;
+    private final Duration formTimeout;
+    private final Duration readTimeout;
+
+    CommunicatorMember(SparkConf conf, String executorId, String host, int device, String secret) {
+        this.executorId = executorId;
+        this.host = host;
+        this.device = device;
+        this.bufferMb = (int) ((HcommConf.COMMUNICATOR_BUFFER_SIZE.get(conf) + (2L << 20) - 1) / (2L << 20));
+        this.secret = secret;
+        this.formTimeout = HcommConf.duration(HcommConf.COMMUNICATOR_FORM_TIMEOUT, conf);
+        this.readTimeout = HcommConf.duration(HcommConf.READ_TIMEOUT, conf);
+    }
+
+    /**
+     * {@code endpoint} or {@code communicator}: the configured API, or for {@code auto} the one the SoC supports
+     * (A2 and A3: communicator). Loads the library; when it cannot load, {@code endpoint} (its failure then takes
+     * the usual fallback path).
+     */
+    static String chooseApi(SparkConf conf) {
+        String api = HcommConf.API.get(conf);
+        System.setProperty(HcommNative.API_PROPERTY, api);
+        if (!api.equals("auto")) {
+            return api;
+        }
+        if (!HcommNative.isAvailable()) {
+            return "endpoint";
+        }
+        String soc;
+        try {
+            soc = Acl.socName();
+        } catch (RuntimeException | LinkageError e) {
+            LOG.warn("HComm: the SoC is unknown ({}); {}=auto takes the endpoint API", e.toString(),
+                    HcommConf.API.key());
+            return "endpoint";
+        }
+        return isA2OrA3(soc) ? "communicator" : "endpoint";
+    }
+
+    static boolean isA2OrA3(String soc) {
+        return soc != null && (soc.startsWith("Ascend910B") || soc.startsWith("Ascend910_93"));
+    }
+
+    /**
+     * The NPU Spark's resource scheduler gave this executor ({@link HcommConf#COMMUNICATOR_RESOURCE}), or device 0
+     * when no resource is configured; says which in the log.
+     */
+    static int device(PluginContext plugin, SparkConf conf) {
+        String name = HcommConf.COMMUNICATOR_RESOURCE.get(conf);
+        if (name.isEmpty()) {
+            LOG.info("HComm on executor {}: NPU 0 ({} is not set)", plugin.executorID(),
+                    HcommConf.COMMUNICATOR_RESOURCE.key());
+            return 0;
+        }
+        Map<String, ResourceInformation> resources = plugin.resources();
+        ResourceInformation info = resources.get(name);
+        if (info == null || info.addresses().length == 0) {
+            throw new IllegalStateException("Spark assigned executor " + plugin.executorID() + " no '" + name
+                    + "' resource (" + HcommConf.COMMUNICATOR_RESOURCE.key() + "); it has " + resources.keySet());
+        }
+        String address = info.addresses()[0];
+        int device;
+        try {
+            device = Integer.parseInt(address.trim());
+        } catch (NumberFormatException e) {
+            throw new IllegalStateException("resource '" + name + "' of executor " + plugin.executorID()
+                    + " has address '" + address + "', not an NPU number (" + HcommConf.COMMUNICATOR_RESOURCE.key()
+                    + ")", e);
+        }
+        LOG.info("HComm on executor {}: NPU {} (resource '{}', addresses {})", plugin.executorID(), device, name,
+                String.join(",", info.addresses()));
+        return device;
+    }
+
+    int device() {
+        return device;
+    }
+
+    /** Applies the soft settings (secret, timeouts, the address communicators listen on). */
+    void configureSoft() {
+        if (SoftHcomm.isActive()) {
+            if (secret != null) {
+                SoftHcomm.configure("secret", secret);
+            }
+            SoftHcomm.configure("exec_timeout_ms", Long.toString(Math.max(1, readTimeout.toMillis())));
+            SoftHcomm.configure("connect_timeout_ms", Long.toString(Math.max(1, formTimeout.toMillis())));
+            SoftHcomm.configure("if_ip", resolve(host));
+        }
+    }
+
+    private static String resolve(String host) {
+        try {
+            return java.net.InetAddress.getByName(host).getHostAddress();
+        } catch (java.net.UnknownHostException e) {
+            throw new IllegalStateException("host " + host + " does not resolve", e);
+        }
+    }
+
+    /** {@code HcclGetRootInfo} on this executor's NPU (the driver asks the first member of a communicator). */
+    Messages.RootInfo rootInfo(Messages.RootInfoAsk ask) throws TransportException {
+        configureSoft();
+        return new Messages.RootInfo(ask.epoch(), CommunicatorTransport.rootInfo(device));
+    }
+
+    /** Joins the communicator the driver formed; blocks until every member joined (or the form timeout). */
+    CommunicatorTransport join(Messages.JoinCommunicator j) throws TransportException {
+        configureSoft();
+        List<CommunicatorTransport.Member> members = new ArrayList<>();
+        for (int i = 0; i < j.members().size(); i++) {
+            members.add(new CommunicatorTransport.Member(j.members().get(i), j.hosts().get(i)));
+        }
+        long start = System.nanoTime();
+        CommunicatorTransport t = CommunicatorTransport.form(j.rootInfo(), members, j.rank(), device, bufferMb,
+                "hcomm-shuffle-" + j.epoch());
+        LOG.info("HComm on executor {}: joined communicator {} as rank {} of {} in {} ms ({})", executorId, j.epoch(),
+                j.rank(), members.size(), (System.nanoTime() - start) / 1_000_000, t.describe());
+        return t;
+    }
+}

@@ -1,0 +1,33 @@
+package org.apache.spark.shuffle.hcomm
+
+/**
+ * The RDD shuffles of [[HcommShuffleSuite]] on soft HComm behaving as an Atlas A2 server (`HCOMM_SOFT_SOC`
+ * Ascend910B3): `spark.shuffle.hcomm.api=auto` takes the HCCL communicator path there, the driver forms the
+ * executors' communicator, map outputs are staged into each owner's HCCL buffer by host-to-device copies and read
+ * one-sidedly into the reader's, with fallback `never`: the answers and the one-sided bytes are the proof.
+ */
+class CommunicatorPathSuite extends HcommShuffleSuite {
+  override protected def extraConf: Seq[(String, String)] = Seq(
+    "spark.executorEnv.HCOMM_SOFT_SOC" -> "Ascend910B3",
+    "spark.shuffle.hcomm.communicator.settle" -> "500ms")
+
+  override protected def outputsOnDevice: Boolean = true
+
+  override def beforeAll(): Unit = {
+    super.beforeAll()
+    eventually("the executors' communicator formed", 60) {
+      Option(driverState.communicatorMembers()).exists(_.size() == executors)
+    }
+  }
+
+  test("the communicator path: one communicator per executor, outputs staged host to device, no endpoint") {
+    val before = metric("bytesReadOneSided")
+    val got = sc.parallelize(1 to 50000, 6).map(i => (i % 300, i.toLong)).reduceByKey(_ + _, 5).collect().toMap
+    assert(got == (1 to 50000).groupBy(_ % 300).map { case (k, v) => k -> v.map(_.toLong).sum })
+    assertReadOneSided(before)
+    eventually("staged bytes reported")(metric("bytesStaged") > 0)
+    assert(metric("communicatorsLive") == executors, "each executor holds one communicator")
+    assert(metric("communicatorsJoined") == executors)
+    assert(metric("outputsMapped") == 0 && metric("indexesMapped") == 0, "no file is registered on A2")
+  }
+}
