@@ -37,6 +37,9 @@ public final class CommunicatorTransport implements Transport {
         }
     }
 
+    /** {@link PeerChannels.PeerChannel#failure()} of the channel to a peer that is not a member. */
+    public static final String NOT_A_MEMBER = "not a member of this communicator";
+
     private final Communicator comm;
     private final Map<String, Integer> rankOf = new HashMap<>();
     private final long[] channelOfRank;
@@ -178,7 +181,7 @@ public final class CommunicatorTransport implements Transport {
             Integer r = rankOf.get(p.peerId());
             long ch = r == null || r == comm.rank() ? 0 : channelOfRank[r];
             list.add(new CommPeers.Peer(p.peerId(), p.channelName(), ch,
-                    ch == 0 ? "not a member of this communicator" : null));
+                    ch == 0 ? NOT_A_MEMBER : null));
         }
         return new CommPeers(list);
     }

@@ -39,6 +39,7 @@ final class CommunicatorFormer implements AutoCloseable {
     private long epoch;
     private List<String> formed; // the members of the formed communicator, or null
     private boolean lateLogged;
+    private String lastFailure; // why the latest forming failed, or null
 
     CommunicatorFormer(long settleMillis, long formTimeoutMillis) {
         this.settleMillis = settleMillis;
@@ -72,6 +73,11 @@ final class CommunicatorFormer implements AutoCloseable {
         return formed;
     }
 
+    /** Why the latest attempt to form a communicator failed, or null. */
+    synchronized String lastFailure() {
+        return lastFailure;
+    }
+
     private void formIfSettled() {
         List<Member> members;
         long e;
@@ -85,6 +91,7 @@ final class CommunicatorFormer implements AutoCloseable {
         long start = System.nanoTime();
         String failure = form(e, members);
         synchronized (this) {
+            lastFailure = failure;
             if (failure == null) {
                 formed = members.stream().map(Member::executorId).toList();
                 LOG.info("HComm shuffle: communicator {} formed by {} executors {} in {} ms", e, members.size(),

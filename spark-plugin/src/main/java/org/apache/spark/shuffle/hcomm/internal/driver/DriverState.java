@@ -89,6 +89,11 @@ public final class DriverState {
         return former.members();
     }
 
+    /** Why the latest attempt to form the communicator failed, or null. */
+    public String communicatorFailure() {
+        return former.lastFailure();
+    }
+
     /** The executors on the communicator path, for the former. Call with this locked. */
     private List<CommunicatorFormer.Member> communicatorCandidates() {
         List<CommunicatorFormer.Member> out = new ArrayList<>();

@@ -103,6 +103,23 @@ final class CommunicatorMember {
         return device;
     }
 
+    /** Which setting a failure to join points at, by its code. */
+    private String hint(int code) {
+        switch (code) {
+            case 3: // HCCL_E_MEMORY
+            case 24: // HCCL_E_OOM
+                return " (the HCCL buffer, " + (2L * bufferMb) + " MB, does not fit the device: lower "
+                        + HcommConf.COMMUNICATOR_BUFFER_SIZE.key() + ")";
+            case 9: // HCCL_E_TIMEOUT
+                return " (not every member joined within " + HcommConf.COMMUNICATOR_FORM_TIMEOUT.key() + ")";
+            case 15: // HCCL_E_RUNTIME
+            case 107001: // ACL_ERROR_RT_INVALID_DEVICEID
+                return " (NPU " + device + " is not usable here: " + HcommConf.COMMUNICATOR_RESOURCE.key() + ")";
+            default:
+                return "";
+        }
+    }
+
     int device() {
         return device;
     }
@@ -141,8 +158,14 @@ final class CommunicatorMember {
             members.add(new CommunicatorTransport.Member(j.members().get(i), j.hosts().get(i)));
         }
         long start = System.nanoTime();
-        CommunicatorTransport t = CommunicatorTransport.form(j.rootInfo(), members, j.rank(), device, bufferMb,
-                "hcomm-shuffle-" + j.epoch());
+        CommunicatorTransport t;
+        try {
+            t = CommunicatorTransport.form(j.rootInfo(), members, j.rank(), device, bufferMb,
+                    "hcomm-shuffle-" + j.epoch());
+        } catch (TransportException e) {
+            throw new TransportException(e.call(), e.code(), "executor " + executorId + " could not join communicator "
+                    + j.epoch() + " on NPU " + device + ": " + e.getMessage() + hint(e.code()), e);
+        }
         LOG.info("HComm on executor {}: joined communicator {} as rank {} of {} in {} ms ({})", executorId, j.epoch(),
                 j.rank(), members.size(), (System.nanoTime() - start) / 1_000_000, t.describe());
         return t;

@@ -58,6 +58,8 @@ public final class ExecutorRuntime implements AutoCloseable {
     private final CommunicatorMember member;
     /** What reads one-sidedly: built at start (endpoint path) or when the communicator formed; null until then. */
     private volatile OneSidedParts parts;
+    /** Why this executor could not join its communicator, or null. */
+    private volatile String communicatorFailure;
     private final ReadPlanner sparkOnly;
     /** Orders every metrics report this executor sends (stage reports come from several threads). */
     private final Object reportLock = new Object();
@@ -208,6 +210,13 @@ public final class ExecutorRuntime implements AutoCloseable {
     public ReadPlanner planner() {
         OneSidedParts p = parts;
         if (p == null && member != null) {
+            String failed = communicatorFailure;
+            if (failed != null) { // not the start-up window: the communicator this executor was to join failed
+                fallback.fallBackOrFail(() -> new IllegalStateException(failed + "; " + HcommConf.FALLBACK.key()
+                        + "=never forbids Spark's shuffle fetch"), "communicator failed", () -> LOG.warn(
+                                "{}. Every shuffle block is fetched by Spark's transfer (set {}=never to make this an "
+                                        + "error)", failed, HcommConf.FALLBACK.key()));
+            }
             metrics.tasksBeforeCommunicator.inc(); // no task waits for a communicator
         }
         return p == null ? sparkOnly : p.planner;
@@ -273,6 +282,7 @@ public final class ExecutorRuntime implements AutoCloseable {
         try {
             t = member.join(j);
         } catch (TransportException | RuntimeException e) {
+            communicatorFailure = e.getMessage();
             LOG.warn("Executor {} could not join communicator {}: {}", executorId, j.epoch(), e.toString());
             return new Messages.Ack(false, e.toString());
         }

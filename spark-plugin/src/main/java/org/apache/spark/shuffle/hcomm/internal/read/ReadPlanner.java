@@ -170,6 +170,14 @@ public final class ReadPlanner {
             List<Tuple2<BlockManagerId, Seq<Tuple3<BlockId, Object, Object>>>> sparkBlocks) {
         BlockManagerId owner = o.owner();
         PeerChannels.PeerChannel channel = leases.channelTo(stage, owner.executorId());
+        if (channel == null && leases.outsideCommunicator(stage, owner.executorId())) {
+            // an executor that joined after the communicator formed: Spark's fetch by design, with any fallback
+            fallback.outsideOneSided("outside|" + owner.executorId(), () -> LOG.info("Shuffle blocks from executor {} "
+                    + "are fetched by Spark's transfer: it is not a member of this executor's communicator",
+                    owner.executorId()));
+            sparkBlocks.add(new Tuple2<>(owner, ScalaCollections.toSeq(o.blocks())));
+            return;
+        }
         if (channel == null) {
             ownerUnreadable(stage, shuffleId, owner, o.blocks(), sparkBlocks, "no READY channel to executor "
                     + owner.executorId() + " within " + HcommConf.CHANNEL_SETUP_TIMEOUT.key());

@@ -1,0 +1,114 @@
+package org.apache.spark.shuffle.hcomm.internal.executor;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.codahale.metrics.MetricRegistry;
+import java.util.Map;
+import org.apache.spark.SparkConf;
+import org.apache.spark.api.plugin.PluginContext;
+import org.apache.spark.resource.ResourceInformation;
+import org.apache.spark.shuffle.hcomm.internal.conf.HcommConf;
+import org.junit.jupiter.api.Test;
+
+/** Which NPU an executor uses on the communicator path, and which SoCs take that path. */
+class CommunicatorMemberTest {
+
+    /** A plugin context that only knows its executor id and resources. */
+    private static PluginContext context(Map<String, ResourceInformation> resources) {
+        return new PluginContext() {
+            @Override
+            public MetricRegistry metricRegistry() {
+                return new MetricRegistry();
+            }
+
+            @Override
+            public SparkConf conf() {
+                return new SparkConf(false);
+            }
+
+            @Override
+            public String executorID() {
+                return "7";
+            }
+
+            @Override
+            public String hostname() {
+                return "localhost";
+            }
+
+            @Override
+            public Map<String, ResourceInformation> resources() {
+                return resources;
+            }
+
+            @Override
+            public void send(Object message) {
+                throw new UnsupportedOperationException();
+            }
+
+            @Override
+            public Object ask(Object message) {
+                throw new UnsupportedOperationException();
+            }
+        };
+    }
+
+    private static SparkConf resource(String name) {
+        return new SparkConf(false).set(HcommConf.COMMUNICATOR_RESOURCE.key(), name);
+    }
+
+    @Test
+    void noResourceConfiguredIsDeviceZero() {
+        assertEquals(0, CommunicatorMember.device(context(Map.of()), new SparkConf(false)));
+    }
+
+    @Test
+    void theResourceSparkAssignedIsTheDevice() {
+        var npu = new ResourceInformation("npu", new String[] {"3", "4"});
+        assertEquals(3, CommunicatorMember.device(context(Map.of("npu", npu)), resource("npu")));
+    }
+
+    @Test
+    void aResourceTheExecutorWasNotGivenIsAnErrorNamingTheKey() {
+        IllegalStateException e = assertThrows(IllegalStateException.class,
+                () -> CommunicatorMember.device(context(Map.of()), resource("npu")));
+        assertTrue(e.getMessage().contains(HcommConf.COMMUNICATOR_RESOURCE.key()), e.getMessage());
+    }
+
+    @Test
+    void anAddressThatIsNotANumberIsAnErrorNamingTheKey() {
+        var npu = new ResourceInformation("npu", new String[] {"card-a"});
+        IllegalStateException e = assertThrows(IllegalStateException.class,
+                () -> CommunicatorMember.device(context(Map.of("npu", npu)), resource("npu")));
+        assertTrue(e.getMessage().contains("card-a") && e.getMessage().contains(HcommConf.COMMUNICATOR_RESOURCE.key()),
+                e.getMessage());
+    }
+
+    @Test
+    void onlyA2AndA3TakeTheCommunicatorPath() {
+        assertTrue(CommunicatorMember.isA2OrA3("Ascend910B3"));
+        assertTrue(CommunicatorMember.isA2OrA3("Ascend910_9391"));
+        assertFalse(CommunicatorMember.isA2OrA3("Ascend950PR"));
+        assertFalse(CommunicatorMember.isA2OrA3("Ascend910"));
+        assertFalse(CommunicatorMember.isA2OrA3(null));
+    }
+
+    @Test
+    void aResourceSparkDoesNotScheduleFailsValidationNamingBothKeys() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> HcommConf.validate(resource("npu")));
+        assertTrue(e.getMessage().contains(HcommConf.COMMUNICATOR_RESOURCE.key())
+                && e.getMessage().contains("spark.executor.resource.npu.amount"), e.getMessage());
+        HcommConf.validate(resource("npu").set("spark.executor.resource.npu.amount", "1"));
+    }
+
+    @Test
+    void anHcclBufferThatCannotHoldArenaAndReceiveBufferFailsValidation() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> HcommConf.validate(
+                new SparkConf(false).set(HcommConf.COMMUNICATOR_BUFFER_SIZE.key(), "64m")));
+        assertTrue(e.getMessage().contains(HcommConf.COMMUNICATOR_BUFFER_SIZE.key()), e.getMessage());
+    }
+}

@@ -1,0 +1,141 @@
+package org.apache.spark.shuffle.hcomm
+
+import java.util.concurrent.{ConcurrentLinkedQueue, CountDownLatch, TimeUnit}
+import java.util.concurrent.atomic.AtomicInteger
+
+import scala.concurrent.{Await, ExecutionContext, Future}
+import scala.concurrent.duration._
+import scala.jdk.CollectionConverters._
+
+import org.apache.spark.{SparkConf, SparkContext, SparkException}
+import org.apache.spark.scheduler._
+
+/**
+ * What goes wrong on the communicator path (executors on soft HComm's Atlas A2 profile): an executor dies in the
+ * reduce stage, the HCCL buffer does not fit the device, the arena cannot hold the map outputs. Each test makes (and
+ * stops) its own context.
+ */
+class CommunicatorFailureSuite extends LocalClusterSuite {
+  override protected def sharedContext: Boolean = false
+
+  private implicit val ec: ExecutionContext = ExecutionContext.global
+
+  private def onA2(conf: SparkConf): SparkConf = conf
+    .set("spark.executorEnv.HCOMM_SOFT_SOC", "Ascend910B3")
+    .set("spark.shuffle.hcomm.communicator.settle", "300ms")
+
+  private def withContext[T](conf: SparkConf)(body: SparkContext => T): T = {
+    sc = startContext(conf)
+    val result = try body(sc)
+    finally {
+      sc.stop()
+      sc = null
+    }
+    assertNoLocalCluster()
+    result
+  }
+
+  private def formed(c: SparkContext): Unit = eventually("the executors' communicator formed", 60) {
+    Option(driverState.communicatorMembers()).exists(_.size() == liveExecutors(c).size)
+  }
+
+  private def sums(n: Int, keys: Int): Map[Int, Long] = (1 to n).groupBy(_ % keys).map { case (k, v) =>
+    k -> v.map(_.toLong).sum
+  }
+
+  test("an executor killed during the reduce stage: the reads of its outputs fail, Spark recomputes them and the " +
+    "answer is right; the executor that replaces it is outside the communicator and its blocks go by Spark's fetch") {
+    withContext(onA2(baseConf.set("spark.shuffle.hcomm.readTimeout", "10s"))) { c =>
+      formed(c)
+      val pids = executorPids(c)
+      val resultStage = new AtomicInteger(-1)
+      val reduceRunning = new CountDownLatch(1)
+      @volatile var victim: String = null
+      val failures = new ConcurrentLinkedQueue[String]()
+      c.addSparkListener(new SparkListener {
+        override def onJobStart(e: SparkListenerJobStart): Unit = resultStage.set(e.stageIds.max)
+        override def onTaskStart(e: SparkListenerTaskStart): Unit =
+          if (e.stageId == resultStage.get && victim == null) {
+            victim = e.taskInfo.executorId
+            reduceRunning.countDown()
+          }
+        override def onTaskEnd(e: SparkListenerTaskEnd): Unit = e.reason match {
+          case org.apache.spark.Success =>
+          case other => failures.add(s"${e.taskInfo.executorId}: $other")
+        }
+      })
+      val job = Future {
+        c.parallelize(1 to 200000, 8).map(i => (i % 1000, i.toLong)).reduceByKey(_ + _, 6)
+          .mapPartitions { it =>
+            val read = it.toArray
+            Thread.sleep(1500) // keep the reduce stage running long enough to lose an executor in it
+            read.iterator
+          }.collect().toMap
+      }
+      assert(reduceRunning.await(60, TimeUnit.SECONDS), "the reduce stage did not start")
+      Thread.sleep(300)
+      assert(ProcessHandle.of(pids(victim)).get().destroyForcibly(), s"could not kill executor $victim")
+      assert(Await.result(job, 180.seconds) == sums(200000, 1000))
+      c.listenerBus.waitUntilEmpty()
+      assert(!failures.isEmpty, "no task failed: the kill did not hit the job")
+      awaitReplaced(victim, c)
+      // the relaunched executor is not a member (one communicator per application): with fallback never, its blocks
+      // still go by Spark's fetch, by design, and the members keep reading each other one-sidedly
+      val (oneSided, spark) = (metric("bytesReadOneSided"), metric("bytesReadFallback"))
+      assert(c.parallelize(1 to 20000, 6).map(i => (i % 7, 1)).reduceByKey(_ + _, 4).collect().toMap ==
+        (1 to 20000).groupBy(_ % 7).map { case (k, v) => k -> v.size })
+      eventually("bytes of the later shuffle reported") {
+        metric("bytesReadOneSided") > oneSided || metric("bytesReadFallback") > spark
+      }
+      assert(driverState.communicatorMembers().asScala.toSet.contains(victim))
+    }
+  }
+
+  test("an HCCL buffer larger than the device, fallback auto: the communicator does not form, the driver says why " +
+    "naming the setting, and Spark's fetch gives the right answer") {
+    val conf = onA2(baseConf).set("spark.shuffle.hcomm.fallback", "auto")
+      .set("spark.executorEnv.HCOMM_SOFT_DEVICE_MEM_MB", "64")
+      .set("spark.shuffle.hcomm.communicator.bufferSize", "128m")
+      .set("spark.shuffle.hcomm.communicator.formTimeout", "3s")
+    withContext(conf) { c =>
+      eventually("the forming failed", 60)(driverState.communicatorFailure() != null)
+      val why = driverState.communicatorFailure()
+      assert(why.contains("spark.shuffle.hcomm.communicator.bufferSize") && why.contains("OOM"), why)
+      assert(c.parallelize(1 to 50000, 4).map(i => (i % 100, i.toLong)).reduceByKey(_ + _, 3).collect().toMap ==
+        sums(50000, 100))
+      eventually("fallback bytes reported")(metric("bytesReadFallback") > 0)
+      assert(metric("bytesReadOneSided") == 0 && metric("communicatorsLive") == 0)
+    }
+  }
+
+  test("an HCCL buffer larger than the device, fallback never: the job fails with the reason and the setting") {
+    val conf = onA2(baseConf)
+      .set("spark.executorEnv.HCOMM_SOFT_DEVICE_MEM_MB", "64")
+      .set("spark.shuffle.hcomm.communicator.bufferSize", "128m")
+      .set("spark.shuffle.hcomm.communicator.formTimeout", "3s")
+      .set("spark.task.maxFailures", "1")
+    withContext(conf) { c =>
+      eventually("the forming failed", 60)(driverState.communicatorFailure() != null)
+      Thread.sleep(500) // every member has heard its join's answer
+      val e = intercept[SparkException] {
+        c.parallelize(1 to 5000, 4).map(i => (i % 10, 1)).reduceByKey(_ + _, 2).collect()
+      }
+      assert(e.getMessage.contains("spark.shuffle.hcomm.fallback=never") &&
+        e.getMessage.contains("could not join communicator"), e.getMessage)
+    }
+  }
+
+  test("map outputs that do not fit the HCCL buffer's arena are not staged: Spark's fetch reads them (auto)") {
+    val conf = onA2(baseConf).set("spark.shuffle.hcomm.fallback", "auto")
+      .set("spark.shuffle.hcomm.sendArenaSize", "0")
+    withContext(conf) { c =>
+      formed(c)
+      assert(c.parallelize(1 to 50000, 4).map(i => (i % 100, i.toLong)).reduceByKey(_ + _, 3).collect().toMap ==
+        sums(50000, 100))
+      eventually("unstaged outputs and fallback bytes reported") {
+        metric("outputsNotStaged") > 0 && metric("bytesReadFallback") > 0
+      }
+      assert(metric("bytesStaged") == 0)
+    }
+  }
+}
