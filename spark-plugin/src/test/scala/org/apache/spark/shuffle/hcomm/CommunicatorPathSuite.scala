@@ -20,7 +20,7 @@ class CommunicatorPathSuite extends HcommShuffleSuite {
     }
   }
 
-  test("the communicator path: one communicator per executor, outputs staged host to device, no endpoint") {
+  test("the communicator path: one communicator per executor, outputs staged host to device, no endpoint", CrossLine) {
     val before = metric("bytesReadOneSided")
     val got = sc.parallelize(1 to 50000, 6).map(i => (i % 300, i.toLong)).reduceByKey(_ + _, 5).collect().toMap
     assert(got == (1 to 50000).groupBy(_ % 300).map { case (k, v) => k -> v.map(_.toLong).sum })

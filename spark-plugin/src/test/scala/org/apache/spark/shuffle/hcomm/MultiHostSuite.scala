@@ -343,10 +343,30 @@ class MultiHostSuite extends LocalClusterSuite {
     eventually("no channel live", 60)(metric("channelsLive") == 0)
   }
 
+  test("the communicator path (Atlas A2 profile) across hosts: one communicator over both hosts, HCCS within a " +
+      "host and RoCE between them through the soft NIC, every remote byte one-sided") {
+    needsHosts()
+    startOn(Seq("spark.executorEnv.HCOMM_SOFT_SOC" -> "Ascend910B3",
+      "spark.shuffle.hcomm.communicator.settle" -> "300ms"))
+    eventually("the communicator formed over both hosts", 90) {
+      Option(driverState.communicatorMembers()).exists(_.size() == executors)
+    }
+    val paths0 = metric("bytesReadCrossHost") -> metric("bytesReadWithinHost")
+    val served0 = perExecutor(() => MultiHostSuite.softBytes()._1).values.sum
+    assert(job(200000) == expected(200000))
+    eventually("both kinds of one-sided bytes reported") {
+      metric("bytesReadCrossHost") > paths0._1 && metric("bytesReadWithinHost") > paths0._2
+    }
+    assert(metric("bytesReadFallback") == 0 && metric("bytesStaged") > 0)
+    val served = perExecutor(() => MultiHostSuite.softBytes()._1).values.sum - served0
+    assert(served >= metric("bytesReadCrossHost") - paths0._1, s"the soft NIC served $served")
+    assert(perExecutor(() => SoftHcomm.counters().comms).values.forall(_ == 1), "one communicator per executor")
+  }
+
   test("a host dies mid-reduce (its processes killed, its link removed): Spark recomputes its outputs on the " +
       "survivors") {
     needsHosts()
-    // the default context again (the test before ran one with dynamic allocation); a dead host says nothing, so
+    // the default context again (the tests before ran other settings); a dead host says nothing, so
     // Spark notices its executors are gone by their missing heartbeats: after spark.network.timeout
     startOn(Seq("spark.network.timeout" -> "20s", "spark.network.timeoutInterval" -> "5s",
       "spark.executor.heartbeatInterval" -> "2s"))
