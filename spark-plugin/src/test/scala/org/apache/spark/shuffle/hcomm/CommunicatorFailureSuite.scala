@@ -44,7 +44,7 @@ class CommunicatorFailureSuite extends LocalClusterSuite {
   }
 
   test("an executor killed during the reduce stage: the reads of its outputs fail, Spark recomputes them and the " +
-    "answer is right; the executor that replaces it is outside the communicator and its blocks go by Spark's fetch") {
+    "answer is right; a new communicator forms with its replacement and the next shuffle is one-sided again") {
     withContext(onA2(baseConf.set("spark.shuffle.hcomm.readTimeout", "10s"))) { c =>
       formed(c)
       val pids = executorPids(c)
@@ -79,15 +79,19 @@ class CommunicatorFailureSuite extends LocalClusterSuite {
       c.listenerBus.waitUntilEmpty()
       assert(!failures.isEmpty, "no task failed: the kill did not hit the job")
       awaitReplaced(victim, c)
-      // the relaunched executor is not a member (one communicator per application): with fallback never, its blocks
-      // still go by Spark's fetch, by design, and the members keep reading each other one-sidedly
+      // the executors changed: the driver forms a new communicator of the survivors and the replacement (epoch 2),
+      // each member switches to it and retires the old one, and the next shuffle is read one-sidedly again
+      eventually("a new communicator with the replacement", 90) {
+        Option(driverState.communicatorMembers()).exists(m =>
+          m.asScala.toSet == liveExecutors(c).toSet && !m.contains(victim))
+      }
+      eventually("every executor in the new communicator", 60)(metric("communicatorsJoined") >= 2 * executors - 1)
       val (oneSided, spark) = (metric("bytesReadOneSided"), metric("bytesReadFallback"))
       assert(c.parallelize(1 to 20000, 6).map(i => (i % 7, 1)).reduceByKey(_ + _, 4).collect().toMap ==
         (1 to 20000).groupBy(_ % 7).map { case (k, v) => k -> v.size })
-      eventually("bytes of the later shuffle reported") {
-        metric("bytesReadOneSided") > oneSided || metric("bytesReadFallback") > spark
-      }
-      assert(driverState.communicatorMembers().asScala.toSet.contains(victim))
+      eventually("one-sided bytes of the later shuffle reported")(metric("bytesReadOneSided") > oneSided)
+      assert(metric("bytesReadFallback") == spark, "the later shuffle went by Spark's fetch")
+      eventually("the old communicators retired", 60)(metric("communicatorsLive") == executors)
     }
   }
 

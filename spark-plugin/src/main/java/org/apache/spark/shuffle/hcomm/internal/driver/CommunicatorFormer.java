@@ -17,13 +17,13 @@ import org.apache.spark.shuffle.hcomm.internal.rpc.Wire;
 import org.slf4j.Logger;
 
 /**
- * Forms the HCCL communicator of the executors on the communicator path (Atlas A2/A3), on the driver. A
- * communicator is collective and fixed in size, executors come and go: the former waits until the set of such
- * executors has been unchanged for the settle time, then forms one communicator of them (the first member makes the
- * root info, every member joins and acquires its channels, all within the form timeout). Until it is ready, and for
- * executors that are not members, blocks go by Spark's fetch; no stage waits. This version forms one communicator
- * per application: an executor added later stays outside it (ARCHITECTURE "The communicator path" says what the
- * next step changes). Thread-safe; the forming runs on its own daemon thread, never on Spark's RPC threads.
+ * Forms the HCCL communicators of the executors on the communicator path (Atlas A2/A3), on the driver. A
+ * communicator is collective and fixed in size, executors come and go: whenever the set of such executors has been
+ * unchanged for the settle time and differs from the current communicator's members, the former forms a new
+ * communicator of them, its epoch one more than the last (the first member makes the root info, every member joins
+ * and acquires its channels, all within the form timeout); each member then reads in the new one and retires its
+ * old one. Until an executor's first communicator is ready, and for executors that are not members, blocks go by
+ * Spark's fetch; no stage waits. Thread-safe; forming runs on its own daemon thread, never on Spark's RPC threads.
  */
 final class CommunicatorFormer implements AutoCloseable {
     private static final Logger LOG = LogCategory.DRIVER_STATE.logger();
@@ -37,8 +37,8 @@ final class CommunicatorFormer implements AutoCloseable {
     private List<Member> candidates = List.of();
     private ScheduledFuture<?> pending;
     private long epoch;
-    private List<String> formed; // the members of the formed communicator, or null
-    private boolean lateLogged;
+    private List<String> formed; // the members of the current communicator, or null
+    private Runnable onFormed = () -> { };
     private String lastFailure; // why the latest forming failed, or null
 
     CommunicatorFormer(long settleMillis, long formTimeoutMillis) {
@@ -51,16 +51,16 @@ final class CommunicatorFormer implements AutoCloseable {
         });
     }
 
-    /** The executors on the communicator path now (registration order); forms their communicator once they settle. */
+    /** What runs after a communicator formed (the driver provisions the running stages again). */
+    synchronized void onFormed(Runnable r) {
+        onFormed = r;
+    }
+
+    /**
+     * The executors on the communicator path now (registration order); once they settle, forms their communicator
+     * when they are not the current one's members.
+     */
     synchronized void membersChanged(List<Member> now) {
-        if (formed != null) {
-            if (!lateLogged && !formed.containsAll(now.stream().map(Member::executorId).toList())) {
-                lateLogged = true;
-                LOG.info("HComm shuffle: executors added after communicator {} formed are not its members; their "
-                        + "blocks go by Spark's fetch", epoch);
-            }
-            return;
-        }
         candidates = List.copyOf(now);
         if (pending != null) {
             pending.cancel(false);
@@ -82,15 +82,18 @@ final class CommunicatorFormer implements AutoCloseable {
         List<Member> members;
         long e;
         synchronized (this) {
-            if (formed != null || candidates.size() < 2) {
-                return; // one executor reads nothing remote: nothing to form
+            List<String> ids = candidates.stream().map(Member::executorId).toList();
+            if (candidates.size() < 2 || ids.equals(formed)) {
+                return; // one executor reads nothing remote; the same members have their communicator
             }
             members = candidates;
             e = ++epoch;
         }
         long start = System.nanoTime();
         String failure = form(e, members);
+        Runnable after;
         synchronized (this) {
+            after = failure == null ? onFormed : null;
             lastFailure = failure;
             if (failure == null) {
                 formed = members.stream().map(Member::executorId).toList();
@@ -98,9 +101,12 @@ final class CommunicatorFormer implements AutoCloseable {
                         formed, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
             } else {
                 LOG.warn("HComm shuffle: communicator {} of executors {} did not form ({}); blocks go by Spark's "
-                        + "fetch until the executors change and a new one forms", e, members.stream().map(
-                                Member::executorId).toList(), failure);
+                        + "fetch (or their earlier communicator) until the executors change and a new one forms", e,
+                        members.stream().map(Member::executorId).toList(), failure);
             }
+        }
+        if (after != null) {
+            after.run();
         }
     }
 

@@ -35,7 +35,8 @@ public final class DriverState {
             boolean communicator) {
     }
 
-    private record Location(String executorId, long indexAddress, long dataAddress, int numPartitions) {
+    /** Where a map output lives; {@code epoch}: the communicator its owner staged it in (0: the endpoint path). */
+    private record Location(String executorId, long indexAddress, long dataAddress, int numPartitions, long epoch) {
     }
 
     private static final class StagePlan {
@@ -82,6 +83,23 @@ public final class DriverState {
         // channel names carry the application, so two applications on the same hosts never pair up
         this.appTag = Long.toHexString(java.util.concurrent.ThreadLocalRandom.current().nextLong() >>> 16);
         this.former = former;
+        former.onFormed(this::reprovisionAll);
+    }
+
+    /**
+     * After a communicator formed: every member reads in a new one, whose stage channels know no running stage yet,
+     * so every stage attempt that has not ended is provisioned again (executors skip the peers they already have).
+     */
+    private void reprovisionAll() {
+        List<StageAttempt> running;
+        synchronized (this) {
+            running = new ArrayList<>(stages.keySet());
+            for (StagePlan plan : stages.values()) {
+                plan.members.clear();
+                plan.registrationsSeen = -1;
+            }
+        }
+        running.forEach(this::provision);
     }
 
     /** The members of the formed communicator (communicator path), in rank order, or null while there is none. */
@@ -159,7 +177,7 @@ public final class DriverState {
 
     private synchronized void published(Messages.Published p) {
         shuffles.computeIfAbsent(p.shuffleId(), k -> new HashMap<>()).put(p.mapId(),
-                new Location(p.executorId(), p.indexAddress(), p.dataAddress(), p.numPartitions()));
+                new Location(p.executorId(), p.indexAddress(), p.dataAddress(), p.numPartitions(), p.epoch()));
     }
 
     /**
@@ -206,6 +224,7 @@ public final class DriverState {
         long[] idx = new long[n];
         long[] data = new long[n];
         int[] parts = new int[n];
+        long[] epochs = new long[n];
         int i = 0;
         for (var e : m.entrySet()) {
             ids[i] = e.getKey();
@@ -213,9 +232,10 @@ public final class DriverState {
             idx[i] = e.getValue().indexAddress();
             data[i] = e.getValue().dataAddress();
             parts[i] = e.getValue().numPartitions();
+            epochs[i] = e.getValue().epoch();
             i++;
         }
-        return new Messages.ShuffleLocations(shuffleId, ids, execs, idx, data, parts);
+        return new Messages.ShuffleLocations(shuffleId, ids, execs, idx, data, parts, epochs);
     }
 
     /**

@@ -1,8 +1,6 @@
 package org.apache.spark.shuffle.hcomm.internal.executor;
 
 import java.io.IOException;
-import java.net.Inet4Address;
-import java.net.InetAddress;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -25,11 +23,9 @@ import org.apache.spark.shuffle.hcomm.internal.write.MapOutputPublisher;
 import org.apache.spark.storage.BlockManagerId;
 import org.hcomm.bridge.HcommNative;
 import org.hcomm.bridge.transport.CommunicatorTransport;
-import org.hcomm.bridge.transport.HcommTransport;
 import org.hcomm.bridge.transport.LiveObjects;
 import org.hcomm.bridge.transport.Transport;
 import org.hcomm.bridge.transport.TransportException;
-import org.hcomm.bridge.transport.TransportOptions;
 import org.slf4j.Logger;
 
 /**
@@ -77,7 +73,7 @@ public final class ExecutorRuntime implements AutoCloseable {
         this.member = member;
         this.sparkOnly = ReadPlanner.sparkOnly(executorId, fallback, metrics);
         this.parts = transport == null ? null
-                : new OneSidedParts(transport, conf, executorId, host, fallback, metrics, driver);
+                : new OneSidedParts(transport, 0, conf, executorId, host, fallback, metrics, driver);
     }
 
     /**
@@ -99,10 +95,10 @@ public final class ExecutorRuntime implements AutoCloseable {
                 member = new CommunicatorMember(conf, plugin.executorID(), host,
                         CommunicatorMember.device(plugin, conf), secret);
             } catch (RuntimeException e) {
-                unavailable(plugin, conf, fallback, e);
+                TransportStart.unavailable(plugin, conf, fallback, e);
             }
         } else {
-            transport = openTransport(plugin, conf, fallback, host, secret);
+            transport = TransportStart.endpoint(plugin, conf, fallback, host, secret);
         }
         ExecutorRuntime rt = new ExecutorRuntime(plugin, conf, fallback, host, transport, member);
         try {
@@ -125,47 +121,6 @@ public final class ExecutorRuntime implements AutoCloseable {
             rt.close();
             throw e;
         }
-    }
-
-    private static Transport openTransport(PluginContext plugin, SparkConf conf, Fallback fallback, String host,
-            String secret) {
-        String provider = HcommConf.PROVIDER.get(conf);
-        String path = HcommConf.LIBRARY_PATH.get(conf);
-        System.setProperty(HcommNative.PROVIDER_PROPERTY, provider);
-        System.setProperty(HcommNative.READ_STRATEGY_PROPERTY, HcommConf.READ_STRATEGY.get(conf));
-        if (!path.isEmpty()) {
-            System.setProperty(HcommNative.LIBRARY_PATH_PROPERTY, path);
-        }
-        Throwable why;
-        try {
-            if (host == null) { // the transport's failure: fallback `auto` fetches with Spark, `never` fails here
-                throw new IllegalStateException("the executor started its plugins before Spark gave its block "
-                        + "manager an id, so it cannot say where its HComm endpoint is");
-            }
-            InetAddress address = InetAddress.getByName(host);
-            if (!(address instanceof Inet4Address)) {
-                throw new IllegalStateException("host " + host + " resolves to " + address
-                        + ", HComm host endpoints need IPv4");
-            }
-            return HcommTransport.open(new TransportOptions(address, "nbiFence".equals(HcommConf.READ_STRATEGY.get(
-                    conf)), secret, HcommConf.duration(HcommConf.READ_TIMEOUT, conf),
-                    HcommConf.duration(HcommConf.CHANNEL_SETUP_TIMEOUT, conf)));
-        } catch (RuntimeException | IOException e) {
-            why = e;
-        }
-        unavailable(plugin, conf, fallback, why);
-        return null;
-    }
-
-    /** HComm cannot serve this executor: fallback decides between Spark's fetch (a warning) and an error. */
-    private static void unavailable(PluginContext plugin, SparkConf conf, Fallback fallback, Throwable cause) {
-        String provider = HcommConf.PROVIDER.get(conf);
-        fallback.fallBackOrFail(() -> new IllegalStateException("HComm is unavailable on executor "
-                + plugin.executorID() + " (provider " + provider + "): " + cause.getMessage() + "; "
-                + HcommConf.FALLBACK.key() + "=never forbids falling back to Spark's shuffle fetch", cause), null,
-                () -> LOG.warn("HComm is unavailable on executor {} (provider {}): {}. Every shuffle block is fetched "
-                        + "by Spark's transfer (set {}=never to make this an error)", plugin.executorID(), provider,
-                        cause.toString(), HcommConf.FALLBACK.key()));
     }
 
     /**
@@ -266,17 +221,17 @@ public final class ExecutorRuntime implements AutoCloseable {
     }
 
     /**
-     * Joins the communicator the driver formed and starts reading one-sidedly on it; the reply says whether it
-     * joined. Runs on its own thread (it blocks until every member joined).
+     * Joins the communicator the driver formed and reads one-sidedly in it from then on; an earlier communicator's
+     * parts are retired once their reads ended. The reply says whether it joined. Runs on its own thread (it blocks
+     * until every member joined).
      */
     Messages.Ack joinCommunicator(Messages.JoinCommunicator j) {
+        OneSidedParts old = parts;
         if (member == null || closed) {
             return new Messages.Ack(false, "executor " + executorId + " is not on the communicator path");
         }
-        synchronized (this) {
-            if (parts != null) {
-                return new Messages.Ack(false, "executor " + executorId + " is already a member of a communicator");
-            }
+        if (old != null && old.epoch >= j.epoch()) {
+            return new Messages.Ack(false, "executor " + executorId + " is already in communicator " + old.epoch);
         }
         CommunicatorTransport t;
         try {
@@ -287,22 +242,52 @@ public final class ExecutorRuntime implements AutoCloseable {
             return new Messages.Ack(false, e.toString());
         }
         metrics.communicatorsJoined.inc();
+        OneSidedParts fresh;
+        try {
+            fresh = new OneSidedParts(t, j.epoch(), conf, executorId, host, fallback, metrics, driver);
+        } catch (RuntimeException e) { // the parts closed the transport, and the communicator with it
+            metrics.communicatorsDestroyed.inc();
+            LOG.warn("Executor {} joined communicator {} but cannot read in it: {}", executorId, j.epoch(),
+                    e.toString());
+            return new Messages.Ack(false, e.toString());
+        }
         synchronized (this) {
-            if (!closed) {
+            if (closed) {
+                runSteps(fresh.closeSteps(metrics.communicatorsDestroyed::inc));
+                return new Messages.Ack(false, "executor " + executorId + " is shutting down");
+            }
+            parts = fresh;
+            communicatorFailure = null;
+        }
+        if (old != null) {
+            retire(old);
+        }
+        return Messages.Ack.OK;
+    }
+
+    /**
+     * Closes the parts of an earlier communicator (its channels, receive buffer, staged outputs, the communicator)
+     * once no read uses them any more, at most the read timeout after the switch: new tasks already plan with the
+     * new parts, and outputs staged in the old one are staged again when a reader asks, or read by Spark's fetch.
+     */
+    private void retire(OneSidedParts old) {
+        old.resources.stopLending();
+        long waitNanos = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(HcommConf.READ_TIMEOUT.get(conf) + 5000);
+        Thread t = new Thread(() -> {
+            long deadline = System.nanoTime() + waitNanos;
+            while (old.resources.chunksNotFree() > 0 && System.nanoTime() < deadline) {
                 try {
-                    parts = new OneSidedParts(t, conf, executorId, host, fallback, metrics, driver);
-                    return Messages.Ack.OK;
-                } catch (RuntimeException e) { // the parts closed the transport, and the communicator with it
-                    metrics.communicatorsDestroyed.inc();
-                    LOG.warn("Executor {} joined communicator {} but cannot read on it: {}", executorId, j.epoch(),
-                            e.toString());
-                    return new Messages.Ack(false, e.toString());
+                    Thread.sleep(100);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    break;
                 }
             }
-        }
-        t.close();
-        metrics.communicatorsDestroyed.inc();
-        return new Messages.Ack(false, "executor " + executorId + " is shutting down");
+            runSteps(old.closeSteps(metrics.communicatorsDestroyed::inc));
+            LOG.info("Executor {} retired communicator {}", executorId, old.epoch);
+        }, "hcomm-communicator-retire-" + old.epoch);
+        t.setDaemon(true);
+        t.start();
     }
 
     void endStage(Messages.EndStage e) {
@@ -376,6 +361,11 @@ public final class ExecutorRuntime implements AutoCloseable {
                 steps.add(metrics.communicatorsDestroyed::inc); // the transport's close destroyed the communicator
             }
         }
+        runSteps(steps);
+    }
+
+    /** Runs every step, each even when one before failed; logs the failures. */
+    private void runSteps(List<Runnable> steps) {
         RuntimeException failure = null;
         for (Runnable step : steps) {
             try {

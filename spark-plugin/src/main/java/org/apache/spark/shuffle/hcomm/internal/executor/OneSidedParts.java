@@ -26,6 +26,8 @@ import org.hcomm.bridge.transport.Transport;
  * communicator path one when its communicator formed.
  */
 final class OneSidedParts {
+    /** The communicator these parts read in (0: the endpoint path). */
+    final long epoch;
     final Transport transport;
     final ReadResources resources;
     final MapOutputPublisher publisher;
@@ -36,8 +38,9 @@ final class OneSidedParts {
     final ReadPlanner planner;
 
     /** Builds the parts on {@code transport}; on a failure closes what it built (the transport too) and rethrows. */
-    OneSidedParts(Transport transport, SparkConf conf, String executorId, String host, Fallback fallback,
+    OneSidedParts(Transport transport, long epoch, SparkConf conf, String executorId, String host, Fallback fallback,
             ShuffleMetrics metrics, DriverClient driver) {
+        this.epoch = epoch;
         this.transport = transport;
         ReadResources r = null;
         MapOutputPublisher p = null;
@@ -46,7 +49,7 @@ final class OneSidedParts {
             r = new ReadResources(transport, metrics, executorId, HcommConf.RECEIVE_BUFFER_SIZE.get(conf),
                     (int) (long) HcommConf.READ_CHUNK_SIZE.get(conf), HcommConf.MAX_BYTES_IN_FLIGHT.get(conf),
                     HcommConf.READ_TIMEOUT.get(conf));
-            p = new MapOutputPublisher(transport, HcommConf.SEND_ARENA_SIZE.get(conf), metrics, driver);
+            p = new MapOutputPublisher(transport, HcommConf.SEND_ARENA_SIZE.get(conf), metrics, driver, epoch);
             c = new StageChannels(transport, metrics, executorId, r::reclaim);
         } catch (RuntimeException | Error e) {
             for (AutoCloseable built : new AutoCloseable[] {p, r, transport}) {
@@ -65,12 +68,12 @@ final class OneSidedParts {
         this.channels = c;
         this.moved = new MovedOutputs(publisher, metrics);
         this.leases = new StageLeases(channels, driver, HcommConf.CHANNEL_SETUP_TIMEOUT.get(conf));
-        this.directories = new DirectoryCache(driver);
+        this.directories = new DirectoryCache(driver, epoch);
         this.planner = new ReadPlanner(executorId, host, fallback, metrics, resources, leases, directories,
                 new Blame(executorId, channels, resources));
     }
 
-    /** The close steps, in order: channels, receive buffer, outputs, transport, then a leak report. */
+    /** The close steps, in order: channels, receive buffer, outputs, transport, then {@code after} (a leak report). */
     List<Runnable> closeSteps(Runnable reportLeak) {
         List<Runnable> steps = new ArrayList<>();
         steps.add(channels::close);

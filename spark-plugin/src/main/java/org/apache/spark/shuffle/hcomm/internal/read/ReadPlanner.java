@@ -189,6 +189,7 @@ public final class ReadPlanner {
         Map<Long, Integer> mapIndex = new HashMap<>();
         List<Tuple3<BlockId, Object, Object>> otherKinds = new ArrayList<>();
         List<Tuple3<BlockId, Object, Object>> unpublished = new ArrayList<>();
+        List<Tuple3<BlockId, Object, Object>> stale = new ArrayList<>();
         for (Tuple3<BlockId, Object, Object> b : o.blocks()) {
             if (!(b._1() instanceof ShuffleBlockId id)) {
                 otherKinds.add(b); // e.g. push-based shuffle's merged blocks: not published one-sidedly
@@ -200,7 +201,11 @@ public final class ReadPlanner {
         known[0] = directoryFor(known[0], shuffleId, owner.executorId(), byMap.keySet());
         ShuffleDirectory directory = known[0];
         for (var m : byMap.entrySet()) {
-            ShuffleDirectory.Entry where = directory.find(m.getKey(), owner.executorId());
+            ShuffleDirectory.Entry where = directory.find(m.getKey(), owner.executorId(), directories.epoch());
+            if (where == null && directory.stale(m.getKey(), owner.executorId(), directories.epoch())) {
+                stale.addAll(m.getValue().values()); // staged in a communicator this executor no longer reads in
+                continue;
+            }
             if (where == null) {
                 unpublished.addAll(m.getValue().values());
                 continue;
@@ -213,6 +218,12 @@ public final class ReadPlanner {
         if (!otherKinds.isEmpty()) {
             fallBack(shuffleId, owner, otherKinds, sparkBlocks, "blocks of a kind HComm does not read ("
                     + otherKinds.get(0)._1() + ")");
+        }
+        if (!stale.isEmpty()) {
+            // the owner staged them in an earlier communicator and could not stage them again: Spark's fetch, by design
+            fallback.outsideOneSided("stale|" + owner.executorId(), () -> LOG.info("Map outputs of executor {} "
+                    + "staged in an earlier communicator are fetched by Spark's transfer", owner.executorId()));
+            sparkBlocks.add(new Tuple2<>(owner, ScalaCollections.toSeq(stale)));
         }
         if (!unpublished.isEmpty()) {
             ownerUnreadable(stage, shuffleId, owner, unpublished, sparkBlocks, "map outputs not published for "
@@ -228,12 +239,13 @@ public final class ReadPlanner {
     private ShuffleDirectory directoryFor(ShuffleDirectory directory, int shuffleId, String ownerId,
             Set<Long> mapIds) {
         ShuffleDirectory known = directory;
-        long[] notFound = mapIds.stream().filter(id -> known.find(id, ownerId) == null).mapToLong(Long::longValue)
+        long epoch = directories.epoch();
+        long[] notFound = mapIds.stream().filter(id -> known.find(id, ownerId, epoch) == null).mapToLong(Long::longValue)
                 .toArray();
         if (notFound.length > 0) {
             directory = directories.refresh(shuffleId);
             ShuffleDirectory refreshed = directory;
-            long[] moved = Arrays.stream(notFound).filter(id -> refreshed.find(id, ownerId) == null).toArray();
+            long[] moved = Arrays.stream(notFound).filter(id -> refreshed.find(id, ownerId, epoch) == null).toArray();
             if (moved.length > 0) {
                 directory = directories.publishMoved(shuffleId, ownerId, moved);
             }

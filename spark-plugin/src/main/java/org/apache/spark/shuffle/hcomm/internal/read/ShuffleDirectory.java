@@ -7,8 +7,11 @@ import org.apache.spark.shuffle.hcomm.internal.rpc.Messages;
 
 /** Where each published map output of one shuffle lives, as an executor learned it from the driver. Immutable. */
 final class ShuffleDirectory {
-    /** One map output: its owner and the addresses of its index and data in the owner's registered memory. */
-    record Entry(String executorId, long indexAddress, long dataAddress, int numPartitions) {
+    /**
+     * One map output: its owner, the addresses of its index and data in the owner's registered memory, and the
+     * communicator it was staged in (0 on the endpoint path): its addresses mean something only in that one.
+     */
+    record Entry(String executorId, long indexAddress, long dataAddress, int numPartitions, long epoch) {
     }
 
     static final ShuffleDirectory EMPTY = new ShuffleDirectory(Map.of());
@@ -23,14 +26,20 @@ final class ShuffleDirectory {
         Map<Long, Entry> m = new HashMap<>(l.mapIds().length * 2);
         for (int i = 0; i < l.mapIds().length; i++) {
             m.put(l.mapIds()[i], new Entry(l.executorIds()[i], l.indexAddresses()[i], l.dataAddresses()[i],
-                    l.numPartitions()[i]));
+                    l.numPartitions()[i], l.epochs()[i]));
         }
         return new ShuffleDirectory(m);
     }
 
-    /** The entry of map task {@code mapId} if {@code executorId} published it, else null. */
-    Entry find(long mapId, String executorId) {
+    /** Whether {@code executorId} published map task {@code mapId} in another communicator than {@code epoch}. */
+    boolean stale(long mapId, String executorId, long epoch) {
         Entry e = byMapId.get(mapId);
-        return e != null && e.executorId().equals(executorId) ? e : null;
+        return e != null && e.executorId().equals(executorId) && e.epoch() != epoch;
+    }
+
+    /** The entry of map task {@code mapId} if {@code executorId} published it in communicator {@code epoch}, else null. */
+    Entry find(long mapId, String executorId, long epoch) {
+        Entry e = byMapId.get(mapId);
+        return e != null && e.executorId().equals(executorId) && e.epoch() == epoch ? e : null;
     }
 }

@@ -52,7 +52,12 @@ public final class Messages {
      * Reply: {@link Ack}.
      */
     public record Published(int shuffleId, long mapId, String executorId, long indexAddress, long dataAddress,
-            int numPartitions) implements Serializable {
+            int numPartitions, long epoch) implements Serializable {
+        /** Published on the endpoint path (no communicator: epoch 0). */
+        public Published(int shuffleId, long mapId, String executorId, long indexAddress, long dataAddress,
+                int numPartitions) {
+            this(shuffleId, mapId, executorId, indexAddress, dataAddress, numPartitions, 0);
+        }
     }
 
     /** Executor → driver: every published map output of a shuffle. Reply: {@link ShuffleLocations}. */
@@ -61,7 +66,7 @@ public final class Messages {
 
     /** The directory of one shuffle, as parallel arrays (compact on the wire). */
     public record ShuffleLocations(int shuffleId, long[] mapIds, String[] executorIds, long[] indexAddresses,
-            long[] dataAddresses, int[] numPartitions) implements Serializable {
+            long[] dataAddresses, int[] numPartitions, long[] epochs) implements Serializable {
     }
 
     /**

@@ -39,7 +39,10 @@ public final class MapOutputPublisher implements AutoCloseable {
     private final long indexReserve;
     private final ShuffleMetrics metrics;
     private final DriverClient driver;
+    /** The communicator its outputs are staged in (0: the endpoint path); readers of another one do not use them. */
+    private final long epoch;
     private final Map<Integer, List<Publication>> byShuffle = new HashMap<>();
+    private boolean closed;
     private boolean arenaFullLogged;
 
     /** Where one output lives: arena offsets (or -1) and mapped file regions (or null) of its index and data. */
@@ -58,9 +61,11 @@ public final class MapOutputPublisher implements AutoCloseable {
     }
 
     /** Registers a send arena of {@code arenaSize} bytes; outputs are announced to the driver by {@code driver}. */
-    public MapOutputPublisher(Transport transport, long arenaSize, ShuffleMetrics metrics, DriverClient driver) {
+    public MapOutputPublisher(Transport transport, long arenaSize, ShuffleMetrics metrics, DriverClient driver,
+            long epoch) {
         this.transport = transport;
         this.driver = driver;
+        this.epoch = epoch;
         this.arena = arenaSize > 0 ? transport.allocate("hcomm-send-arena", arenaSize) : null;
         this.allocator = new ArenaAllocator(arenaSize);
         this.indexReserve = arenaSize / 8;
@@ -83,6 +88,10 @@ public final class MapOutputPublisher implements AutoCloseable {
      */
     synchronized Messages.Published publish(int shuffleId, long mapId, long[] lengths, File dataFile, File indexFile)
             throws IOException {
+        if (closed) { // retired with its communicator while the writer ran: readers fetch the output with Spark
+            throw new NotStaged("shuffle " + shuffleId + " map " + mapId + ": the communicator it would be staged in "
+                    + "was retired");
+        }
         long total = 0;
         for (long len : lengths) {
             total += len;
@@ -94,7 +103,7 @@ public final class MapOutputPublisher implements AutoCloseable {
             long dataAddress = total == 0 ? indexAddress : placeData(p, dataFile, shuffleId, mapId);
             byShuffle.computeIfAbsent(shuffleId, k -> new ArrayList<>()).add(p);
             return new Messages.Published(shuffleId, mapId, driver.executorId(), indexAddress, dataAddress,
-                    lengths.length);
+                    lengths.length, epoch);
         } catch (IOException | RuntimeException e) {
             free(p);
             throw e;
@@ -224,6 +233,7 @@ public final class MapOutputPublisher implements AutoCloseable {
 
     @Override
     public synchronized void close() {
+        closed = true;
         for (Integer shuffleId : List.copyOf(byShuffle.keySet())) {
             release(shuffleId);
         }

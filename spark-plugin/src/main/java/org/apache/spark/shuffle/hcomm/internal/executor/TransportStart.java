@@ -1,0 +1,68 @@
+package org.apache.spark.shuffle.hcomm.internal.executor;
+
+import java.io.IOException;
+import java.net.Inet4Address;
+import java.net.InetAddress;
+
+import org.apache.spark.SparkConf;
+import org.apache.spark.api.plugin.PluginContext;
+import org.apache.spark.shuffle.hcomm.internal.conf.Fallback;
+import org.apache.spark.shuffle.hcomm.internal.conf.HcommConf;
+import org.apache.spark.shuffle.hcomm.internal.conf.LogCategory;
+import org.hcomm.bridge.HcommNative;
+import org.hcomm.bridge.transport.HcommTransport;
+import org.hcomm.bridge.transport.Transport;
+import org.hcomm.bridge.transport.TransportOptions;
+import org.slf4j.Logger;
+
+/**
+ * How an executor's transport starts on the endpoint path (its endpoint at start), and what happens when HComm
+ * cannot serve the executor at all: fallback decides between Spark's fetch and an error.
+ */
+final class TransportStart {
+    private static final Logger LOG = LogCategory.EXECUTOR_RUNTIME.logger();
+
+    private TransportStart() {}
+
+    /** The endpoint path's transport, or null (with fallback {@code auto}) when HComm cannot open it. */
+    static Transport endpoint(PluginContext plugin, SparkConf conf, Fallback fallback, String host,
+            String secret) {
+        String provider = HcommConf.PROVIDER.get(conf);
+        String path = HcommConf.LIBRARY_PATH.get(conf);
+        System.setProperty(HcommNative.PROVIDER_PROPERTY, provider);
+        System.setProperty(HcommNative.READ_STRATEGY_PROPERTY, HcommConf.READ_STRATEGY.get(conf));
+        if (!path.isEmpty()) {
+            System.setProperty(HcommNative.LIBRARY_PATH_PROPERTY, path);
+        }
+        Throwable why;
+        try {
+            if (host == null) { // the transport's failure: fallback `auto` fetches with Spark, `never` fails here
+                throw new IllegalStateException("the executor started its plugins before Spark gave its block "
+                        + "manager an id, so it cannot say where its HComm endpoint is");
+            }
+            InetAddress address = InetAddress.getByName(host);
+            if (!(address instanceof Inet4Address)) {
+                throw new IllegalStateException("host " + host + " resolves to " + address
+                        + ", HComm host endpoints need IPv4");
+            }
+            return HcommTransport.open(new TransportOptions(address, "nbiFence".equals(HcommConf.READ_STRATEGY.get(
+                    conf)), secret, HcommConf.duration(HcommConf.READ_TIMEOUT, conf),
+                    HcommConf.duration(HcommConf.CHANNEL_SETUP_TIMEOUT, conf)));
+        } catch (RuntimeException | IOException e) {
+            why = e;
+        }
+        unavailable(plugin, conf, fallback, why);
+        return null;
+    }
+
+    /** HComm cannot serve this executor: fallback decides between Spark's fetch (a warning) and an error. */
+    static void unavailable(PluginContext plugin, SparkConf conf, Fallback fallback, Throwable cause) {
+        String provider = HcommConf.PROVIDER.get(conf);
+        fallback.fallBackOrFail(() -> new IllegalStateException("HComm is unavailable on executor "
+                + plugin.executorID() + " (provider " + provider + "): " + cause.getMessage() + "; "
+                + HcommConf.FALLBACK.key() + "=never forbids falling back to Spark's shuffle fetch", cause), null,
+                () -> LOG.warn("HComm is unavailable on executor {} (provider {}): {}. Every shuffle block is fetched "
+                        + "by Spark's transfer (set {}=never to make this an error)", plugin.executorID(), provider,
+                        cause.toString(), HcommConf.FALLBACK.key()));
+    }
+}
