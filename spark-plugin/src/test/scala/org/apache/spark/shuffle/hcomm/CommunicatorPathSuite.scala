@@ -13,6 +13,17 @@ class CommunicatorPathSuite extends HcommShuffleSuite {
 
   override protected def outputsOnDevice: Boolean = true
 
+  /** The other lines (cross-line pass) run two of these: the path on each line, within the test command's budget. */
+  private val crossLineHere = Set("reduceByKey gives the same sums, read one-sidedly",
+    "the communicator path: one communicator per executor, outputs staged host to device, no endpoint")
+
+  override def tags: Map[String, Set[String]] = super.tags.map { case (name, t) =>
+    name -> (if (crossLineHere(name)) t else t - CrossLine.name)
+  }.filter(_._2.nonEmpty)
+
+  /** Leaks per stage are the endpoint path's concern (a communicator's channels live as long as it): not run here. */
+  override def testNames: Set[String] = super.testNames.filterNot(_.startsWith("200 consecutive small shuffles"))
+
   override def beforeAll(): Unit = {
     super.beforeAll()
     eventually("the executors' communicator formed", 60) {
