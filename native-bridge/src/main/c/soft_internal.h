@@ -181,15 +181,15 @@ struct soft_thread;
 
 /* A task of a soft stream. Reads are what the endpoint path has always run; the others are the communicator
  * path's stream tasks (soft_stream.c runs them). */
-enum op_kind { OP_READ = 0, OP_COPY, OP_CH_RECORD, OP_CH_WAIT, OP_TH_RECORD, OP_TH_WAIT };
+enum op_kind { OP_READ = 0, OP_COPY, OP_CH_RECORD, OP_CH_WAIT, OP_TH_RECORD, OP_TH_WAIT, OP_WRITE };
 
 typedef struct op {
     struct op *next;
     int kind;
     struct channel *ch;        /* OP_READ, OP_CH_*: a reference; NULL otherwise */
     struct soft_thread *th;
-    uint8_t *dst;              /* OP_READ, OP_COPY: where this process writes the bytes */
-    uint64_t src, len;         /* OP_COPY: src is a pointer of this process */
+    uint8_t *dst;              /* OP_READ, OP_COPY: where this process writes the bytes; OP_WRITE: the bytes */
+    uint64_t src, len;         /* OP_COPY: src is a pointer of this process; OP_WRITE: the peer's address */
     uint32_t ridx;             /* index of the peer region holding src */
     uint64_t reqid;
     uint32_t idx;              /* OP_*_RECORD, OP_*_WAIT: the notify */
@@ -267,6 +267,7 @@ int channel_check_read(channel *ch, const void *dst, uint64_t src, uint64_t len,
 int channel_send_notify(channel *ch, uint32_t idx);
 void channel_wake_waiters(channel *ch);
 void channel_execute(channel *ch, op *o);
+void channel_send_write(channel *ch, op *o);
 
 /* A failed read not yet reported: kept by the thread that submitted it, so that a drain reports only the failures
  * of the reads its own thread submitted on that channel (threads of one process share channels). */

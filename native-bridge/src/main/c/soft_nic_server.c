@@ -6,21 +6,25 @@
 #include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/socket.h>
 #include "soft_wire.h"
 
 typedef struct serve_req {
     struct serve_req *next;
     data_msg msg;
+    uint8_t *payload; /* a write's bytes (malloc'd by the receiver), else NULL */
 } serve_req;
 
 /* ---- the soft NIC on the owner's side: serves TCP reads after checking every range ---- */
 
 static int send_resp(channel *ch, const data_msg *req, int32_t status, const void *data)
 {
-    data_msg resp = {MSG_READ_RESP, status, req->reqid, req->addr, status == 0 ? req->len : 0, 0, 0, 0};
+    int write = req->type == MSG_WRITE_REQ; /* a write's answer carries no bytes */
+    data_msg resp = {write ? MSG_WRITE_RESP : MSG_READ_RESP, status, req->reqid, req->addr,
+                     status == 0 && !write ? req->len : 0, 0, 0, 0};
     pthread_mutex_lock(&ch->wlock);
-    int more = status == 0 && req->len > 0;
+    int more = status == 0 && !write && req->len > 0;
     int rc = net_send_flags(ch->fd, &resp, sizeof resp, more ? MSG_MORE : 0);
     if (rc == 0 && more) rc = net_send_all(ch->fd, data, req->len);
     pthread_mutex_unlock(&ch->wlock);
@@ -34,7 +38,7 @@ static void log_peer(const channel *ch, const char *what)
     wire_log("channel %s with %s: %s", ch->name, peer, what);
 }
 
-static void serve_one(channel *ch, const data_msg *req)
+static void serve_one(channel *ch, const data_msg *req, const uint8_t *payload)
 {
     registration *r = NULL;
     int exported = 0;
@@ -49,15 +53,20 @@ static void serve_one(channel *ch, const data_msg *req)
     if (r == NULL) {
         if (!exported) { /* the reader checks the same list: only a broken or hostile peer asks for this */
             char what[128];
-            snprintf(what, sizeof what, "refused a read of %llu bytes at 0x%llx: empty or outside what it exported",
-                     (unsigned long long)req->len, (unsigned long long)req->addr);
+            snprintf(what, sizeof what, "refused a %s of %llu bytes at 0x%llx: empty or outside what it exported",
+                     payload ? "write" : "read", (unsigned long long)req->len, (unsigned long long)req->addr);
             log_peer(ch, what);
         }
         send_resp(ch, req, HCCL_E_NOT_FOUND, NULL);
         return;
     }
-    const void *bytes = (const void *)(uintptr_t)(req->addr + r->host_delta); /* device memory: its hidden mapping */
-    if (send_resp(ch, req, HCCL_SUCCESS, bytes) == 0) g_count.bytes_served += req->len;
+    uint8_t *bytes = (uint8_t *)(uintptr_t)(req->addr + r->host_delta); /* device memory: its hidden mapping */
+    if (payload != NULL) {
+        memcpy(bytes, payload, req->len); /* a write into this end's exported memory, checked above */
+        send_resp(ch, req, HCCL_SUCCESS, NULL);
+    } else if (send_resp(ch, req, HCCL_SUCCESS, bytes) == 0) {
+        g_count.bytes_served += req->len;
+    }
     reg_release_inflight(r);
 }
 
@@ -76,16 +85,22 @@ static void *server_main(void *arg)
         ch->srv_head = q->next;
         if (ch->srv_head == NULL) ch->srv_tail = NULL;
         pthread_mutex_unlock(&ch->srv_mu);
-        if (!ch->srv_stop) serve_one(ch, &q->msg);
+        if (!ch->srv_stop) serve_one(ch, &q->msg, q->payload);
+        free(q->payload);
         free(q);
     }
 }
 
-static void enqueue_serve(channel *ch, const data_msg *m)
+/* Queues a request for the server thread; takes payload (freed with the request). */
+static void enqueue_serve(channel *ch, const data_msg *m, uint8_t *payload)
 {
     serve_req *q = malloc(sizeof *q);
-    if (q == NULL) return;
+    if (q == NULL) {
+        free(payload);
+        return;
+    }
     q->msg = *m;
+    q->payload = payload;
     q->next = NULL;
     pthread_mutex_lock(&ch->srv_mu);
     if (!ch->server_started) ch->server_started = pthread_create(&ch->server, NULL, server_main, ch) == 0;
@@ -124,8 +139,20 @@ static void *rx_main(void *arg)
     const char *why = NULL;
     while (why == NULL && net_recv_all(ch->fd, &m, sizeof m) == 0) {
         if (m.type == MSG_READ_REQ) {
-            enqueue_serve(ch, &m);
-        } else if (m.type == MSG_READ_RESP) {
+            enqueue_serve(ch, &m, NULL);
+        } else if (m.type == MSG_WRITE_REQ) {
+            /* a peer writes only into a communicator's HCCL buffer, in pieces a writer of ours never exceeds */
+            if (ch->comm == 0 || m.len == 0 || m.len > WIRE_MAX_WRITE) {
+                why = "a write this end does not take";
+                break;
+            }
+            uint8_t *payload = malloc(m.len);
+            if (payload == NULL || net_recv_all(ch->fd, payload, m.len) != 0) {
+                free(payload);
+                break;
+            }
+            enqueue_serve(ch, &m, payload);
+        } else if (m.type == MSG_READ_RESP || m.type == MSG_WRITE_RESP) { /* a write's carries no bytes */
             op *o = pop_pending(ch);
             if (wire_check_response(&m, o, &why) != WIRE_OK) {
                 if (o) op_complete(o, HCCL_E_NETWORK);

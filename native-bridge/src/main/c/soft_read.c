@@ -43,10 +43,12 @@ int channel_check_read(channel *ch, const void *dst, uint64_t src, uint64_t len,
     return HCCL_SUCCESS;
 }
 
+/* A request to the peer's soft NIC, pending until its answer: a read, or a write carrying its bytes (o->dst). */
 static void send_request(channel *ch, op *o)
 {
     const region_info *r = &ch->remote[o->ridx];
-    data_msg m = {MSG_READ_REQ, 0, 0, o->src, o->len, r->cookie, r->slot, 0};
+    int write = o->kind == OP_WRITE;
+    data_msg m = {write ? MSG_WRITE_REQ : MSG_READ_REQ, 0, 0, o->src, o->len, r->cookie, r->slot, 0};
     pthread_mutex_lock(&ch->wlock);
     pthread_mutex_lock(&ch->pend_mu);
     o->reqid = m.reqid = ++ch->next_reqid;
@@ -55,7 +57,8 @@ static void send_request(channel *ch, op *o)
     else ch->pending_head = o;
     ch->pending_tail = o;
     pthread_mutex_unlock(&ch->pend_mu);
-    int rc = net_send_all(ch->fd, &m, sizeof m);
+    int rc = net_send_flags(ch->fd, &m, sizeof m, write ? MSG_MORE : 0);
+    if (rc == 0 && write) rc = net_send_all(ch->fd, o->dst, o->len);
     pthread_mutex_unlock(&ch->wlock);
     if (rc != 0) { /* the receiver fails what is pending once it sees the broken stream */
         atomic_store(&ch->peer_dead, 1);
@@ -122,6 +125,12 @@ static void execute_local(channel *ch, op *o)
     /* The copy counts only if the owner was alive and still had the region registered throughout. */
     int ok = peer_alive(ch) && atomic_load(live) == r->cookie;
     op_complete(o, ok ? HCCL_SUCCESS : HCCL_E_NETWORK);
+}
+
+void channel_send_write(channel *ch, op *o)
+{
+    if (atomic_load(&ch->peer_dead) || ch->destroyed) op_complete(o, HCCL_E_NETWORK);
+    else send_request(ch, o);
 }
 
 void channel_execute(channel *ch, op *o)
@@ -214,7 +223,41 @@ HCOMM_API int32_t HcommReadOnThread(ThreadHandle thread, ChannelHandle channel_h
     return rc;
 }
 
-/* ---- the communicator path's other stream tasks: local copies and notifies ---- */
+/* ---- the communicator path's other stream tasks: writes, local copies and notifies ---- */
+
+/* One-sided writes from this end's HCCL buffer into the peer's, through the peer's soft NIC (shared memory is mapped
+ * read-only), in pieces of at most WIRE_MAX_WRITE; communicator channels only. */
+HCOMM_API int32_t HcommWriteOnThread(ThreadHandle thread, ChannelHandle channel_handle, void *dst, const void *src,
+                                     uint64_t len)
+{
+    if (thread == 0 || dst == NULL || src == NULL) return HCCL_E_PTR;
+    int32_t rc = soft_batch_required(tl_batch.active);
+    if (rc != HCCL_SUCCESS || len == 0) return rc;
+    soft_thread *t = thread_get_ref(thread);
+    channel *ch = channel_get_ref(channel_handle);
+    uint32_t ridx = 0;
+    uint64_t delta = 0;
+    if (t == NULL || ch == NULL) rc = HCCL_E_NOT_FOUND;
+    else if (ch->comm == 0) rc = HCCL_E_NOT_SUPPORT; /* soft HComm writes on the communicator path only */
+    else if (ch->state != CH_READY) rc = HCCL_E_ROCE_CONNECT;
+    else rc = channel_check_read(ch, src, (uint64_t)(uintptr_t)dst, len, &ridx, &delta); /* the mirror image */
+    for (uint64_t at = 0; rc == HCCL_SUCCESS && at < len; at += WIRE_MAX_WRITE) {
+        uint64_t piece = len - at < WIRE_MAX_WRITE ? len - at : WIRE_MAX_WRITE;
+        op *o = op_new(OP_WRITE, t, ch);
+        if (o == NULL) {
+            rc = HCCL_E_MEMORY;
+            break;
+        }
+        o->dst = (uint8_t *)src + delta + at; /* this end's bytes, where the process reaches them */
+        o->src = (uint64_t)(uintptr_t)dst + at;
+        o->len = piece;
+        o->ridx = ridx;
+        rc = stream_task(t, o);
+    }
+    if (ch) channel_put(ch);
+    if (t) thread_put(t);
+    return rc;
+}
 
 HCOMM_API int32_t HcommLocalCopyOnThread(ThreadHandle thread, void *dst, const void *src, uint64_t len)
 {

@@ -188,6 +188,9 @@ static void op_run(op *o)
     case OP_READ:
         channel_execute(o->ch, o); /* completes o itself, now or when the peer answers */
         return;
+    case OP_WRITE:
+        channel_send_write(o->ch, o); /* completed when the peer's soft NIC answers */
+        return;
     case OP_COPY: rc = run_copy(o); break;
     case OP_CH_RECORD:
         rc = atomic_load(&o->ch->peer_dead) || atomic_load(&o->ch->destroyed) ? HCCL_E_NETWORK

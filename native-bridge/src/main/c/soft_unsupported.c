@@ -3,12 +3,6 @@
 
 /* ---- declared by the binding, not emulated ---- */
 
-HCOMM_API int32_t HcommWriteOnThread(ThreadHandle thread, ChannelHandle channel_handle, void *dst, const void *src,
-                                     uint64_t len)
-{
-    return HCCL_E_NOT_SUPPORT;
-}
-
 HCOMM_API int32_t HcommWriteNbi(ChannelHandle channel_handle, void *dst, const void *src, uint64_t len)
 {
     return HCCL_E_NOT_SUPPORT;

@@ -158,16 +158,21 @@ int64_t wire_find_region(const region_info *regions, uint32_t n, uint32_t from, 
 
 int64_t wire_check_request(const data_msg *m, const region_info *local, uint32_t n, uint32_t from)
 {
-    if (m->type != MSG_READ_REQ || m->len == 0) return -1; /* a reader never asks for nothing */
+    if ((m->type != MSG_READ_REQ && m->type != MSG_WRITE_REQ) || m->len == 0) return -1; /* never for nothing */
+    if (m->type == MSG_WRITE_REQ && m->len > WIRE_MAX_WRITE) return -1;
     return wire_find_region(local, n, from, m->addr, m->len);
 }
 
 int wire_check_response(const data_msg *m, const op *pending, const char **why)
 {
-    if (m->type != MSG_READ_RESP) return bad(why, "not a response");
+    if (m->type != MSG_READ_RESP && m->type != MSG_WRITE_RESP) return bad(why, "not a response");
     if (pending == NULL) return bad(why, "a response to no request");
-    if (m->reqid != pending->reqid || m->addr != pending->src) return bad(why, "a response to another request");
-    if (m->status == 0 ? m->len != pending->len : m->len != 0) return bad(why, "a response of the wrong length");
+    int write = pending->kind == OP_WRITE;
+    if (m->type != (write ? MSG_WRITE_RESP : MSG_READ_RESP) || m->reqid != pending->reqid ||
+        m->addr != pending->src)
+        return bad(why, "a response to another request");
+    if (m->status == 0 && !write ? m->len != pending->len : m->len != 0)
+        return bad(why, "a response of the wrong length");
     return WIRE_OK;
 }
 

@@ -50,8 +50,10 @@ typedef struct __attribute__((packed)) hello_msg {
     wire_region regions[];
 } hello_msg;
 
-/* Data messages after the handshake. MSG_NOTIFY raises the receiver's channel notify addr (no answer). */
-enum { MSG_READ_REQ = 1, MSG_READ_RESP = 2, MSG_NOTIFY = 3 };
+/* Data messages after the handshake. MSG_NOTIFY raises the receiver's channel notify addr (no answer).
+ * MSG_WRITE_REQ carries len bytes to write at addr (communicator channels only), answered by MSG_WRITE_RESP. */
+enum { MSG_READ_REQ = 1, MSG_READ_RESP = 2, MSG_NOTIFY = 3, MSG_WRITE_REQ = 4, MSG_WRITE_RESP = 5 };
+#define WIRE_MAX_WRITE (4u << 20) /* bytes one write message carries: a writer splits larger writes */
 typedef struct __attribute__((packed)) {
     uint32_t type;
     int32_t status;
@@ -99,11 +101,12 @@ void hello_rx_free(hello_rx *rx, size_t *budget);
 
 /* The index of the first of regions[from..n) that holds all of [addr, addr + len), or -1. */
 int64_t wire_find_region(const region_info *regions, uint32_t n, uint32_t from, uint64_t addr, uint64_t len);
-/* The owner's check of a read request against what the channel exported: the first of local[from..n) that holds
- * the whole range, or -1 (answered HCCL_E_NOT_FOUND): outside every region, or empty. */
+/* The owner's check of a read or write request against what the channel exported: the first of local[from..n)
+ * that holds the whole range, or -1 (answered HCCL_E_NOT_FOUND): outside every region, or empty. */
 int64_t wire_check_request(const data_msg *m, const region_info *local, uint32_t n, uint32_t from);
-/* The reader's check of a response against its oldest pending read (NULL when none): WIRE_OK, and then m->len
- * bytes follow when m->status is 0, none otherwise; WIRE_BAD (*why) for a protocol violation. */
+/* The reader's check of a response against its oldest pending read or write (NULL when none): WIRE_OK, and then
+ * m->len bytes follow when it answers a read and m->status is 0, none otherwise; WIRE_BAD (*why) for a protocol
+ * violation. */
 int wire_check_response(const data_msg *m, const op *pending, const char **why);
 
 /* The receiver's check of a notify: WIRE_OK when it names one of the notify_num notifies of this end, else WIRE_BAD. */

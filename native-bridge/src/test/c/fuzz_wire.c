@@ -44,10 +44,14 @@ enum outcome {
     O_HELLO_OK, O_HELLO_MORE, O_HELLO_BAD, O_HELLO_GONE, O_CLIENT_OK, O_CLIENT_AUTH, O_CLIENT_MALFORMED,
     O_SERVER_OK, O_SERVER_BAD, O_REQ_OK, O_REQ_EMPTY, O_REQ_OUTSIDE, O_RESP_DATA, O_RESP_STATUS, O_RESP_BAD,
     O_BODY_CUT, O_UNKNOWN_TYPE, O_PENDING_FULL, O_DATA, O_OVERLAP, O_REGIONS, O_MANY_REGIONS, O_FIXED_OK,
+    O_NOTIFY_OK, O_NOTIFY_BAD, O_WRITE,
     O_WHY = 32 /* 32 more bits: which refusal */
 };
 
 static uint64_t g_outcomes;
+
+/* The notifies the receiving end of the fuzzed channel has (HcclChannelDesc's notifyNum). */
+#define FUZZ_NOTIFY_NUM 4u
 
 static void saw(enum outcome o) { g_outcomes |= 1ull << o; }
 
@@ -200,7 +204,8 @@ static int verify_hello(hello_msg *h, int mode)
 static int check_request(const data_msg *m, const region_info *regions, uint32_t n)
 {
     int64_t want = -1;
-    for (uint32_t i = 0; i < n && want < 0; i++)
+    int takes = m->type == MSG_READ_REQ || (m->type == MSG_WRITE_REQ && m->len <= WIRE_MAX_WRITE);
+    for (uint32_t i = 0; i < n && want < 0 && takes; i++)
         if (ref_contains(&regions[i], m->addr, m->len)) want = i;
     int64_t got = wire_check_request(m, regions, n, 0);
     ORACLE(got == want);
@@ -228,7 +233,16 @@ static void run_data(const uint8_t *p, size_t len, const region_info *regions, u
         memcpy(&m, p, sizeof m);
         p += sizeof m;
         len -= sizeof m;
-        if (m.type == MSG_READ_REQ) {
+        if (m.type == MSG_WRITE_REQ) { /* checked as a request; its bytes follow */
+            check_request(&m, regions, n);
+            if (m.len > WIRE_MAX_WRITE || m.len > len) {
+                saw(O_BODY_CUT);
+                return; /* the receiver closes the connection, or waits for bytes that never come */
+            }
+            p += m.len;
+            len -= m.len;
+            saw(O_WRITE);
+        } else if (m.type == MSG_READ_REQ) {
             if (!check_request(&m, regions, n)) continue;
             if (tail - head == MAX_PENDING) {
                 saw(O_PENDING_FULL);
@@ -236,12 +250,12 @@ static void run_data(const uint8_t *p, size_t len, const region_info *regions, u
             }
             pending[tail % MAX_PENDING] = (op){.reqid = m.reqid, .src = m.addr, .len = m.len};
             tail++;
-        } else if (m.type == MSG_READ_RESP) {
+        } else if (m.type == MSG_READ_RESP || m.type == MSG_WRITE_RESP) {
             ORACLE(wire_check_request(&m, regions, n, 0) == -1); /* not a request */
             const op *o = head < tail ? &pending[head % MAX_PENDING] : NULL;
             const char *why = NULL;
             int v = wire_check_response(&m, o, &why);
-            int expect = o != NULL && m.reqid == o->reqid && m.addr == o->src &&
+            int expect = o != NULL && m.type == MSG_READ_RESP && m.reqid == o->reqid && m.addr == o->src &&
                          (m.status == 0 ? m.len == o->len : m.len == 0);
             ORACLE((v == WIRE_OK) == expect && (v == WIRE_OK || (v == WIRE_BAD && why != NULL)));
             saw_why(why);
@@ -259,6 +273,18 @@ static void run_data(const uint8_t *p, size_t len, const region_info *regions, u
                 p += m.len;
                 len -= m.len;
             }
+        } else if (m.type == MSG_NOTIFY) {
+            ORACLE(wire_check_request(&m, regions, n, 0) == -1); /* not a request */
+            const char *why = NULL;
+            int v = wire_check_notify(&m, FUZZ_NOTIFY_NUM, &why);
+            int expect = m.addr < FUZZ_NOTIFY_NUM && m.len == 0;
+            ORACLE((v == WIRE_OK) == expect && (v == WIRE_OK || (v == WIRE_BAD && why != NULL)));
+            saw_why(why);
+            if (v != WIRE_OK) {
+                saw(O_NOTIFY_BAD);
+                return; /* the connection is closed */
+            }
+            saw(O_NOTIFY_OK);
         } else {
             saw(O_UNKNOWN_TYPE);
             return;
@@ -330,6 +356,11 @@ static size_t put_requests(uint8_t *out, size_t cap, size_t at, uint64_t a, uint
     at = put_msg(out, cap, at, MSG_READ_REQ, 0, 5, b + bsize - 1, 1);
     at = put_msg(out, cap, at, MSG_READ_RESP, 0, 5, b + bsize - 1, 1);
     at = put(out, cap, at, body, 1);
+    at = put_msg(out, cap, at, MSG_WRITE_REQ, 0, 6, a + 8, 8);             /* a write and its bytes */
+    at = put(out, cap, at, body, 8);
+    at = put_msg(out, cap, at, MSG_WRITE_RESP, 0, 6, a + 8, 0);            /* answers no read of ours */
+    at = put_msg(out, cap, at, MSG_NOTIFY, 0, 0, 1, 0);                    /* a notify the receiver has */
+    at = put_msg(out, cap, at, MSG_NOTIFY, 0, 0, FUZZ_NOTIFY_NUM, 0);      /* one it does not have */
     return put_msg(out, cap, at, MSG_READ_RESP, 0, 9, a, 64); /* nobody asked */
 }
 

@@ -1163,6 +1163,52 @@ typedef struct {
     const char *soc;
 } scenario_def;
 
+/* 12. One-sided writes: rank 0 writes 9 MB (three pieces of the wire's 4 MB) of its HCCL buffer into rank 1's over
+ * HCCS and over ROCE, then records notify 0; rank 1 waits for it and finds the bytes. A write from outside one's own
+ * HCCL buffer, or into outside the peer's, is HCCL_E_PARA; outside batch mode on A2, HCCL_E_PARA. */
+static void scenario_write(rank_ctx *x)
+{
+    const uint32_t peer_rank = 1 - x->rank, seed = 77;
+    const uint64_t len = 9 * MB;
+    rank_comm c;
+    if (comm_open(&c, x, 0, 16, 2) != 0) return; /* 32 MB */
+    HcclChannelDesc d[2];
+    chan_desc(&d[0], peer_rank, COMM_PROTOCOL_HCCS, 2);
+    chan_desc(&d[1], peer_rank, COMM_PROTOCOL_ROCE, 2);
+    ChannelHandle ch[2] = {0, 0};
+    CHECK_RC(HcclChannelAcquire(c.comm, COMM_ENGINE_CPU_TS, d, 2, ch), 0);
+    uint8_t *peer = peer_buffer(&c, ch[0], 32 * MB);
+    if (x->rank == 0) {
+        dev_put(c.buf, len, 0, seed);
+        CHECK_RC(HcommWriteOnThread(c.th, ch[0], peer, c.buf, len), HCCL_E_PARA); /* outside batch mode */
+        CHECK_RC(HcommBatchModeStart("write"), 0);
+        CHECK_RC(HcommWriteOnThread(c.th, ch[0], peer, c.buf, len), 0);                    /* HCCS: 0..9 MB */
+        CHECK_RC(HcommWriteOnThread(c.th, ch[1], peer + 16 * MB, c.buf, len), 0);          /* ROCE: 16..25 MB */
+        CHECK_RC(HcommWriteOnThread(c.th, ch[0], peer, c.buf + 31 * MB, 2 * MB), HCCL_E_PARA); /* src outside */
+        CHECK_RC(HcommWriteOnThread(c.th, ch[0], peer + 31 * MB, c.buf, 2 * MB), HCCL_E_PARA); /* dst outside */
+        CHECK_RC(HcommChannelNotifyRecordOnThread(c.th, ch[0], 0), 0); /* after the writes, in stream order */
+        CHECK_RC(HcommBatchModeEnd("write"), 0);
+        CHECK_RC(aclrtSynchronizeStream(c.stream), 0);
+    } else {
+        CHECK_RC(HcommBatchModeStart("wait-write"), 0);
+        CHECK_RC(HcommChannelNotifyWaitOnThread(c.th, ch[0], 0, WAIT_S), 0);
+        CHECK_RC(HcommBatchModeEnd("wait-write"), 0);
+        CHECK_RC(aclrtSynchronizeStream(c.stream), 0);
+        CHECK(dev_matches(c.buf, len, 0, seed), "the HCCS write's bytes");
+        CHECK(dev_matches(c.buf + 16 * MB, len, 0, seed), "the ROCE write's bytes");
+        owner_handshake(&c, ch[1], "write-done"); /* keeps rank 0's channel up until rank 1 looked */
+    }
+    if (x->rank == 0) {
+        CHECK_RC(HcommBatchModeStart("write-done"), 0);
+        CHECK_RC(HcommChannelNotifyWaitOnThread(c.th, ch[1], 0, WAIT_S), 0);
+        CHECK_RC(HcommChannelNotifyRecordOnThread(c.th, ch[1], 1), 0);
+        CHECK_RC(HcommBatchModeEnd("write-done"), 0);
+        CHECK_RC(aclrtSynchronizeStream(c.stream), 0);
+    }
+    comm_close(&c);
+    check_clean("after the writes");
+}
+
 static const scenario_def g_scenarios[] = {
     {"basic", scenario_basic, SOC_A2},         {"mesh", scenario_mesh, SOC_A2},
     {"protocols", scenario_protocols, SOC_A2}, {"no_join", scenario_no_join, SOC_A2},
@@ -1170,6 +1216,7 @@ static const scenario_def g_scenarios[] = {
     {"oom", scenario_oom, SOC_A2},             {"refusals", scenario_refusals, SOC_A2},
     {"atlas350", scenario_atlas350, SOC_350},  {"threads", scenario_threads, SOC_A2},
     {"busy", scenario_busy, SOC_A2},           {"thread_ranks", scenario_thread_ranks, SOC_A2},
+    {"write", scenario_write, SOC_A2},
 };
 
 static int rank_main(char **argv)
@@ -1355,6 +1402,7 @@ int main(int argc, char **argv)
     run_ranks("9. thread notifies between a communicator's threads, local copies", "threads", 1, 1, 1);
     test_busy();
     run_ranks("11. two ranks as two threads of one process", "thread_ranks", 2, 1, 1);
+    run_ranks("12. one-sided writes over HCCS and ROCE, in pieces, then a notify", "write", 2, 2, 1);
 
     HcommSoftCounters k = counters();
     CHECK(k.comms == 0 && k.channels == 0 && k.threads == 0 && k.endpoints == 0, "the root process holds objects");
