@@ -6,6 +6,7 @@ import org.apache.spark.SparkConf;
 import org.apache.spark.SparkContext;
 import org.apache.spark.SparkEnv;
 import org.apache.spark.metrics.source.Source;
+import org.apache.spark.shuffle.hcomm.internal.driver.DriverState;
 import org.apache.spark.shuffle.hcomm.internal.metrics.ShuffleMetrics;
 import scala.collection.Seq;
 
@@ -95,6 +96,14 @@ final class ClusterSupport {
             if (sc.isStopped() || System.nanoTime() > deadline) {
                 throw new IllegalStateException("executors did not start for " + master);
             }
+            Thread.sleep(100);
+        }
+        // the HComm shuffle: its executors registered (those where it can run), and on the communicator path their
+        // communicator formed, so that the job reads one-sidedly from its first stage (30 s at most)
+        DriverState hcomm = DriverState.current();
+        long ready = System.nanoTime() + 30_000_000_000L;
+        while (hcomm != null && (hcomm.registeredExecutors() < n || hcomm.communicatorPending())
+                && System.nanoTime() < ready) {
             Thread.sleep(100);
         }
     }

@@ -13,8 +13,9 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * A small {@link MlPipelineJob} on two executor JVMs, with Spark's built-in shuffle and then with the HComm shuffle
- * with fallback {@code never}: the same features, model metrics within the job's tolerance, and every block read
- * one-sidedly. (The default line only: examples.tests.skip in the root pom.)
+ * with fallback {@code never}, on the endpoint path and on the communicator path (soft HComm as an Atlas A2 server):
+ * the same features, model metrics within the job's tolerance, and every block read one-sidedly. (The default line
+ * only: examples.tests.skip in the root pom.)
  */
 class MlPipelineJobTest {
     private static final String MASTER = "local-cluster[2,1,1024]";
@@ -27,14 +28,23 @@ class MlPipelineJobTest {
                 System.getProperty("hcomm.test.executorJavaOptions", "-XX:+UseSerialGC"));
     }
 
+    /** Spark's built-in shuffle's answer, computed once for both tests. */
+    private static MlPipelineJob.Result builtin;
+
+    private static synchronized MlPipelineJob.Result builtin() throws InterruptedException {
+        if (builtin == null) {
+            builtin = MlPipelineJob.run(conf(false), SIZE);
+            assertTrue(builtin.answer().featureRows() > 0, "no feature rows");
+        }
+        return builtin;
+    }
+
     @Test
     @Timeout(value = 600, unit = TimeUnit.SECONDS) // about 100 s here; a loaded host takes two to three times that
     void hcommShuffleGivesTheBuiltinShufflesFeaturesAndModelMetrics() throws Exception {
-        MlPipelineJob.Result builtin = MlPipelineJob.run(conf(false), SIZE);
         MlPipelineJob.Result hcomm = MlPipelineJob.run(conf(true).set("spark.shuffle.hcomm.fallback", "never"), SIZE);
 
-        assertNull(builtin.answer().disagreement(hcomm.answer()));
-        assertTrue(builtin.answer().featureRows() > 0, "no feature rows");
+        assertNull(builtin().answer().disagreement(hcomm.answer()));
         Map<String, Long> metrics = hcomm.metrics();
         assertTrue(metrics.getOrDefault("bytesReadOneSided", 0L) > 0, "nothing read one-sidedly: " + metrics);
         assertEquals(0L, metrics.get("bytesReadFallback"), "fallback bytes: " + metrics);
@@ -42,5 +52,22 @@ class MlPipelineJobTest {
         assertTrue(metrics.getOrDefault("channelsCreated", 0L) > 0, "no channel created: " + metrics);
         assertEquals(metrics.get("channelsCreated"), metrics.get("channelsDestroyed"), "channels: " + metrics);
         assertEquals(0L, metrics.get("channelsLive"), "channels live: " + metrics);
+    }
+
+    @Test
+    @Timeout(value = 600, unit = TimeUnit.SECONDS)
+    void onAnAtlasA2ServerTheCommunicatorPathGivesTheSameFeaturesAndModelMetrics() throws Exception {
+        // soft HComm as an Atlas A2 server: api auto takes the HCCL communicator path (outputs staged into HCCL
+        // buffers host to device, read one-sidedly, copied back device to host)
+        MlPipelineJob.Result hcomm = MlPipelineJob.run(conf(true).set("spark.shuffle.hcomm.fallback", "never")
+                .set("spark.executorEnv.HCOMM_SOFT_SOC", "Ascend910B3")
+                .set("spark.shuffle.hcomm.communicator.settle", "300ms"), SIZE);
+
+        assertNull(builtin().answer().disagreement(hcomm.answer()));
+        Map<String, Long> metrics = hcomm.metrics();
+        assertTrue(metrics.getOrDefault("bytesReadOneSided", 0L) > 0, "nothing read one-sidedly: " + metrics);
+        assertTrue(metrics.getOrDefault("bytesStaged", 0L) > 0, "nothing staged host to device: " + metrics);
+        assertEquals(0L, metrics.get("bytesReadFallback"), "fallback bytes: " + metrics);
+        assertEquals(2L, metrics.get("communicatorsLive"), "one communicator per executor: " + metrics);
     }
 }

@@ -40,6 +40,7 @@ final class CommunicatorFormer implements AutoCloseable {
     private List<String> formed; // the members of the current communicator, or null
     private Runnable onFormed = () -> { };
     private String lastFailure; // why the latest forming failed, or null
+    private List<String> failedMembers; // whom the latest failed forming was for, or null
 
     CommunicatorFormer(long settleMillis, long formTimeoutMillis) {
         this.settleMillis = settleMillis;
@@ -73,6 +74,15 @@ final class CommunicatorFormer implements AutoCloseable {
         return formed;
     }
 
+    /**
+     * Whether a communicator is to form for the executors there are now (two or more, not the current one's members,
+     * and not a set whose forming just failed): what a job that wants one-sided reads from its first stage waits for.
+     */
+    synchronized boolean pending() {
+        List<String> ids = candidates.stream().map(Member::executorId).toList();
+        return ids.size() >= 2 && !ids.equals(formed) && !ids.equals(failedMembers);
+    }
+
     /** Why the latest attempt to form a communicator failed, or null. */
     synchronized String lastFailure() {
         return lastFailure;
@@ -95,6 +105,7 @@ final class CommunicatorFormer implements AutoCloseable {
         synchronized (this) {
             after = failure == null ? onFormed : null;
             lastFailure = failure;
+            failedMembers = failure == null ? null : members.stream().map(Member::executorId).toList();
             if (failure == null) {
                 formed = members.stream().map(Member::executorId).toList();
                 LOG.info("HComm shuffle: communicator {} formed by {} executors {} in {} ms", e, members.size(),

@@ -107,6 +107,11 @@ public final class DriverState {
         return former.members();
     }
 
+    /** Whether a communicator is about to form for the registered executors (the communicator path). */
+    public boolean communicatorPending() {
+        return former.pending();
+    }
+
     /** Why the latest attempt to form the communicator failed, or null. */
     public String communicatorFailure() {
         return former.lastFailure();
