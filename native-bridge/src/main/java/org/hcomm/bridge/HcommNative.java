@@ -71,6 +71,7 @@ public final class HcommNative {
             Throwable communicatorCause, Install install, List<Finding> checks, Throwable cause) {}
 
     private static volatile State state;
+    private static volatile String chosenApi = "endpoint";
 
     private HcommNative() {}
 
@@ -190,14 +191,17 @@ public final class HcommNative {
         try {
             provider = Provider.parse(System.getProperty(PROVIDER_PROPERTY, "soft"), PROVIDER_PROPERTY);
             String api = System.getProperty(API_PROPERTY, "endpoint");
-            Need strategy = switch (api) {
-                case "communicator" -> Need.COMMUNICATOR;
-                case "auto" -> Need.DATA_PLANE; // either API will do: the caller picks one by the SoC
-                case "endpoint" -> InstallChecks.strategy(System.getProperty(READ_STRATEGY_PROPERTY, "onThread"));
-                default -> throw new IllegalArgumentException(API_PROPERTY + "=" + api + " is not valid; use "
-                        + "endpoint, communicator or auto");
-            };
+            if (!api.equals("endpoint") && !api.equals("communicator") && !api.equals("auto")) {
+                throw new IllegalArgumentException(API_PROPERTY + "=" + api + " is not valid; use endpoint, "
+                        + "communicator or auto");
+            }
             install = Install.discover(provider, System.getProperty(LIBRARY_PATH_PROPERTY));
+            if (api.equals("auto")) { // the SoC decides before anything is judged, as the doctor does
+                api = communicatorSoc(install) ? "communicator" : "endpoint";
+            }
+            chosenApi = api;
+            Need strategy = api.equals("communicator") ? Need.COMMUNICATOR
+                    : InstallChecks.strategy(System.getProperty(READ_STRATEGY_PROPERTY, "onThread"));
             InstallChecks.Quick quick = InstallChecks.quick(install, strategy);
             checks = quick.findings();
             Finding failed = quick.firstFailure();
@@ -212,7 +216,7 @@ public final class HcommNative {
             NativeLibrary lib = quick.library();
             // the endpoint API is the endpoint path's (CANN 8.5 has only the communicator path): bound apart
             Throwable endpointCause = bind(HcommLibrary.class, lib).orElse(null);
-            if (endpointCause != null && strategy != Need.COMMUNICATOR && strategy != Need.DATA_PLANE) {
+            if (endpointCause != null && strategy != Need.COMMUNICATOR) {
                 throw endpointCause;
             }
             Throwable dataPlaneCause = bind(HcommDataPlaneLibrary.class, lib).orElse(null);
@@ -251,6 +255,27 @@ public final class HcommNative {
             LOG.warn("HComm library unavailable (provider {}): {}", provider, t.toString());
             return new State(provider, null, null, null, t, Map.of(), t, t, install, checks, t);
         }
+    }
+
+    /** Whether the install's SoC is an Atlas A2 or A3 (the communicator path), as far as it can be read. */
+    private static boolean communicatorSoc(Install install) {
+        try {
+            String soc = InstallChecks.socName(install);
+            return soc != null && (soc.startsWith("Ascend910B") || soc.startsWith("Ascend910_93"));
+        } catch (UnsatisfiedLinkError | RuntimeException e) {
+            LOG.warn("HComm: the SoC could not be read ({}); {}=auto takes the endpoint API", e.toString(),
+                    API_PROPERTY);
+            return false;
+        }
+    }
+
+    /**
+     * The API the loader judged the install for: {@code endpoint} or {@code communicator} ({@code auto} decided by
+     * the SoC before the quick checks); loads the library on the first call.
+     */
+    public static String api() {
+        state();
+        return chosenApi;
     }
 
     /** Binds one group of functions; returns why it could not (a function missing), or empty. */

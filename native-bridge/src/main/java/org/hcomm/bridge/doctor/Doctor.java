@@ -11,6 +11,7 @@ import java.util.function.Function;
 import org.hcomm.bridge.HcommNative;
 import org.hcomm.bridge.install.Finding;
 import org.hcomm.bridge.install.Finding.Check;
+import org.hcomm.bridge.install.Install;
 import org.hcomm.bridge.install.InstallChecks;
 import org.hcomm.bridge.install.Provider;
 import org.hcomm.bridge.raw.HcommSymbol.Need;
@@ -22,25 +23,30 @@ import org.hcomm.bridge.raw.HcommSymbol.Need;
  *
  * <pre>
  * java -jar &lt;bundle&gt;.jar doctor [--provider soft|cann] [--library PATH] [--address IP]
- *     [--read-strategy onThread|nbiFence] [--bytes N] [--json FILE]
+ *     [--api auto|endpoint|communicator] [--read-strategy onThread|nbiFence] [--devices OWNER,READER]
+ *     [--bytes N] [--json FILE]
  * </pre>
+ * {@code --api} is {@code spark.shuffle.hcomm.api}: with {@code auto} (the default) the SoC decides, as in an
+ * executor ({@link ApiPath}), and every check judges the path it takes; {@code --devices} are the two NPUs of the
+ * communicator path's end-to-end check (one rank each).
  * The bundle's {@code Main-Class} adds the Spark check; this jar's own {@link #main} runs the others and says
  * where the Spark check is.
  */
 public final class Doctor {
     /** What the doctor is asked to check. */
     public record Options(Provider provider, String library, String address, Need strategy, long bytes,
-            Path json) {}
+            Path json, String api, int ownerDevice, int readerDevice) {}
 
-    /** The findings, in check order. */
-    public record Report(Options options, List<Finding> findings) {
+    /** The findings, in check order, and the path checked ({@code endpoint} or {@code communicator}) and why. */
+    public record Report(Options options, String path, String why, List<Finding> findings) {
         public boolean canRun() {
             return findings.stream().noneMatch(Finding::failed);
         }
     }
 
     static final String USAGE = "usage: doctor [--provider soft|cann] [--library PATH] [--address IP] "
-            + "[--read-strategy onThread|nbiFence] [--bytes N] [--json FILE]";
+            + "[--api auto|endpoint|communicator] [--read-strategy onThread|nbiFence] [--devices OWNER,READER] "
+            + "[--bytes N] [--json FILE]";
     private static final long DEFAULT_BYTES = 256L << 20;
     private static final long MAX_BYTES = 1L << 30;
 
@@ -100,6 +106,8 @@ public final class Doctor {
         Need strategy = Need.ON_THREAD;
         long bytes = DEFAULT_BYTES;
         Path json = null;
+        String api = ApiPath.AUTO;
+        int[] devices = {0, 1};
         for (; i < args.length; i++) {
             String opt = args[i];
             if (i + 1 >= args.length) {
@@ -116,8 +124,14 @@ public final class Doctor {
                 case "--address":
                     address = v;
                     break;
+                case "--api":
+                    api = ApiPath.parse(v, "--api");
+                    break;
                 case "--read-strategy":
                     strategy = InstallChecks.strategy(v);
+                    break;
+                case "--devices":
+                    devices = parseDevices(v);
                     break;
                 case "--bytes":
                     bytes = parseBytes(v);
@@ -127,10 +141,24 @@ public final class Doctor {
                     break;
                 default:
                     throw new IllegalArgumentException("unknown option " + opt + " (known: --provider, --library, "
-                            + "--address, --read-strategy, --bytes, --json)");
+                            + "--address, --api, --read-strategy, --devices, --bytes, --json)");
             }
         }
-        return new Options(provider, library, address, strategy, bytes, json);
+        return new Options(provider, library, address, strategy, bytes, json, api, devices[0], devices[1]);
+    }
+
+    private static int[] parseDevices(String v) {
+        String[] w = v.split(",");
+        try {
+            int[] d = {Integer.parseInt(w[0].trim()), Integer.parseInt(w[w.length - 1].trim())};
+            if (w.length == 2 && d[0] >= 0 && d[1] >= 0 && d[0] != d[1]) {
+                return d;
+            }
+        } catch (NumberFormatException e) {
+            // said below
+        }
+        throw new IllegalArgumentException("--devices " + v + " is not valid; name two different NPUs, the "
+                + "owner's and the reader's, e.g. 0,1");
     }
 
     private static long parseBytes(String v) {
@@ -155,25 +183,40 @@ public final class Doctor {
         if (o.library() != null && !o.library().isBlank()) {
             System.setProperty(HcommNative.LIBRARY_PATH_PROPERTY, o.library());
         }
-        // the quick checks exactly as an executor runs them: the loader's, in this process
+        // the path the SoC takes, decided before the library is bound so that the quick checks judge that path
+        ApiPath path = ApiPath.decide(o.api(), Install.discover(o.provider(), o.library()));
+        System.setProperty(HcommNative.API_PROPERTY, path.chosen());
+        // the quick checks as an executor on that path runs them: the loader's, in this process
         HcommNative.isAvailable();
-        List<Finding> findings = new ArrayList<>(HcommNative.quickChecks());
+        List<Finding> findings = new ArrayList<>();
+        for (Finding f : HcommNative.quickChecks()) {
+            findings.add(f.check() == Check.SYMBOLS && path.communicator() ? ApiPath.withAcl(f, HcommNative.install())
+                    : f);
+        }
         boolean opened = findings.stream().anyMatch(f -> f.check() == Check.LIBRARY && !f.failed());
-        findings.add(opened ? ProductCheck.check(HcommNative.install(), o.strategy())
+        findings.add(opened ? ProductCheck.check(o.strategy(), path)
                 : Finding.skip(Check.PRODUCT, "the library did not load"));
         boolean failed = findings.stream().anyMatch(Finding::failed);
         findings.add(failed ? Finding.skip(Check.END_TO_END, "a check above failed: a read could crash or "
-                + "cannot work, so none is tried") : EndToEnd.run(o.provider(), o.address(), o.bytes(),
-                        o.strategy()));
+                + "cannot work, so none is tried")
+                : path.communicator() ? CommunicatorEndToEnd.run(o.provider(), o.address(), o.bytes(),
+                        o.ownerDevice(), o.readerDevice())
+                : EndToEnd.run(o.provider(), o.address(), o.bytes(), o.strategy()));
         findings.add(spark.apply(o));
-        return new Report(o, findings);
+        return new Report(o, path.chosen(), !path.requested().equals(ApiPath.AUTO) ? "set explicitly"
+                : path.soc() == null ? "SoC unknown" : "SoC " + path.soc(), findings);
     }
 
     /** The printed report. */
     static String text(Report r) {
         StringBuilder b = new StringBuilder();
-        b.append("hcomm doctor: provider ").append(r.options().provider()).append(", readStrategy ")
-                .append(InstallChecks.strategyName(r.options().strategy())).append('\n');
+        b.append("hcomm doctor: provider ").append(r.options().provider()).append(", api ")
+                .append(r.options().api()).append(": the ").append(r.path()).append(" path (").append(r.why())
+                .append(")");
+        if (r.path().equals(ApiPath.ENDPOINT)) {
+            b.append(", readStrategy ").append(InstallChecks.strategyName(r.options().strategy()));
+        }
+        b.append('\n');
         for (Finding f : r.findings()) {
             b.append(String.format("%-4s  %-10s  %s%n", f.status(), f.check().label(), f.summary()));
             if (!f.advice().isEmpty()) {
@@ -207,6 +250,8 @@ public final class Doctor {
     /** The report as JSON. */
     static String json(Report r) {
         StringBuilder b = new StringBuilder("{\"provider\":").append(quote(r.options().provider().toString()))
+                .append(",\"api\":").append(quote(r.options().api())).append(",\"path\":").append(quote(r.path()))
+                .append(",\"why\":").append(quote(r.why()))
                 .append(",\"readStrategy\":").append(quote(InstallChecks.strategyName(r.options().strategy())))
                 .append(",\"ready\":").append(r.canRun()).append(",\"findings\":[");
         for (int i = 0; i < r.findings().size(); i++) {

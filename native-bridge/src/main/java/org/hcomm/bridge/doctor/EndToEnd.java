@@ -1,23 +1,16 @@
 package org.hcomm.bridge.doctor;
 
 import java.io.BufferedReader;
-import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
-import java.io.PrintWriter;
 import java.net.InetAddress;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.LongBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
-import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.TimeUnit;
 import org.hcomm.bridge.ChannelSet;
 import org.hcomm.bridge.ChannelSpec;
 import org.hcomm.bridge.CommThread;
@@ -52,9 +45,9 @@ final class EndToEnd {
     private EndToEnd() {}
 
     static Finding run(Provider provider, String address, long bytes, Need strategy) {
-        Owner owner = null;
+        OwnerProcess owner = null;
         try {
-            owner = new Owner(startOwner(address, bytes));
+            owner = OwnerProcess.start(EndToEnd.class, address, Long.toString(bytes));
             return read(owner, address, bytes, strategy);
         } catch (Exception | Error e) {
             String ownerSaid = "";
@@ -74,96 +67,8 @@ final class EndToEnd {
         }
     }
 
-    /** The owner process and the lines it printed, read by a thread of their own so every wait has a deadline. */
-    private static final class Owner {
-        private static final String END = "\u0000end";
-        private final Process process;
-        private final PrintWriter in;
-        private final BlockingQueue<String> lines = new LinkedBlockingQueue<>();
-        private final List<String> errors = new CopyOnWriteArrayList<>();
-        private final Thread reader;
-
-        Owner(Process process) {
-            this.process = process;
-            this.in = new PrintWriter(process.getOutputStream(), true, StandardCharsets.UTF_8);
-            reader = new Thread(() -> {
-                try (BufferedReader r = new BufferedReader(new InputStreamReader(process.getInputStream(),
-                        StandardCharsets.UTF_8))) {
-                    for (String l = r.readLine(); l != null; l = r.readLine()) {
-                        if (l.startsWith("ERROR")) {
-                            errors.add(l.substring("ERROR".length()).trim());
-                        }
-                        lines.add(l);
-                    }
-                } catch (IOException e) {
-                    errors.add("its output could not be read: " + e);
-                } finally {
-                    lines.add(END);
-                }
-            }, "hcomm-doctor-owner-output");
-            reader.setDaemon(true);
-            reader.start();
-        }
-
-        void send(String line) {
-            in.println(line);
-        }
-
-        /** The owner's next line, which must start with {@code word}, within the set-up deadline. */
-        String[] expect(String word) throws IOException, InterruptedException {
-            String line = lines.poll(SETUP.toSeconds(), TimeUnit.SECONDS);
-            if (line == null) {
-                throw new IOException("the owner process did not answer " + word + " within " + SETUP.toSeconds()
-                        + " s");
-            }
-            if (line.equals(END)) {
-                throw new IOException("the owner process ended before " + word);
-            }
-            String[] w = line.split(" ");
-            if (w[0].equals("ERROR")) {
-                throw new IOException("the owner process failed instead of answering " + word);
-            }
-            if (!w[0].equals(word)) {
-                throw new IOException("the owner process answered '" + line + "' instead of " + word);
-            }
-            return w;
-        }
-
-        String errors() {
-            return String.join("; ", errors);
-        }
-
-        /** Closes its input (it exits on end of input), waits a little, then kills it; idempotent. */
-        void stop() {
-            in.close();
-            try {
-                if (!process.waitFor(10, TimeUnit.SECONDS)) {
-                    process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
-                }
-                reader.join(TimeUnit.SECONDS.toMillis(5)); // its output read to the end
-            } catch (InterruptedException e) {
-                process.destroyForcibly();
-                Thread.currentThread().interrupt();
-            }
-        }
-    }
-
-    private static Process startOwner(String address, long bytes) throws IOException {
-        String java = ProcessHandle.current().info().command().orElse("java");
-        List<String> cmd = new ArrayList<>(List.of(java, "-cp", System.getProperty("java.class.path")));
-        for (String p : List.of(HcommNative.PROVIDER_PROPERTY, HcommNative.LIBRARY_PATH_PROPERTY,
-                HcommNative.READ_STRATEGY_PROPERTY, "jna.library.path")) {
-            String v = System.getProperty(p);
-            if (v != null) {
-                cmd.add("-D" + p + "=" + v);
-            }
-        }
-        cmd.addAll(List.of(EndToEnd.class.getName(), address, Long.toString(bytes)));
-        return new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
-    }
-
-    private static Finding read(Owner owner, String address, long bytes, Need strategy) throws Exception {
-        String[] ready = owner.expect("READY");
+    private static Finding read(OwnerProcess owner, String address, long bytes, Need strategy) throws Exception {
+        String[] ready = owner.expect("READY", SETUP);
         byte[] ownerEndpoint = HexFormat.of().parseHex(ready[1]);
         int port = Integer.parseInt(ready[2]);
         byte[] memory = HexFormat.of().parseHex(ready[3]);
@@ -175,7 +80,7 @@ final class EndToEnd {
             owner.send("CONNECT " + HexFormat.of().formatHex(ep.descriptor()) + " " + name);
             try (ChannelSet channels = ep.createChannels(List.of(ChannelSpec.client(ownerEndpoint, name, port)))) {
                 channels.awaitReady(SETUP);
-                owner.expect("CONNECTED");
+                owner.expect("CONNECTED", SETUP);
                 try (ImportedMemory src = ep.importMemory(memory);
                         CommThread thread = strategy == Need.ON_THREAD ? CommThread.allocate(Engine.CPU, 0) : null) {
                     ReadStrategy reads = thread == null ? ReadStrategy.nbiFence()
@@ -189,14 +94,14 @@ final class EndToEnd {
                     seconds = (System.nanoTime() - start) / 1e9;
                 }
             }
-            wrong = firstWrong(dst.buffer(), bytes);
+            wrong = firstWrong(dst.buffer(), 0, bytes);
         }
         if (wrong >= 0) {
             return Finding.fail(Check.END_TO_END, "read " + bytes + " bytes but byte " + wrong + " differs from "
                     + "the owner's", "report this to the project with the doctor's --json output");
         }
         owner.send("DONE");
-        String[] bye = owner.expect("BYE");
+        String[] bye = owner.expect("BYE", SETUP);
         String live = liveObjects(bye[1]);
         double gbps = bytes / seconds / 1e9;
         String summary = String.format("read %d MiB one-sidedly from a second process over 1 channel with "
@@ -206,7 +111,8 @@ final class EndToEnd {
                 : Finding.pass(Check.END_TO_END, summary);
     }
 
-    private static String liveObjects(String ownerSays) {
+    /** Whether both processes closed everything (soft HComm counts; CANN does not), from the owner's BYE word. */
+    static String liveObjects(String ownerSays) {
         if (HcommNative.provider() != Provider.SOFT) {
             return "every handle closed (CANN does not count live objects)";
         }
@@ -216,23 +122,30 @@ final class EndToEnd {
                 : "left live objects (reader " + SoftHcomm.counters() + ", owner " + ownerSays + ")";
     }
 
+    /** The owner's word for its live objects after closing: noLiveObjects, its counters, or unknown (CANN). */
+    static String liveWord() {
+        return SoftHcomm.isActive() ? (SoftHcomm.counters().noLiveObjects() ? "noLiveObjects"
+                : String.valueOf(SoftHcomm.counters()).replace(' ', '_')) : "unknown";
+    }
+
     /** The pattern the owner writes: 8-byte words, each a function of its index. */
-    private static long word(long index) {
+    static long word(long index) {
         return index * 0x9E3779B97F4A7C15L ^ 0x5DEECE66DL;
     }
 
-    private static void fill(ByteBuffer b, long bytes) {
+    /** Writes words {@code first}, {@code first + 1}, ... into the first {@code bytes} of {@code b}. */
+    static void fill(ByteBuffer b, long first, long bytes) {
         LongBuffer l = b.order(ByteOrder.nativeOrder()).asLongBuffer();
         for (int i = 0; i < bytes / 8; i++) {
-            l.put(i, word(i));
+            l.put(i, word(first + i));
         }
     }
 
-    /** The offset of the first wrong byte, or -1. */
-    private static long firstWrong(ByteBuffer b, long bytes) {
+    /** The offset in {@code b} of the first byte that is not the pattern from word {@code first}, or -1. */
+    static long firstWrong(ByteBuffer b, long first, long bytes) {
         LongBuffer l = b.order(ByteOrder.nativeOrder()).asLongBuffer();
         for (int i = 0; i < bytes / 8; i++) {
-            if (l.get(i) != word(i)) {
+            if (l.get(i) != word(first + i)) {
                 return 8L * i;
             }
         }
@@ -248,7 +161,7 @@ final class EndToEnd {
             long bytes = Long.parseLong(args[1]);
             try (Endpoint ep = Endpoint.create(InetAddress.getByName(args[0]));
                     RegisteredMemory src = ep.allocate("doctor-src", bytes)) {
-                fill(src.buffer(), bytes);
+                fill(src.buffer(), 0, bytes);
                 out.println("READY " + HexFormat.of().formatHex(ep.descriptor()) + " " + ep.listenPort() + " "
                         + HexFormat.of().formatHex(src.export()));
                 String connect = in.readLine();
@@ -263,8 +176,7 @@ final class EndToEnd {
                     in.readLine(); // DONE, or the end of input when the reader gave up
                 }
             }
-            out.println("BYE " + (SoftHcomm.isActive() ? (SoftHcomm.counters().noLiveObjects() ? "noLiveObjects"
-                    : String.valueOf(SoftHcomm.counters()).replace(' ', '_')) : "unknown"));
+            out.println("BYE " + liveWord());
         } catch (Exception | Error e) {
             out.println("ERROR " + String.valueOf(e).replace('\n', ' '));
             System.err.println("hcomm doctor owner process: " + e);

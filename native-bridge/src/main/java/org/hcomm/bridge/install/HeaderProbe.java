@@ -30,7 +30,7 @@ final class HeaderProbe {
     /** sizeof(HcommChannelDesc) of each ABI version (HCOMM_ABI.md §2.10). */
     private static final Map<Integer, String> CHANNEL_DESC_VERSIONS = Map.of(328, "the pre-ABI layout (no header)",
             344, "v1", 352, "v2 (no channelName)", 360, "v3 or v4");
-    private static final List<String> COMPILERS = List.of("c++", "g++", "clang++");
+    static final List<String> COMPILERS = List.of("c++", "g++", "clang++");
     private static final Pattern THREAD_ALLOC = Pattern.compile("HcommThreadAlloc\\s*\\(([^;{]*)\\)\\s*;");
 
     private HeaderProbe() {}
@@ -49,9 +49,10 @@ final class HeaderProbe {
             try (InputStream in = HeaderProbe.class.getResourceAsStream("layout_probe.c")) {
                 Files.copy(in, source);
             }
-            Run sizes = compileAndRun(compiler, headers, source, dir.resolve("sizes"), "-DHCOMM_PROBE_SIZES_ONLY");
+            List<Path> includes = List.of(headers, headers.getParent());
+            Run sizes = compileAndRun(compiler, includes, source, dir.resolve("sizes"), "-DHCOMM_PROBE_SIZES_ONLY");
             if (sizes.error != null) {
-                Run desc = compileAndRun(compiler, headers, source, dir.resolve("desc"),
+                Run desc = compileAndRun(compiler, includes, source, dir.resolve("desc"),
                         "-DHCOMM_PROBE_SIZES_ONLY", "-DHCOMM_PROBE_CHANNEL_DESC_ONLY");
                 String size = desc.error == null ? desc.layout.getProperty("sizeof.HcommChannelDesc") : null;
                 return Finding.fail(Check.ABI, "the layout probe does not compile against " + headers + ": "
@@ -67,7 +68,7 @@ final class HeaderProbe {
                         "use a CANN whose HcommChannelDesc is ABI v4 (360 bytes): the "
                         + "binding would pass structs of the wrong size");
             }
-            Run offsets = compileAndRun(compiler, headers, source, dir.resolve("offsets"));
+            Run offsets = compileAndRun(compiler, includes, source, dir.resolve("offsets"));
             if (offsets.error != null) {
                 return Finding.fail(Check.ABI, "a field the binding writes is missing from " + headers + ": "
                         + offsets.error, "use a CANN with the ABI v4 headers");
@@ -133,13 +134,16 @@ final class HeaderProbe {
         return version == null ? "" : "; a " + size.trim() + "-byte HcommChannelDesc is " + version;
     }
 
-    private record Run(Properties layout, String error) {}
+    /** What one probe printed ({@code layout}), or why it did not compile or run ({@code error}). */
+    record Run(Properties layout, String error) {}
 
-    private static Run compileAndRun(String compiler, Path headers, Path source, Path exe, String... defines)
+    /** Compiles the probe as C++ ({@code -DHCOMM_PROBE_INSTALL}, {@code defines}, -I {@code includes}), runs it. */
+    static Run compileAndRun(String compiler, List<Path> includes, Path source, Path exe, String... defines)
             throws IOException, InterruptedException {
         List<String> cmd = new ArrayList<>(List.of(compiler, "-x", "c++", "-DHCOMM_PROBE_INSTALL"));
         cmd.addAll(List.of(defines));
-        cmd.addAll(List.of("-I" + headers, "-I" + headers.getParent(), source.toString(), "-o", exe.toString()));
+        includes.forEach(i -> cmd.add("-I" + i));
+        cmd.addAll(List.of(source.toString(), "-o", exe.toString()));
         String[] compiled = run(cmd, exe.resolveSibling(exe.getFileName() + ".cc.log"));
         if (compiled[0] != null) {
             return new Run(null, firstError(compiled[0]));
@@ -175,7 +179,8 @@ final class HeaderProbe {
                 .orElse(compilerOutput.lines().findFirst().orElse("")).trim();
     }
 
-    private static String compiler() {
+    /** The first of {@link #COMPILERS} on PATH, or null. */
+    static String compiler() {
         String path = System.getenv("PATH");
         if (path == null) {
             return null;
@@ -200,7 +205,7 @@ final class HeaderProbe {
         return text.replaceAll("(?s)/\\*.*?\\*/", " ").replaceAll("//[^\n]*", " ");
     }
 
-    private static void delete(Path dir) {
+    static void delete(Path dir) {
         if (dir == null) {
             return;
         }

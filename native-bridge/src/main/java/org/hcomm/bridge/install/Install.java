@@ -57,6 +57,20 @@ public record Install(Provider provider, String ascendHome, Location library, Pa
         return new Install(provider, home, lib, headers, version);
     }
 
+    /**
+     * The install's HCCL headers ({@code <arch>-linux/include/hccl}: {@code hccl_types.h}, {@code hccl_res.h}, and
+     * from CANN 9.x {@code hccl_channel.h}), which declare the communicator path's structs; null unless the library
+     * is this install's own (like {@link #headers()}) and the directory exists. CANN 8.5 has this directory and no
+     * {@code include/hcomm}.
+     */
+    public Path hcclHeaders() {
+        if (provider != Provider.CANN || !libraryFromAscendHome()) {
+            return null;
+        }
+        Path dir = archDir(ascendHome).resolve("include").resolve("hccl");
+        return Files.isDirectory(dir) ? dir : null;
+    }
+
     /** Whether the library found is the one of the CANN install at {@code $ASCEND_HOME_PATH}. */
     public boolean libraryFromAscendHome() {
         return ascendHome != null && fromInstall(library, ascendHome);

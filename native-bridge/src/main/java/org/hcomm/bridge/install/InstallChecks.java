@@ -1,5 +1,6 @@
 package org.hcomm.bridge.install;
 
+import com.sun.jna.Function;
 import com.sun.jna.NativeLibrary;
 import java.io.File;
 import java.io.IOException;
@@ -142,9 +143,12 @@ public final class InstallChecks {
     }
 
     /**
-     * Which of the binding's functions the library lacks, judged for {@code strategy} ({@link Need#ON_THREAD} or
-     * {@link Need#NBI_FENCE}): FAIL when a function every strategy needs, the strategy's own, or (soft HComm) its
-     * allocation is missing; WARN when only the other strategy's or optional ones are.
+     * Which of the binding's functions the library lacks, judged for {@code strategy}: {@link Need#ON_THREAD} or
+     * {@link Need#NBI_FENCE} (the endpoint API with that read strategy), {@link Need#COMMUNICATOR} (the HCCL
+     * communicator path and the data plane) or {@link Need#DATA_PLANE} ({@code api=auto}: what both read with).
+     * FAIL when a function the choice needs, or (soft HComm) its allocation, is missing; WARN when only the other
+     * strategy's, the other API's or optional ones are; for the communicator path the endpoint API's absence (CANN
+     * 8.5 has none) is said in a PASS, as nothing on that path calls it.
      */
     public static Finding symbols(NativeLibrary lib, Need strategy, Provider provider) {
         Map<Need, List<String>> missing = new EnumMap<>(Need.class);
@@ -175,31 +179,43 @@ public final class InstallChecks {
                 fatal.add("missing " + missing.get(n) + ", which " + n.who() + " needs");
             }
         }
-        List<String> notes = new ArrayList<>();
-        if (strategy != Need.COMMUNICATOR && strategy != Need.DATA_PLANE && missing.containsKey(other)) {
+        boolean communicator = strategy == Need.COMMUNICATOR;
+        List<String> notes = new ArrayList<>(); // what may not work as configured: a WARN
+        List<String> unused = new ArrayList<>(); // what the communicator path never calls: said, not warned
+        if (!communicator && strategy != Need.DATA_PLANE && missing.containsKey(other)) {
             notes.add(other.who() + " would not work: missing " + missing.get(other));
         }
         for (Need n : List.of(Need.COMMUNICATOR, Need.ENDPOINT_API)) {
             if (!needed.contains(n) && missing.containsKey(n)) {
-                notes.add(n.who() + " would not work: missing " + missing.get(n));
+                (communicator ? unused : notes).add(n.who() + " would not work: missing " + missing.get(n));
             }
         }
-        if (missing.containsKey(Need.STREAM_COMPLETION)) {
+        if (!communicator && missing.containsKey(Need.STREAM_COMPLETION)) {
             notes.add("optional " + missing.get(Need.STREAM_COMPLETION) + " missing (" + Need.STREAM_COMPLETION.who()
                     + ")");
         }
+        String who = strategy == Need.DATA_PLANE ? "api=auto (the data plane both APIs read with)" : strategy.who();
         if (!fatal.isEmpty()) {
-            boolean otherWorks = strategy != Need.COMMUNICATOR && strategy != Need.DATA_PLANE && fatal.size() == 1 && missing.containsKey(strategy)
-                    && !missing.containsKey(other);
+            boolean otherWorks = !communicator && strategy != Need.DATA_PLANE && fatal.size() == 1
+                    && missing.containsKey(strategy) && !missing.containsKey(other);
+            notes.addAll(unused);
+            String advice = otherWorks ? "set spark.shuffle.hcomm.readStrategy=" + strategyName(other) + ", whose "
+                    + "functions are all there"
+                    : communicator ? "the communicator path needs the HCCL resource API of CANN 8.5 or later "
+                    + "(HcclChannelAcquire, HcclGetHcclBuffer, HcclThreadAcquireWithStream) in libhcomm.so: use "
+                    + "such a CANN, or provider soft"
+                    : "this library is not the HComm of a CANN the binding supports (the README's 'Before you run on "
+                    + "Ascend'): use a CANN whose libhcomm.so exports them, or provider soft";
             return Finding.fail(Check.SYMBOLS, file + ": " + String.join("; ", fatal)
-                    + (notes.isEmpty() ? "" : "; " + String.join("; ", notes)), otherWorks
-                    ? "set spark.shuffle.hcomm.readStrategy=" + strategyName(other) + ", whose functions are all "
-                    + "there" : "this library is not the HComm of a CANN the binding supports (the README's "
-                    + "'Before you run on Ascend'): use a CANN whose libhcomm.so exports them, or provider soft");
+                    + (notes.isEmpty() ? "" : "; " + String.join("; ", notes)), advice);
         }
         if (!notes.isEmpty()) {
-            return Finding.warn(Check.SYMBOLS, present + " of " + looked + " functions, all that " + strategy.who()
+            return Finding.warn(Check.SYMBOLS, present + " of " + looked + " functions, all that " + who
                     + " needs; " + String.join("; ", notes), "");
+        }
+        if (!unused.isEmpty()) {
+            return Finding.pass(Check.SYMBOLS, present + " of " + looked + " functions, all that " + who + " needs ("
+                    + String.join("; ", unused) + ", which this path does not call)");
         }
         return Finding.pass(Check.SYMBOLS, "all " + present + " functions the binding calls, for both APIs and both "
                 + "read strategies");
@@ -225,7 +241,9 @@ public final class InstallChecks {
 
     /**
      * The layout check: soft HComm was built from the project's headers (its version names the ABI); a CANN install
-     * with headers gets the layout probe compiled against them; without headers, what could not be checked.
+     * with headers gets the layout probe compiled against them (for {@link Need#COMMUNICATOR} the communicator
+     * path's structs from {@code include/hccl}, else the endpoint path's from {@code include/hcomm}); without
+     * headers, what could not be checked.
      */
     public static Finding abi(Install install, String softVersion, Need strategy) {
         if (install.provider() == Provider.SOFT) {
@@ -237,22 +255,35 @@ public final class InstallChecks {
             return Finding.pass(Check.ABI, "soft HComm " + softVersion + ": built from this project's headers, "
                     + "whose layout the build compared with gcc's");
         }
-        if (install.headers() == null) {
-            String where;
-            if (install.ascendHome() == null) {
-                where = "no $ASCEND_HOME_PATH";
-            } else if (!install.libraryFromAscendHome()) {
-                where = "the library is not the one under $ASCEND_HOME_PATH=" + install.ascendHome()
-                        + ", so that install's headers say nothing about it";
-            } else {
-                where = "no " + Install.archDir(install.ascendHome()).resolve("include/hcomm");
+        if (strategy == Need.COMMUNICATOR) {
+            if (install.hcclHeaders() == null) {
+                return Finding.warn(Check.ABI, noHeaders(install, "include/hccl") + ": HcclCommConfig and "
+                        + "HcclChannelDesc could not be checked against this install; the binding assumes "
+                        + "HcclChannelDesc v1 (496 bytes) and HcclCommConfig with CANN's offsets (2,248 bytes, "
+                        + "version 11; older versions read it by its size)",
+                        "run the doctor where CANN's headers for this library are installed (the toolkit package)");
             }
-            return Finding.warn(Check.ABI, where + ": struct sizes and offsets could not be checked against "
-                    + "this install; the binding assumes HcommChannelDesc v4 (360 bytes), EndpointDesc 160, "
-                    + "CommMem 24 and HcommThreadAlloc taking a pointer",
+            return CommunicatorProbe.check(install.hcclHeaders());
+        }
+        if (install.headers() == null) {
+            return Finding.warn(Check.ABI, noHeaders(install, "include/hcomm") + ": struct sizes and offsets could "
+                    + "not be checked against this install; the binding assumes HcommChannelDesc v4 (360 bytes), "
+                    + "EndpointDesc 160, CommMem 24 and HcommThreadAlloc taking a pointer",
                     "run the doctor where CANN's headers for this library are installed (the toolkit package)");
         }
         return HeaderProbe.check(install.headers(), strategy);
+    }
+
+    /** Why an install's headers in {@code dir} (under {@code <arch>-linux}) say nothing about the library. */
+    private static String noHeaders(Install install, String dir) {
+        if (install.ascendHome() == null) {
+            return "no $ASCEND_HOME_PATH";
+        }
+        if (!install.libraryFromAscendHome()) {
+            return "the library is not the one under $ASCEND_HOME_PATH=" + install.ascendHome()
+                    + ", so that install's headers say nothing about it";
+        }
+        return "no " + Install.archDir(install.ascendHome()).resolve(dir);
     }
 
     /** {@code libascendcl.so} next to the HComm library, else in {@code $ASCEND_HOME_PATH}'s lib64, else by name. */
@@ -271,5 +302,39 @@ public final class InstallChecks {
             }
         }
         return NativeLibrary.getInstance("ascendcl");
+    }
+
+    /**
+     * {@code aclrtGetSocName()}: soft HComm's own (it answers its profile without {@code aclInit}); with CANN
+     * {@code libascendcl.so}'s, and when it answers nothing before {@code aclInit(NULL)}, after it. ACL then stays
+     * initialized for the rest of the doctor's run, as in an executor that used it (CANN may refuse a second
+     * {@code aclInit} after {@code aclFinalize}).
+     */
+    public static String socName(Install install) {
+        NativeLibrary acl;
+        if (install.provider() == Provider.SOFT) {
+            if (!install.library().found()) {
+                throw new UnsatisfiedLinkError("soft HComm was not found");
+            }
+            acl = NativeLibrary.getInstance(install.library().file().getAbsolutePath());
+        } else {
+            acl = InstallChecks.ascendCl(install);
+        }
+        Function name = acl.getFunction("aclrtGetSocName");
+        String soc = name.invokeString(new Object[0], false);
+        if (soc != null || install.provider() == Provider.SOFT) {
+            return soc;
+        }
+        Function init;
+        try {
+            init = acl.getFunction("aclInit");
+        } catch (UnsatisfiedLinkError e) {
+            return null;
+        }
+        int rc = init.invokeInt(new Object[] {null});
+        if (rc != 0) {
+            throw new UnsatisfiedLinkError("aclrtGetSocName answered nothing and aclInit(NULL) returned " + rc);
+        }
+        return name.invokeString(new Object[0], false);
     }
 }

@@ -5,7 +5,51 @@
  *   - the doctor (-DHCOMM_PROBE_INSTALL): against a CANN install's include/hcomm headers, as C++ (they only compile
  *     as C++), only the structs the binding passes to the library. With -DHCOMM_PROBE_SIZES_ONLY it prints sizes
  *     only, which compiles even when a field the binding writes is missing (an older HcommChannelDesc); with
- *     -DHCOMM_PROBE_CHANNEL_DESC_ONLY only sizeof(HcommChannelDesc), for headers older than the ABI header. */
+ *     -DHCOMM_PROBE_CHANNEL_DESC_ONLY only sizeof(HcommChannelDesc), for headers older than the ABI header.
+ *     With -DHCOMM_PROBE_COMMUNICATOR instead the structs of the HCCL communicator path (Atlas A2/A3), from
+ *     include/hccl: HcclCommConfig (hccl_types.h) and HcclChannelDesc (hccl_res.h in CANN 8.5, hccl_channel.h
+ *     later); a field the install's struct lacks prints as <Struct>.<field>=absent (HcclCommConfig grows at its
+ *     end from version to version), so that the doctor names it instead of failing to compile. */
+#if defined(HCOMM_PROBE_INSTALL) && defined(HCOMM_PROBE_COMMUNICATOR)
+#include <stdio.h>
+#include <stddef.h>
+#include <utility>
+#include "hccl_types.h"
+#include "hccl_res.h"
+#if __has_include("hccl_channel.h")
+#include "hccl_channel.h"
+#endif
+
+/* The fields the binding maps, in its order (org.hcomm.bridge.raw.HcclCommConfig, HcclChannelDesc). */
+#define HCOMM_COMMUNICATOR_FIELDS(X)                                                                                   \
+    X(HcclCommConfig, hcclBufferSize) X(HcclCommConfig, hcclDeterministic) X(HcclCommConfig, hcclCommName)            \
+    X(HcclCommConfig, hcclUdi) X(HcclCommConfig, hcclOpExpansionMode) X(HcclCommConfig, hcclRdmaTrafficClass)          \
+    X(HcclCommConfig, hcclRdmaServiceLevel) X(HcclCommConfig, hcclWorldRankID) X(HcclCommConfig, hcclJobID)            \
+    X(HcclCommConfig, aclGraphZeroCopyEnable) X(HcclCommConfig, hcclExecTimeOut) X(HcclCommConfig, hcclAlgo)           \
+    X(HcclCommConfig, hcclRetryEnable) X(HcclCommConfig, hcclRetryParams) X(HcclCommConfig, hcclBufferName)            \
+    X(HcclCommConfig, hcclQos) X(HcclCommConfig, hcclSymWinMaxMemSizePerRank) X(HcclCommConfig, hcclChannelSqDepth)    \
+    X(HcclChannelDesc, header) X(HcclChannelDesc, remoteRank) X(HcclChannelDesc, channelProtocol)                      \
+    X(HcclChannelDesc, localEndpoint) X(HcclChannelDesc, remoteEndpoint) X(HcclChannelDesc, notifyNum)                 \
+    X(HcclChannelDesc, memHandles) X(HcclChannelDesc, memHandleNum) X(HcclChannelDesc, raws)
+
+/* One overload pair per field: the first is chosen when the struct has the field, the second when it has not. */
+#define HCOMM_DEFINE_PROBE(T, f)                                                                                       \
+    template <typename U> static auto probe_##T##_##f(int) -> decltype((void)std::declval<U &>().f, void())            \
+    {                                                                                                                  \
+        printf("%s.%s=%zu\n", #T, #f, offsetof(U, f));                                                                \
+    }                                                                                                                  \
+    template <typename U> static void probe_##T##_##f(long) { printf("%s.%s=absent\n", #T, #f); }
+HCOMM_COMMUNICATOR_FIELDS(HCOMM_DEFINE_PROBE)
+
+int main(void)
+{
+    printf("sizeof.HcclCommConfig=%zu\n", sizeof(HcclCommConfig));
+    printf("sizeof.HcclChannelDesc=%zu\n", sizeof(HcclChannelDesc));
+#define HCOMM_CALL_PROBE(T, f) probe_##T##_##f<T>(0);
+    HCOMM_COMMUNICATOR_FIELDS(HCOMM_CALL_PROBE)
+    return 0;
+}
+#else /* the endpoint path's structs, and at build time every struct */
 #include <stdio.h>
 #include <stddef.h>
 #ifdef HCOMM_PROBE_INSTALL
@@ -62,3 +106,4 @@ int main(void)
 #endif
     return 0;
 }
+#endif

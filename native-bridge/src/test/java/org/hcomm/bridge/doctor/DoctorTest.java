@@ -8,12 +8,17 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.function.UnaryOperator;
+import java.util.stream.Stream;
+import org.hcomm.bridge.raw.HcommSymbol;
+import org.hcomm.bridge.raw.HcommSymbol.Need;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -58,6 +63,12 @@ class DoctorTest {
     }
 
     static Run doctor(Path ascendHome, String... args) throws IOException, InterruptedException {
+        return doctor(ascendHome, Map.of(), args);
+    }
+
+    /** The doctor with {@code env} added to this JVM's environment (and ASCEND_HOME_PATH, LD_LIBRARY_PATH as above). */
+    static Run doctor(Path ascendHome, Map<String, String> env, String... args) throws IOException,
+            InterruptedException {
         List<String> cmd = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElse("java"), "-cp",
                 System.getProperty("java.class.path"), Doctor.class.getName(), "doctor"));
         cmd.addAll(List.of(args));
@@ -65,6 +76,8 @@ class DoctorTest {
         Path stderr = Files.createTempFile(work, "doctor", ".err");
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectOutput(stdout.toFile()).redirectError(stderr.toFile());
         pb.environment().remove("LD_LIBRARY_PATH");
+        pb.environment().remove("HCOMM_SOFT_SOC");
+        pb.environment().putAll(env);
         if (ascendHome == null) {
             pb.environment().remove("ASCEND_HOME_PATH");
         } else {
@@ -231,6 +244,111 @@ class DoctorTest {
         assertEquals(0, r.exit, r.output);
     }
 
+    // ---- the communicator path (Atlas A2/A3) ----
+
+    private static final Map<String, String> A2 = Map.of("HCOMM_SOFT_SOC", "Ascend910B3", "HCCL_IF_IP", "127.0.0.1");
+
+    /** The HCCL functions of the communicator path, as the binding's table lists them. */
+    private static List<String> hcclFunctions() {
+        return Stream.of(HcommSymbol.values()).filter(f -> f.need() == Need.COMMUNICATOR)
+                .map(Enum::name).filter(n -> n.startsWith("Hccl")).toList();
+    }
+
+    @Test
+    void softHcommAsAnA2TakesTheCommunicatorPathAndReadsThroughIt() throws Exception {
+        Run r = doctor(null, A2);
+        assertTrue(r.output.startsWith("hcomm doctor: provider soft, api auto: the communicator path (SoC "
+                + "Ascend910B3"), r.output);
+        for (String check : List.of("library", "symbols", "abi")) {
+            r.expect(check, "PASS");
+        }
+        r.expect("product", "PASS", "SoC Ascend910B3 (soft HComm's profile", "Atlas A2",
+                "api auto takes the communicator path");
+        r.expect("end-to-end", "PASS", "read 256 MiB", "2-rank HCCL communicator", "hcclBufferSize 128 MB", "GB/s",
+                "HcommReadOnThread in batch mode", "every byte verified", "HcclCommDestroy",
+                "no live object left in either process");
+        assertEquals(0, r.exit, r.output);
+    }
+
+    @Test
+    void forcingTheEndpointApiOnAnA2FailsTheProductCheckAndNoReadIsTried() throws Exception {
+        Run r = doctor(null, A2, "--api", "endpoint");
+        r.onlyFails("product");
+        r.expect("product", "FAIL", "SoC Ascend910B3", "api=endpoint is set", "documented for Atlas 350 only",
+                "HCCL_E_NOT_SUPPORT", "do: set spark.shuffle.hcomm.api=communicator");
+        r.expect("end-to-end", "SKIP");
+    }
+
+    @Test
+    void aCommunicatorThatCannotFormFailsTheEndToEndCheckNamingTheCallAndCode() throws Exception {
+        Map<String, String> env = new HashMap<>(A2);
+        env.put("HCOMM_SOFT_DEVICE_MEM_MB", "1"); // less than the 2 x 4 MB HCCL buffer each rank allocates
+        Run r = doctor(null, env, "--bytes", "8388608");
+        r.onlyFails("end-to-end");
+        r.expect("end-to-end", "FAIL", "failed while joining the 2-rank communicator",
+                "HcclCommInitRootInfoConfig failed: 24 HCCL_E_OOM", "hcclBufferSize 4 MB");
+    }
+
+    @Test
+    void aCann85InstallOnAnA2PassesEveryCheckOfTheCommunicatorPathAndReads() throws Exception {
+        // CANN 8.5: no endpoint API, no include/hcomm, HcclChannelDesc in hccl_res.h, HcclCommConfig of 2,104 bytes
+        Set<String> drop = new HashSet<>(Set.of("HcommMemAlloc", "HcommMemFree"));
+        Stream.of(HcommSymbol.values()).filter(f -> f.need() == Need.ENDPOINT_API).forEach(f -> drop.add(f.name()));
+        FakeInstall f = install("cann85-a2").hcomm(objects, drop).headers(AS_IS, AS_IS)
+                .hcclHeaders(t -> t.substring(0, t.indexOf("    char hcclBufferName[128];")) + "} HcclCommConfig;\n",
+                        true)
+                .ascendClOfSoft();
+        Run r = doctor(f.home, A2, "--provider", "cann", "--bytes", "8388608");
+        r.expect("library", "PASS", "CANN 9.0.0-fake");
+        r.expect("symbols", "PASS", "all that api=communicator needs", "the endpoint API", "HcommEndpointCreate",
+                "which this path does not call", "libascendcl.so has the 7 ACL functions");
+        r.expect("abi", "PASS", "field offsets of HcclCommConfig and HcclChannelDesc agree with "
+                + f.headers().resolveSibling("hccl"), "HcclCommConfig 2104 bytes", "an older version, without "
+                + "[hcclBufferName, hcclQos, hcclSymWinMaxMemSizePerRank, hcclChannelSqDepth]");
+        r.expect("product", "PASS", "SoC Ascend910B3", "Atlas A2", "the communicator path");
+        r.expect("end-to-end", "PASS", "read 8 MiB", "hcclBufferSize 4 MB", "every byte verified",
+                "CANN does not count live objects");
+        assertEquals(0, r.exit, r.output);
+    }
+
+    @Test
+    void aLibraryWithoutTheHcclFunctionsFailsTheSymbolsCheckOfTheCommunicatorPath() throws Exception {
+        List<String> hccl = hcclFunctions();
+        FakeInstall f = install("no-hccl").hcomm(objects, Set.copyOf(hccl)).headers(AS_IS, AS_IS)
+                .hcclHeaders(AS_IS, false).ascendClOfSoft();
+        Run r = doctor(f.home, A2, "--provider", "cann", "--api", "communicator");
+        r.onlyFails("symbols");
+        r.expect("symbols", "FAIL", "missing " + hccl + ", which api=communicator needs",
+                "do: the communicator path needs the HCCL resource API of CANN 8.5 or later");
+        r.expect("abi", "PASS", "agree with " + f.headers().resolveSibling("hccl"), "HcclCommConfig 2248 bytes");
+        r.expect("end-to-end", "SKIP");
+    }
+
+    @Test
+    void anAscendClWithoutTheDeviceFunctionsFailsTheSymbolsCheckOfTheCommunicatorPath() throws Exception {
+        FakeInstall f = install("acl-soc-only").hcomm(objects, Set.of()).headers(AS_IS, AS_IS)
+                .hcclHeaders(AS_IS, false).ascendCl("Ascend910_9391");
+        Run r = doctor(f.home, "--provider", "cann");
+        r.onlyFails("symbols");
+        r.expect("symbols", "FAIL", f.lib64().resolve("libascendcl.so") + ": missing [aclrtCreateStream, "
+                + "aclrtDestroyStream, aclrtMemcpy, aclrtSetDevice, aclrtSynchronizeStream], which api=communicator "
+                + "needs", "do: source the set_env.sh");
+        r.expect("product", "PASS", "SoC Ascend910_9391", "Atlas A3", "api auto takes the communicator path");
+    }
+
+    @Test
+    void aHeaderWithAnotherHcclCommConfigLayoutFailsTheAbiCheckNamingTheField() throws Exception {
+        FakeInstall f = install("config-layout").hcomm(objects, Set.of()).headers(AS_IS, AS_IS)
+                .hcclHeaders(t -> t.replace("uint32_t hcclDeterministic;", "uint64_t hcclDeterministic;"), false)
+                .ascendClOfSoft();
+        Run r = doctor(f.home, A2, "--provider", "cann");
+        r.onlyFails("abi");
+        r.expect("abi", "FAIL", "the communicator path's structs differ from the binding's in "
+                + f.headers().resolveSibling("hccl"), "HcclCommConfig.hcclDeterministic: C 32, binding 28",
+                "HcclCommConfig.hcclCommName: C 40, binding 32", "do: use a CANN whose HcclChannelDesc is v1");
+        r.expect("end-to-end", "SKIP");
+    }
+
     @Test
     void anUnknownOptionOrAnOversizedReadIsAUsageErrorNamingWhatIsAllowed() throws Exception {
         Run r = doctor(null, "--provder", "soft");
@@ -239,5 +357,11 @@ class DoctorTest {
         Run big = doctor(null, "--bytes", Long.toString((1L << 30) + 8));
         assertEquals(2, big.exit, big.output);
         assertTrue(big.output.contains("use a multiple of 8 from 8 to 1073741824 (1 GiB)"), big.output);
+        Run api = doctor(null, "--api", "both");
+        assertEquals(2, api.exit, api.output);
+        assertTrue(api.output.contains("--api both is not valid; use auto, endpoint or communicator"), api.output);
+        Run devices = doctor(null, "--devices", "1,1");
+        assertEquals(2, devices.exit, devices.output);
+        assertTrue(devices.output.contains("name two different NPUs"), devices.output);
     }
 }

@@ -15,10 +15,11 @@ import java.util.stream.Stream;
 import org.hcomm.bridge.install.Install;
 
 /**
- * A directory laid out like {@code $ASCEND_HOME_PATH} ({@code <arch>-linux/lib64}, {@code <arch>-linux/include/hcomm},
- * {@code version.cfg}), with libraries compiled here from C: an HComm built from soft HComm's own sources (so it
- * really works), exporting all or all but some functions; headers made from soft HComm's, as they are or changed
- * the way an older CANN differs; a {@code libascendcl.so} answering a chosen SoC name; libraries that cannot load.
+ * A directory laid out like {@code $ASCEND_HOME_PATH} ({@code <arch>-linux/lib64}, {@code <arch>-linux/include/hcomm}
+ * and {@code include/hccl}, {@code version.cfg}), with libraries compiled here from C: an HComm built from soft
+ * HComm's own sources (so it really works), exporting all or all but some functions; headers made from soft HComm's,
+ * as they are or changed the way an older CANN differs; a {@code libascendcl.so} answering a chosen SoC name, or
+ * soft HComm's whole ACL; libraries that cannot load.
  */
 final class FakeInstall {
     static final Path CSRC = Path.of(System.getProperty("hcomm.test.csrc", "src/main/c"));
@@ -81,6 +82,60 @@ final class FakeInstall {
         Files.writeString(headers().resolve("hcomm_res.h"), res.apply(api));
         Files.writeString(headers().resolve("hcomm_channel.h"), "#include \"hcomm_res.h\"\n");
         Files.writeString(headers().resolve("hcomm_primitives.h"), "#include \"hcomm_res.h\"\n");
+        return this;
+    }
+
+    /**
+     * {@code include/hccl} as CANN installs it, made from soft HComm's headers (after {@link #headers}): the
+     * communicator section of the types leaves {@code hcomm_res_defs.h} for {@code hccl_types.h} (HcclCommConfig,
+     * its 24-byte prefix written as CANN's {@code char reserved[24]}, then rewritten by {@code config}) and
+     * {@code hccl_channel.h} (HcclChannelDesc), as in CANN 9.x; with {@code cann85} as in CANN 8.5 instead:
+     * HcclChannelDesc in {@code hccl_res.h}, no {@code hccl_channel.h} and no {@code include/hcomm}.
+     */
+    FakeInstall hcclHeaders(java.util.function.UnaryOperator<String> config, boolean cann85) throws IOException {
+        Path defs = headers().resolve("hcomm_res_defs.h");
+        String text = Files.readString(defs, StandardCharsets.UTF_8);
+        int from = text.indexOf("/* ---- the HCCL communicator path");
+        int to = text.indexOf("/* ACL (libascendcl");
+        String section = text.substring(from, to);
+        Files.writeString(defs, text.substring(0, from) + text.substring(to));
+        int desc = section.indexOf("#define HCCL_CHANNEL_MAGIC_WORD");
+        String types = config.apply(section.substring(0, desc).replace("size_t size;\n    uint32_t magicWord;\n"
+                + "    uint32_t version;\n    uint64_t reserved;", "char reserved[24];"));
+        Path hccl = Files.createDirectories(headers().resolveSibling("hccl"));
+        Files.writeString(hccl.resolve("hccl_types.h"), guarded("HCCL_TYPES", "#include \"hcomm_res_defs.h\"\n"
+                + types));
+        String channel = "#include \"hccl_types.h\"\n" + section.substring(desc);
+        if (cann85) {
+            Files.move(defs, hccl.resolve("hcomm_res_defs.h"));
+            try (Stream<Path> s = Files.list(headers())) {
+                for (Path h : s.toList()) {
+                    Files.delete(h);
+                }
+            }
+            Files.delete(headers());
+            Files.writeString(hccl.resolve("hccl_res.h"), guarded("HCCL_RES", channel));
+        } else {
+            Files.writeString(hccl.resolve("hccl_res.h"), guarded("HCCL_RES", "#include \"hccl_types.h\"\n"));
+            Files.writeString(hccl.resolve("hccl_channel.h"), guarded("HCCL_CHANNEL", channel));
+        }
+        return this;
+    }
+
+    private static String guarded(String name, String text) {
+        return "#ifndef FAKE_" + name + "_H\n#define FAKE_" + name + "_H\n" + text + "#endif\n";
+    }
+
+    /**
+     * libascendcl.so that is soft HComm's ACL: a stub that needs this install's libhcomm.so (built from soft HComm,
+     * which exports the ACL functions), so that every ACL function resolves there and shares its devices and
+     * streams; its SoC is soft HComm's profile ({@code HCOMM_SOFT_SOC}).
+     */
+    FakeInstall ascendClOfSoft() throws IOException, InterruptedException {
+        Path c = home.resolve("acl-stub.c");
+        Files.writeString(c, "int hcomm_fake_ascendcl(void) { return 0; }\n");
+        cc("gcc", "-shared", "-fPIC", c.toString(), "-L" + lib64(), "-Wl,--no-as-needed", "-lhcomm",
+                "-Wl,-rpath,$ORIGIN", "-o", lib64().resolve("libascendcl.so").toString());
         return this;
     }
 

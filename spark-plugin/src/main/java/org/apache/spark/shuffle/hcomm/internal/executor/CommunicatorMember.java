@@ -11,7 +11,6 @@ import org.apache.spark.resource.ResourceInformation;
 import org.apache.spark.shuffle.hcomm.internal.conf.HcommConf;
 import org.apache.spark.shuffle.hcomm.internal.conf.LogCategory;
 import org.apache.spark.shuffle.hcomm.internal.rpc.Messages;
-import org.hcomm.bridge.Acl;
 import org.hcomm.bridge.HcommNative;
 import org.hcomm.bridge.SoftHcomm;
 import org.hcomm.bridge.transport.CommunicatorTransport;
@@ -45,27 +44,12 @@ final class CommunicatorMember {
 
     /**
      * {@code endpoint} or {@code communicator}: the configured API, or for {@code auto} the one the SoC supports
-     * (A2 and A3: communicator). Loads the library; when it cannot load, {@code endpoint} (its failure then takes
-     * the usual fallback path).
+     * (A2 and A3: communicator; the loader reads the SoC before it judges the install for that API). Loads the
+     * library; when it cannot load, {@code endpoint} (its failure then takes the usual fallback path).
      */
     static String chooseApi(SparkConf conf) {
-        String api = HcommConf.API.get(conf);
-        System.setProperty(HcommNative.API_PROPERTY, api);
-        if (!api.equals("auto")) {
-            return api;
-        }
-        if (!HcommNative.isAvailable()) {
-            return "endpoint";
-        }
-        String soc;
-        try {
-            soc = Acl.socName();
-        } catch (RuntimeException | LinkageError e) {
-            LOG.warn("HComm: the SoC is unknown ({}); {}=auto takes the endpoint API", e.toString(),
-                    HcommConf.API.key());
-            return "endpoint";
-        }
-        return isA2OrA3(soc) ? "communicator" : "endpoint";
+        System.setProperty(HcommNative.API_PROPERTY, HcommConf.API.get(conf));
+        return HcommNative.api(); // the loader decided auto by the SoC before judging the install
     }
 
     static boolean isA2OrA3(String soc) {

@@ -1,0 +1,170 @@
+package org.hcomm.bridge.doctor;
+
+import com.sun.jna.Memory;
+import com.sun.jna.Pointer;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.HexFormat;
+import org.hcomm.bridge.Acl;
+import org.hcomm.bridge.CommStream;
+import org.hcomm.bridge.Communicator;
+import org.hcomm.bridge.HcommException;
+import org.hcomm.bridge.SoftHcomm;
+import org.hcomm.bridge.install.Finding;
+import org.hcomm.bridge.install.Finding.Check;
+import org.hcomm.bridge.install.Provider;
+import org.hcomm.bridge.raw.HcommAbi;
+
+/**
+ * The doctor's end-to-end check of the communicator path (Atlas A2/A3), the sequence an executor runs: the owner
+ * ({@link #main}, a second process from the same class path) makes the root info ({@code HcclGetRootInfo}); both
+ * join a 2-rank communicator ({@code HcclCommInitRootInfoConfig}, {@code hcclBufferSize} just large enough for the
+ * bytes) and acquire the channel between them ({@code HcclChannelAcquire}, HCCS, both ends); the owner stages a
+ * pattern into its HCCL buffer host to device ({@code aclrtMemcpy}); this process reads it one-sidedly into its own
+ * HCCL buffer ({@code HcommReadOnThread} in batch mode on a stream of {@code HcclThreadAcquireWithStream},
+ * completed by {@code aclrtSynchronizeStream}), copies it device to host and verifies every byte; both destroy
+ * their communicator ({@code HcclCommDestroy}) and (soft HComm) count no live object.
+ *
+ * <p>Owner protocol, one line each way: the owner prints {@code ROOT <rootInfoHex> <name>}, then {@code STAGED}
+ * once the bytes are on its device; the reader sends {@code DONE}, the owner destroys its communicator and answers
+ * {@code BYE <noLiveObjects|unknown>}. Any failure answers {@code ERROR <what>}. Readiness travels out of band
+ * after the bytes landed, as in the plugin (no notify handshake).
+ */
+final class CommunicatorEndToEnd {
+    private static final long PIECE = 16L << 20;
+    private static final Duration SETUP = Duration.ofSeconds(60);
+
+    private CommunicatorEndToEnd() {}
+
+    /** {@code hcclBufferSize} in MB for {@code bytes}: the HCCL buffer is twice it, at least the bytes read. */
+    static int bufferMb(long bytes) {
+        return (int) Math.max(1, (bytes + (2L << 20) - 1) / (2L << 20));
+    }
+
+    static Finding run(Provider provider, String address, long bytes, int ownerDevice, int readerDevice) {
+        int bufferMb = bufferMb(bytes);
+        String[] step = {"starting the owner process"};
+        OwnerProcess owner = null;
+        try {
+            owner = OwnerProcess.start(CommunicatorEndToEnd.class, address, Long.toString(bytes),
+                    Integer.toString(ownerDevice), Integer.toString(bufferMb));
+            return read(owner, address, bytes, ownerDevice, readerDevice, bufferMb, step);
+        } catch (Exception | Error e) {
+            String ownerSaid = "";
+            if (owner != null) {
+                owner.stop(); // its last lines are read by then
+                ownerSaid = owner.errors();
+            }
+            String what = e instanceof HcommException ? e.getMessage() : String.valueOf(e);
+            return Finding.fail(Check.END_TO_END, "the communicator read between two processes failed while "
+                    + step[0] + ": " + what + (ownerSaid.isEmpty() ? "" : "; the owner process said: " + ownerSaid),
+                    provider == Provider.CANN ? "the two ranks need two NPUs of this host that are free (--devices "
+                    + "OWNER,READER, now " + ownerDevice + "," + readerDevice + "), HCCL_IF_IP set to this host's "
+                    + "address if the root's listener picks another, and must join within HCCL_CONNECT_TIMEOUT; "
+                    + "the findings above say what else to check"
+                    : "the findings above say what to check; --json keeps the report");
+        } finally {
+            if (owner != null) {
+                owner.stop();
+            }
+        }
+    }
+
+    private static Finding read(OwnerProcess owner, String address, long bytes, int ownerDevice, int device,
+            int bufferMb, String[] step) throws Exception {
+        step[0] = "waiting for the owner's root info (HcclGetRootInfo on device " + ownerDevice + ")";
+        String[] root = owner.expect("ROOT", SETUP);
+        if (SoftHcomm.isActive()) {
+            SoftHcomm.configure("if_ip", address);
+        }
+        double seconds;
+        long wrong = -1;
+        step[0] = "joining the 2-rank communicator as rank 1 on device " + device;
+        try (Communicator comm = Communicator.join(HexFormat.of().parseHex(root[1]), 2, 1, device, bufferMb,
+                root[2])) {
+            step[0] = "acquiring the channel to rank 0 (both ends call HcclChannelAcquire)";
+            long channel = comm.acquireChannels(new int[] {0}, new int[] {HcommAbi.COMM_PROTOCOL_HCCS}, 0)[0];
+            step[0] = "waiting for the owner to stage " + bytes + " bytes host to device";
+            owner.expect("STAGED", SETUP);
+            step[0] = "asking for the owner's HCCL buffer";
+            long[] peer = comm.peerBuffer(channel);
+            if (peer[1] < bytes || comm.bufferSize() < bytes) {
+                throw new IllegalStateException("HCCL buffers of " + peer[1] + " (owner) and " + comm.bufferSize()
+                        + " (reader) bytes for a read of " + bytes + " with hcclBufferSize " + bufferMb + " MB");
+            }
+            step[0] = "reading one-sidedly";
+            CommStream stream = comm.newStream();
+            long start = System.nanoTime();
+            for (long at = 0; at < bytes; at += PIECE) {
+                stream.read(channel, comm.bufferAddress() + at, peer[0] + at, Math.min(PIECE, bytes - at));
+            }
+            stream.await();
+            seconds = (System.nanoTime() - start) / 1e9;
+            step[0] = "copying device to host";
+            Memory host = new Memory(Math.min(PIECE, bytes));
+            for (long at = 0; at < bytes && wrong < 0; at += PIECE) {
+                long len = Math.min(PIECE, bytes - at);
+                Acl.toHost(device, Pointer.nativeValue(host), comm.bufferAddress() + at, len);
+                long w = EndToEnd.firstWrong(host.getByteBuffer(0, len), at / 8, len);
+                wrong = w < 0 ? -1 : at + w;
+            }
+            step[0] = "destroying the communicator (HcclCommDestroy)";
+        }
+        if (wrong >= 0) {
+            return Finding.fail(Check.END_TO_END, "read " + bytes + " bytes through the communicator but byte "
+                    + wrong + " differs from what the owner staged", "report this to the project with the "
+                    + "doctor's --json output");
+        }
+        step[0] = "waiting for the owner to destroy its communicator";
+        owner.send("DONE");
+        String[] bye = owner.expect("BYE", SETUP);
+        String live = EndToEnd.liveObjects(bye[1]);
+        String summary = String.format("read %d MiB one-sidedly from a second process through a 2-rank HCCL "
+                + "communicator (devices %d and %d, hcclBufferSize %d MB, 1 HCCS channel): %.2f GB/s "
+                + "(HcommReadOnThread in batch mode, completed by aclrtSynchronizeStream); staged host to device by "
+                + "the owner, copied device to host here, every byte verified; both destroyed their communicator "
+                + "(HcclCommDestroy); %s", bytes >> 20, ownerDevice, device, bufferMb, bytes / seconds / 1e9, live);
+        return live.startsWith("left") ? Finding.fail(Check.END_TO_END, summary, "report this leak to the project")
+                : Finding.pass(Check.END_TO_END, summary);
+    }
+
+    /**
+     * The owner process: {@code CommunicatorEndToEnd <address> <bytes> <device> <bufferMb>}; ends on {@code DONE}
+     * or at the end of its input.
+     */
+    public static void main(String[] args) {
+        Doctor.quietJdkLogging();
+        PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        try {
+            long bytes = Long.parseLong(args[1]);
+            int device = Integer.parseInt(args[2]);
+            int bufferMb = Integer.parseInt(args[3]);
+            if (SoftHcomm.isActive()) {
+                SoftHcomm.configure("if_ip", args[0]);
+            }
+            byte[] root = Communicator.rootInfo(device);
+            String name = "hcomm-doctor-" + ProcessHandle.current().pid();
+            out.println("ROOT " + HexFormat.of().formatHex(root) + " " + name);
+            try (Communicator comm = Communicator.join(root, 2, 0, device, bufferMb, name)) {
+                comm.acquireChannels(new int[] {1}, new int[] {HcommAbi.COMM_PROTOCOL_HCCS}, 0);
+                Memory host = new Memory(Math.min(PIECE, bytes));
+                for (long at = 0; at < bytes; at += PIECE) {
+                    long len = Math.min(PIECE, bytes - at);
+                    EndToEnd.fill(host.getByteBuffer(0, len), at / 8, len);
+                    Acl.toDevice(device, comm.bufferAddress() + at, Pointer.nativeValue(host), len);
+                }
+                out.println("STAGED");
+                in.readLine(); // DONE, or the end of input when the reader gave up
+            }
+            out.println("BYE " + EndToEnd.liveWord());
+        } catch (Exception | Error e) {
+            out.println("ERROR " + String.valueOf(e).replace('\n', ' '));
+            System.err.println("hcomm doctor owner process: " + e);
+            System.exit(1);
+        }
+    }
+}
