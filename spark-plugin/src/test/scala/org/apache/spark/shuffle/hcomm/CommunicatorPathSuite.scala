@@ -40,5 +40,7 @@ class CommunicatorPathSuite extends HcommShuffleSuite {
     assert(metric("communicatorsLive") == executors, "each executor holds one communicator")
     assert(metric("communicatorsJoined") == executors)
     assert(metric("outputsMapped") == 0 && metric("indexesMapped") == 0, "no file is registered on A2")
+    // every one-sided byte came to the host by a device-to-host copy (and the index reads too)
+    assert(metric("bytesToHost") > metric("bytesReadOneSided") - before)
   }
 }

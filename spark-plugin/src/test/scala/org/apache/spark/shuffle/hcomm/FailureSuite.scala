@@ -153,7 +153,8 @@ class FailureSuite extends LocalClusterSuite {
   test("an Atlas A2 host on the endpoint API, fallback never: executors cannot start, naming the refused call and " +
       "the key") {
     executorsCannotStart(null, Seq("spark.executorEnv.HCOMM_SOFT_SOC" -> "Ascend910B3",
-      "spark.shuffle.hcomm.api" -> "endpoint"), "HcommEndpointCreate", "NOT_SUPPORT")
+      "spark.shuffle.hcomm.api" -> "endpoint"), "HcommEndpointCreate", "NOT_SUPPORT", "Ascend910B3",
+      "spark.shuffle.hcomm.api=communicator")
   }
 
   /** With fallback never and `library`, the one executor cannot start; its loss reason names the key and `phrases`. */

@@ -51,8 +51,26 @@ final class TransportStart {
         } catch (RuntimeException | IOException e) {
             why = e;
         }
-        unavailable(plugin, conf, fallback, why);
+        unavailable(plugin, conf, fallback, onWrongApi(why));
         return null;
+    }
+
+    /**
+     * The endpoint API's failure on a SoC that reads through communicators (Atlas A2/A3, where the endpoint API was
+     * forced): the same failure, naming the SoC and the setting that chooses the path.
+     */
+    private static Throwable onWrongApi(Throwable why) {
+        String soc;
+        try {
+            soc = org.hcomm.bridge.Acl.socName();
+        } catch (RuntimeException | LinkageError e) {
+            return why;
+        }
+        if (!CommunicatorMember.isA2OrA3(soc)) {
+            return why;
+        }
+        return new IllegalStateException(why.getMessage() + " (this host's SoC " + soc + " reads one-sidedly through "
+                + "HCCL communicators: set " + HcommConf.API.key() + "=communicator, or auto)", why);
     }
 
     /** HComm cannot serve this executor: fallback decides between Spark's fetch (a warning) and an error. */

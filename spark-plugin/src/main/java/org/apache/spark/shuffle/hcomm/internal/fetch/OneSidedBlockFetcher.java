@@ -144,6 +144,9 @@ public final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId,
                 }
                 awaitTimed(batch, ShuffleMetrics.FetchWait.INDEX);
                 metrics.indexRounds.inc();
+                if (resources.onDevice()) {
+                    metrics.bytesToHost.inc(places.stream().mapToLong(p -> p[2]).sum());
+                }
             } catch (TransportException e) {
                 long scratch = chunks.get(0).address;
                 MapRead failed = Blame.blame(e, reads.subList(roundStart, i),
@@ -220,6 +223,9 @@ public final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId,
         }
         metrics.bytesReadOneSided.inc(bytes);
         metrics.bytesReadCrossHost.inc(crossHost);
+        if (resources.onDevice()) {
+            metrics.bytesToHost.inc(bytes);
+        }
         readMetrics.incRemoteBytesRead(bytes);
     }
 

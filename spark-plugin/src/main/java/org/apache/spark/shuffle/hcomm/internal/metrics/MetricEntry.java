@@ -72,8 +72,11 @@ public enum MetricEntry {
     COMMUNICATORS_LIVE("communicatorsLive", Kind.GAUGE, "communicators", ShuffleMetrics.Snapshot::communicatorsLive,
             "`communicatorsJoined` - `communicatorsDestroyed`: 0 once the application ended"),
     BYTES_STAGED("bytesStaged", Kind.COUNTER, "bytes", ShuffleMetrics.Snapshot::bytesStaged,
-            "map-output bytes (indexes and data) copied host to device into the HCCL buffer, where peers read them; "
-                    + "every one-sided byte read on this path comes back to the host by a device-to-host copy"),
+            "map-output bytes (indexes and data) copied host to device into the HCCL buffer, where peers read them "
+                    + "(the communicator path's host-to-device bytes)"),
+    BYTES_TO_HOST("bytesToHost", Kind.COUNTER, "bytes", ShuffleMetrics.Snapshot::bytesToHost,
+            "bytes read one-sidedly into the HCCL buffer and copied device to host for the reducers (indexes and "
+                    + "data; the communicator path's device-to-host bytes)"),
     OUTPUTS_NOT_STAGED("outputsNotStaged", Kind.COUNTER, "map outputs", ShuffleMetrics.Snapshot::outputsNotStaged,
             "map outputs that did not fit the HCCL buffer: readers fetch them with Spark (fallback `auto`)"),
     TASKS_BEFORE_COMMUNICATOR("tasksBeforeCommunicator", Kind.COUNTER, "reduce tasks",

@@ -28,7 +28,7 @@ public final class ShuffleMetrics implements Source {
             long fetchWaitSparkMillis, long outputsCopied, long outputsMapped, long indexesMapped, long indexRounds, long readWaves,
             long chunksRetired, long chunksReclaimed, long bytesReadCrossHost,
             long outputsPublishedLate, long communicatorsJoined, long communicatorsDestroyed, long bytesStaged,
-            long outputsNotStaged, long tasksBeforeCommunicator) implements Serializable {
+            long outputsNotStaged, long tasksBeforeCommunicator, long bytesToHost) implements Serializable {
         public long channelsLive() {
             return channelsCreated - channelsDestroyed;
         }
@@ -75,6 +75,7 @@ public final class ShuffleMetrics implements Source {
     public final Counter bytesStaged;
     public final Counter outputsNotStaged;
     public final Counter tasksBeforeCommunicator;
+    public final Counter bytesToHost;
     /**
      * The rest of Spark's fetch wait time: what Spark's own fetch iterator (this executor's blocks, the fallback's)
      * counted, in its whole milliseconds. With the {@link FetchWait} split it sums to the tasks' fetch wait.
@@ -111,7 +112,7 @@ public final class ShuffleMetrics implements Source {
             channelsCreated = channelsDestroyed = destroyCalls = bytesReadOneSided = bytesReadFallback = bytesReadCrossHost = readsIssued =
                     indexRounds = readWaves = chunksRetired = chunksReclaimed = outputsCopied = outputsMapped =
                     indexesMapped = outputsPublishedLate = fetchWaitSpark = communicatorsJoined =
-                    communicatorsDestroyed = bytesStaged = outputsNotStaged = tasksBeforeCommunicator = null;
+                    communicatorsDestroyed = bytesStaged = outputsNotStaged = tasksBeforeCommunicator = bytesToHost = null;
             channelSetupTime = readLatency = null;
             for (MetricEntry m : MetricEntry.values()) {
                 if (m.onDriver()) {
@@ -142,6 +143,7 @@ public final class ShuffleMetrics implements Source {
             bytesStaged = counter(MetricEntry.BYTES_STAGED);
             outputsNotStaged = counter(MetricEntry.OUTPUTS_NOT_STAGED);
             tasksBeforeCommunicator = counter(MetricEntry.TASKS_BEFORE_COMMUNICATOR);
+            bytesToHost = counter(MetricEntry.BYTES_TO_HOST);
             gauge(MetricEntry.COMMUNICATORS_LIVE,
                     () -> communicatorsJoined.getCount() - communicatorsDestroyed.getCount());
             channelSetupTime = timer(MetricEntry.CHANNEL_SETUP_TIME);
@@ -231,7 +233,7 @@ public final class ShuffleMetrics implements Source {
                 readWaves.getCount(), chunksRetired.getCount(), chunksReclaimed.getCount(),
                 bytesReadCrossHost.getCount(), outputsPublishedLate.getCount(), communicatorsJoined.getCount(),
                 communicatorsDestroyed.getCount(), bytesStaged.getCount(), outputsNotStaged.getCount(),
-                tasksBeforeCommunicator.getCount());
+                tasksBeforeCommunicator.getCount(), bytesToHost.getCount());
     }
 
     /** Driver: the latest counters of one executor. */
