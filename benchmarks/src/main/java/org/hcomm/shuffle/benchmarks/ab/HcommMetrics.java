@@ -63,14 +63,50 @@ final class HcommMetrics {
         return true;
     }
 
-    /** The counters' growth from {@code before} to {@code after}; levels (channelsLive) and markers as in after. */
+    /** Gauges that are levels, not counters, and markers: {@link #since} keeps them as they are in after. */
+    static final java.util.Set<String> LEVELS = java.util.Set.of("channelsLive", "communicatorsLive",
+            "notSettledAfterMs");
+
+    /**
+     * The counters' growth from {@code before} to {@code after}; levels (channelsLive, communicatorsLive) and
+     * markers as in after.
+     */
     static Map<String, Long> since(Map<String, Long> before, Map<String, Long> after) {
         Map<String, Long> out = new TreeMap<>(after);
         before.forEach((k, v) -> {
-            if (!k.equals("channelsLive") && !k.equals("notSettledAfterMs") && out.containsKey(k)) {
+            if (!LEVELS.contains(k) && out.containsKey(k)) {
                 out.put(k, out.get(k) - v);
             }
         });
         return out;
+    }
+
+    /**
+     * The communicator path's own checks (warnings): one communicator per executor, formed before the timed tasks ran
+     * (none planned its blocks for Spark's fetch), every map output staged host to device; and the endpoint
+     * configurations on no communicator (an HCOMM_SOFT_SOC exported in the caller's shell would reach local-cluster
+     * executors and turn hcomm into the communicator path).
+     */
+    static void communicatorChecks(RunResult r, String who, List<String> warnings) {
+        Map<String, Long> m = r.hcomm();
+        long live = m.getOrDefault("communicatorsLive", 0L);
+        if (!r.config().isCommunicator()) {
+            if (live != 0) {
+                warnings.add(who + ": " + live + " communicator(s) live on the endpoint path (HCOMM_SOFT_SOC set?)");
+            }
+            return;
+        }
+        if (live != r.cell().executors()) {
+            warnings.add(who + ": communicatorsLive " + live + ", expected one per executor (" + r.cell().executors()
+                    + ")");
+        }
+        if (m.getOrDefault("tasksBeforeCommunicator", 0L) > 0 || m.getOrDefault("outputsNotStaged", 0L) > 0) {
+            warnings.add(who + ": " + m.getOrDefault("tasksBeforeCommunicator", 0L) + " reduce task(s) before the "
+                    + "communicator, " + m.getOrDefault("outputsNotStaged", 0L) + " map output(s) not staged");
+        }
+        if (m.getOrDefault("bytesStaged", 0L) == 0 && r.shuffleWriteBytes() > 0) {
+            warnings.add(who + ": no byte staged host to device although " + r.shuffleWriteBytes()
+                    + " shuffle bytes were written");
+        }
     }
 }

@@ -30,6 +30,7 @@ final class RatioChart {
         new Color(0x546e7a), // builtin-network
         new Color(0xd9531e), // hcomm
         new Color(0xf2a97e), // hcomm-tcp
+        new Color(0x7b5ea7), // hcomm-communicator
     };
     static final Color TEXT = new Color(0x212121);
     private static final int HEADER = 92;

@@ -81,6 +81,7 @@ final class Runner {
                 throw new IllegalStateException("executors see HCOMM_SOFT_FORCE_TCP=" + forceTcp + ", expected "
                         + config.expectedForceTcp());
             }
+            long formedAfterMs = config.isCommunicator() ? awaitCommunicator(cell.executors(), 90_000) : -1;
             Map<String, Long> hcommBefore = Map.of();
             if (preset.warmExecutors()) {
                 StageMetricsListener warm = new StageMetricsListener();
@@ -120,6 +121,10 @@ final class Runner {
                         + listener.stages().stream().mapToLong(st -> st.remoteBytes).sum();
                 hcomm = HcommMetrics.since(hcommBefore,
                         HcommMetrics.settled(15_000, remoteSoFar, listener.stages()));
+                if (formedAfterMs >= 0) {
+                    hcomm = new java.util.TreeMap<>(hcomm);
+                    hcomm.put(COMMUNICATOR_FORMED_MS, formedAfterMs);
+                }
             }
             List<StageMetricsListener.Stage> stages = listener.stages();
             List<StageMetricsListener.Stage> reduce = stages.stream().filter(StageMetricsListener.Stage::readsShuffle)
@@ -185,6 +190,36 @@ final class Runner {
                 throw new IllegalStateException(n + " executors did not register within 120 s");
             }
             Thread.sleep(100);
+        }
+    }
+
+    /** In a communicator run's plugin counters: ms from the executors' registration to the communicator formed. */
+    static final String COMMUNICATOR_FORMED_MS = "communicatorFormedAfterMs";
+
+    /**
+     * The communicator path: waits until the driver formed the communicator of all {@code executors} (every member
+     * joined and acquired its channels), so that no timed task plans its blocks for Spark's fetch
+     * ({@code tasksBeforeCommunicator}) and every map output of the timed jobs is staged; returns the ms waited
+     * (from here, i.e. once every executor registered with Spark). Fails when none of all formed within the timeout,
+     * with the driver's reason.
+     */
+    static long awaitCommunicator(int executors, long timeoutMs) throws InterruptedException {
+        long start = System.nanoTime();
+        long deadline = start + timeoutMs * 1_000_000L;
+        while (true) {
+            org.apache.spark.shuffle.hcomm.internal.driver.DriverState driver =
+                    org.apache.spark.shuffle.hcomm.internal.driver.DriverState.current();
+            List<String> members = driver == null ? null : driver.communicatorMembers();
+            if (members != null && members.size() == executors) {
+                return (System.nanoTime() - start) / 1_000_000;
+            }
+            if (System.nanoTime() > deadline) { // a communicator of fewer is re-formed once all settle: wait on
+                throw new IllegalStateException("the executors' communicator " + (members != null
+                        ? "formed of " + members + ", not of all " + executors + " executors"
+                        : "did not form within " + timeoutMs + " ms") + (driver == null ? " (no driver state)"
+                        : driver.communicatorFailure() == null ? "" : ": " + driver.communicatorFailure()));
+            }
+            Thread.sleep(20);
         }
     }
 

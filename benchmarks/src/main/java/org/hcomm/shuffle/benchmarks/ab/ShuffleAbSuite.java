@@ -282,6 +282,7 @@ public final class ShuffleAbSuite {
                         warnings.add(who + ": plugin metrics did not settle (channelsLive="
                                 + r.hcomm().getOrDefault("channelsLive", -1L) + ")");
                     }
+                    HcommMetrics.communicatorChecks(r, who, warnings);
                     long oneSided = r.oneSidedBytes();
                     if (oneSided > 0 && Math.abs(oneSided - r.remoteBytes()) > Math.max(1, r.remoteBytes() / 100)) {
                         warnings.add(String.format(Locale.ROOT, "%s: bytesReadOneSided %,d differs from Spark's "
@@ -344,7 +345,10 @@ public final class ShuffleAbSuite {
                 + "checksum %016x  (elapsed %.1f min, ~%.1f min left)", done, total, r.config().label(), r.rep(),
                 r.jobSec(), r.reduceSec(), r.fetchWaitSec(), r.reduceCpuSec(), r.nonTaskCpuSec(), r.ownerCpuSec(), r.shuffleWriteBytes() / 1e6,
                 r.oneSidedBytes() / 1e6, r.fallbackBytes(), r.hcomm().getOrDefault("channelsCreated", 0L),
-                r.hcomm().getOrDefault("channelsDestroyed", 0L), r.checksum(), elapsed / 60, minutesLeft);
+                r.hcomm().getOrDefault("channelsDestroyed", 0L), r.checksum(), elapsed / 60, minutesLeft)
+                + (r.config().isCommunicator() ? String.format(Locale.ROOT, "  staged %.0f MB, communicator "
+                        + "formed %d ms after the executors registered", r.hcomm().getOrDefault("bytesStaged", 0L)
+                        / 1e6, r.hcomm().getOrDefault(Runner.COMMUNICATOR_FORMED_MS, -1L)) : "");
     }
 
     private static String hostName() {

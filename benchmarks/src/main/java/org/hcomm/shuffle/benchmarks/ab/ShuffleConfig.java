@@ -11,9 +11,23 @@ public enum ShuffleConfig {
     /** This plugin on soft HComm, same-host shared-memory path. */
     HCOMM("hcomm"),
     /** This plugin on soft HComm forced onto its TCP "soft NIC" path in every executor. */
-    HCOMM_TCP("hcomm-tcp");
+    HCOMM_TCP("hcomm-tcp"),
+    /**
+     * This plugin on the HCCL communicator path: soft HComm behaving as an Atlas A2 server in every executor
+     * ({@code HCOMM_SOFT_SOC=Ascend910B3}, so {@code spark.shuffle.hcomm.api=auto} takes the communicator path), with
+     * a short {@code communicator.settle}. Map outputs are copied host to device at commit and every read comes back
+     * device to host (on soft HComm "device memory" is host memory, so both copies are pure overhead here). The
+     * runner waits for the driver's communicator before it times anything ({@code Runner.awaitCommunicator}). Not in
+     * the presets' matrix (they stay as measured); chosen with {@code -Dab.configs=...,hcomm-communicator}.
+     */
+    HCOMM_COMMUNICATOR("hcomm-communicator");
 
     static final String FORCE_TCP_ENV = "HCOMM_SOFT_FORCE_TCP";
+    /** The SoC soft HComm behaves like ({@code aclrtGetSocName}); an Atlas A2 one selects the communicator path. */
+    static final String SOC_ENV = "HCOMM_SOFT_SOC";
+    static final String A2_SOC = "Ascend910B3";
+    /** How long the executors must stay unchanged before the driver forms their communicator (plugin default 3s). */
+    static final String COMMUNICATOR_SETTLE = "300ms";
 
     private final String label;
 
@@ -26,13 +40,18 @@ public enum ShuffleConfig {
     }
 
     public boolean isHcomm() {
-        return this == HCOMM || this == HCOMM_TCP;
+        return this == HCOMM || this == HCOMM_TCP || this == HCOMM_COMMUNICATOR;
+    }
+
+    /** Whether this configuration reads through an HCCL communicator (Atlas A2/A3) instead of the endpoint API. */
+    public boolean isCommunicator() {
+        return this == HCOMM_COMMUNICATOR;
     }
 
     /** What the executors' HCOMM_SOFT_FORCE_TCP must be for this configuration ("unset" for the built-in ones). */
     String expectedForceTcp() {
         return switch (this) {
-            case HCOMM -> "0";
+            case HCOMM, HCOMM_COMMUNICATOR -> "0";
             case HCOMM_TCP -> "1";
             default -> "unset";
         };
@@ -48,6 +67,13 @@ public enum ShuffleConfig {
                     .set("spark.shuffle.hcomm.fallback", "never")
                     // Set explicitly both ways, so an exported variable in the caller's shell cannot leak in.
                     .set("spark.executorEnv." + FORCE_TCP_ENV, this == HCOMM_TCP ? "1" : "0");
+            case HCOMM_COMMUNICATOR -> conf
+                    .set("spark.plugins", "org.apache.spark.shuffle.hcomm.HcommShufflePlugin")
+                    .set("spark.shuffle.manager", "org.apache.spark.shuffle.hcomm.HcommShuffleManager")
+                    .set("spark.shuffle.hcomm.fallback", "never")
+                    .set("spark.executorEnv." + FORCE_TCP_ENV, "0")
+                    .set("spark.executorEnv." + SOC_ENV, A2_SOC)
+                    .set("spark.shuffle.hcomm.communicator.settle", COMMUNICATOR_SETTLE);
             default -> throw new AssertionError(this);
         }
     }
@@ -58,7 +84,7 @@ public enum ShuffleConfig {
                 return c;
             }
         }
-        throw new IllegalArgumentException("unknown configuration '" + label + "' (allowed: builtin, "
-                + "builtin-network, hcomm, hcomm-tcp)");
+        throw new IllegalArgumentException("unknown configuration '" + label + "' (allowed: " + String.join(", ",
+                java.util.Arrays.stream(values()).map(ShuffleConfig::label).toList()) + ")");
     }
 }

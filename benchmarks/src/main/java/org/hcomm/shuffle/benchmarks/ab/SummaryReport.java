@@ -52,8 +52,17 @@ final class SummaryReport {
         preset.hcommConf().forEach((k, v) -> sb.append(", `").append(k).append('=').append(v).append('`'));
         preset.sparkConf().forEach((k, v) -> sb.append(" (every configuration: `").append(k).append('=').append(v)
                 .append("`)"));
-        sb.append("; hcomm-tcp also with `spark.executorEnv.HCOMM_SOFT_FORCE_TCP=1` (checked in the executors). "
-                        + "Shuffle data of the SQL workload is serialised by Spark SQL's row serializer whatever "
+        sb.append("; hcomm-tcp also with `spark.executorEnv.HCOMM_SOFT_FORCE_TCP=1` (checked in the executors)");
+        if (preset.configs().contains(ShuffleConfig.HCOMM_COMMUNICATOR)) {
+            sb.append("; hcomm-communicator with `spark.executorEnv." + ShuffleConfig.SOC_ENV + "="
+                    + ShuffleConfig.A2_SOC + "` (soft HComm as an Atlas A2 server: `api=auto` takes the HCCL "
+                    + "communicator path) and `spark.shuffle.hcomm.communicator.settle="
+                    + ShuffleConfig.COMMUNICATOR_SETTLE + "`, each run timed only after the driver's communicator of "
+                    + "all executors formed; its map outputs are copied host to device at commit and every read back "
+                    + "device to host, which on soft HComm (device memory is host memory) is two extra copies of "
+                    + "every byte");
+        }
+        sb.append(". Shuffle data of the SQL workload is serialised by Spark SQL's row serializer whatever "
                         + "`spark.serializer` says.\n\n");
         sb.append("*Reduce-stage time* is the wall time during which a stage that reads shuffle data was running "
                 + "(the union of those stages' intervals when a job has several); *fetch wait share* is Spark's fetch wait time over those stages' task time. *One-sided* "
@@ -142,6 +151,7 @@ final class SummaryReport {
             }
             waitSplit(sb, preset, mine);
             perGbAndRoundTrips(sb, preset, mine);
+            communicator(sb, preset, mine);
             refaults(sb, preset, mine);
             perRepetition(sb, preset, mine);
             drift(sb, preset, mine);
@@ -268,6 +278,25 @@ final class SummaryReport {
         sb.append(String.format(Locale.ROOT, "%nHost drift during the cell: %+.1f %% per run (least-squares fit of "
                 + "log reduce-stage time on the run's order and configuration, a check on the medians); with it "
                 + "taken out, reduce / %s: %s.%n", 100 * fit.driftPerRun(), base.label(), ratios));
+    }
+
+    /** The communicator path's own counters (runs that used it): staged bytes, forming, tasks that came before. */
+    static void communicator(StringBuilder sb, Preset preset, List<RunResult> mine) {
+        String line = perConfig(preset, mine, "; ", r -> r.config().isCommunicator(), runs -> String.format(
+                Locale.ROOT, ": staged host to device %s MB (shuffle written %s MB), copied back device to host %s "
+                        + "MB, communicators live %s, formed %s ms after the executors registered, reduce tasks before "
+                        + "it %s, outputs not staged %s",
+                Stats.of(runs, r -> r.hcomm().getOrDefault("bytesStaged", 0L) / 1e6).format("%.0f"),
+                Stats.of(runs, r -> r.shuffleWriteBytes() / 1e6).format("%.0f"),
+                runs.stream().allMatch(r -> r.hcomm().containsKey("bytesToHost"))
+                        ? Stats.of(runs, r -> r.hcomm().get("bytesToHost") / 1e6).format("%.0f") : "(not reported)",
+                Stats.of(runs, r -> r.hcomm().getOrDefault("communicatorsLive", 0L)).format("%.0f"),
+                Stats.of(runs, r -> r.hcomm().getOrDefault(Runner.COMMUNICATOR_FORMED_MS, -1L)).format("%.0f"),
+                Stats.of(runs, r -> r.hcomm().getOrDefault("tasksBeforeCommunicator", 0L)).format("%.0f"),
+                Stats.of(runs, r -> r.hcomm().getOrDefault("outputsNotStaged", 0L)).format("%.0f")));
+        if (!line.isEmpty()) {
+            sb.append("\nCommunicator path: ").append(line).append(".\n");
+        }
     }
 
     /** File pages the host read back after evicting them, during the measured job (runs that recorded it). */

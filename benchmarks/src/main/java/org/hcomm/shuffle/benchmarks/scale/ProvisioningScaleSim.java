@@ -45,8 +45,14 @@ import org.hcomm.bridge.transport.TransportOptions;
  *       its own thread, as its agent would. Stops at the first N that does not fit.</li>
  *   <li><b>One HcommChannelDestroy of 1,048,576 handles</b>: created unconnected on one endpoint in batches of
  *       65,536 (one {@code Transport.connect} each), destroyed by one {@code Transport.destroyTogether}.</li>
+ *   <li><b>The communicator path</b> (Atlas A2/A3; {@link CommunicatorModel}): forming one communicator of N
+ *       executors (default 16, 64, 256, 1024): a model of its messages, channels, set-up time (per-rank and
+ *       per-channel costs are PARAMETERS) and device memory; the real driver-side former against simulated members
+ *       ({@link FormerSim}); real soft HComm communicators of 2, 4, 8 ranks ({@link SoftCommunicators}).</li>
  * </ol>
- * Args: {@code <out.md> [--driver=16,64,...] [--real=4,8,...] [--stages=4] [--destroy=1048576]}.
+ * Args: {@code <out.md> [--driver=16,64,...] [--real=4,8,...] [--stages=4] [--destroy=1048576] [--comm=16,64,...]
+ * [--comm-rank-ms=5] [--comm-channel-ms=1] [--comm-buffer=320m] [--comm-stages=100] [--comm-real=2,4,8]
+ * [--comm-timeout-ms=2000]}.
  */
 public final class ProvisioningScaleSim {
     private static final int MAPS_PER_EXECUTOR = 8;
@@ -61,6 +67,7 @@ public final class ProvisioningScaleSim {
         int[] realNs = {4, 8, 16, 32, 48, 64};
         int stages = 4;
         int destroyHandles = 1 << 20;
+        CommunicatorModel.Params[] comm = {CommunicatorModel.Params.defaults()};
         for (int i = 1; i < args.length; i++) {
             String a = args[i];
             if (a.startsWith("--driver=")) {
@@ -71,7 +78,7 @@ public final class ProvisioningScaleSim {
                 stages = Integer.parseInt(a.substring(9));
             } else if (a.startsWith("--destroy=")) {
                 destroyHandles = Integer.parseInt(a.substring(10));
-            } else if (!a.isBlank()) {
+            } else if (!a.isBlank() && !CommunicatorModel.Params.parse(a, comm)) {
                 throw new IllegalArgumentException("unknown argument " + a);
             }
         }
@@ -95,7 +102,13 @@ public final class ProvisioningScaleSim {
         }
         DestroyRow d = destroyHandles > 0 ? bulkDestroy(destroyHandles) : null;
         System.out.println(d);
-        String md = markdown(driverRows, mem, realRows, d, descriptor.length);
+        // the communicator path: the model, the real former with simulated members, real soft communicators
+        List<CommunicatorModel.Row> commRows = CommunicatorModel.rows(comm[0]);
+        commRows.forEach(System.out::println);
+        List<FormerSim.FormRow> formRows = FormerSim.rows(comm[0]);
+        List<SoftCommunicators.SoftRow> softRows = SoftCommunicators.rows(comm[0].realNs());
+        String md = markdown(driverRows, mem, realRows, d, descriptor.length)
+                + CommunicatorModel.markdown(comm[0], commRows, driverRows, formRows, softRows);
         Files.createDirectories(out.toAbsolutePath().getParent());
         Files.writeString(out, md, StandardCharsets.UTF_8);
         System.out.println();

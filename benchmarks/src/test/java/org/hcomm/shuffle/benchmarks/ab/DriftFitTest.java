@@ -33,7 +33,7 @@ class DriftFitTest {
     @Test
     void aDriftThatFlattersTheFirstConfigurationIsTakenOut() {
         // every configuration alike, the host slowing 3 % per run: medians would put hcomm (third) ~6 % behind builtin
-        List<RunResult> runs = cell(0.03, 1, 1, 1, 1);
+        List<RunResult> runs = cell(0.03, 1, 1, 1, 1, 1);
         DriftFit fit = DriftFit.of(runs, CONFIGS, RunResult::reduceSec);
         assertEquals(0.03, fit.driftPerRun(), 1e-9);
         fit.ratios().values().forEach(r -> assertEquals(1.0, r, 1e-9));
@@ -43,19 +43,20 @@ class DriftFitTest {
 
     @Test
     void ratiosWithoutDriftAreTheGeneratingOnes() {
-        DriftFit fit = DriftFit.of(cell(0, 1, 1.2, 0.9, 1.05), CONFIGS, RunResult::reduceSec);
+        DriftFit fit = DriftFit.of(cell(0, 1, 1.2, 0.9, 1.05, 1.3), CONFIGS, RunResult::reduceSec);
         assertEquals(0, fit.driftPerRun(), 1e-9);
         assertEquals(1.2, fit.ratios().get(ShuffleConfig.BUILTIN_NETWORK), 1e-9);
         assertEquals(0.9, fit.ratios().get(ShuffleConfig.HCOMM), 1e-9);
         assertEquals(1.05, fit.ratios().get(ShuffleConfig.HCOMM_TCP), 1e-9);
+        assertEquals(1.3, fit.ratios().get(ShuffleConfig.HCOMM_COMMUNICATOR), 1e-9);
     }
 
     @Test
     void aConfigurationWithFewerThanTwoSuccessfulRunsLeavesTheFitUndetermined() {
-        List<RunResult> runs = new ArrayList<>(cell(0.01, 1, 1, 1, 1));
+        List<RunResult> runs = new ArrayList<>(cell(0.01, 1, 1, 1, 1, 1));
         runs.removeIf(r -> r.config() == ShuffleConfig.HCOMM && r.sequence() > 102);
         assertNull(DriftFit.of(runs, CONFIGS, RunResult::reduceSec));
-        List<RunResult> failed = new ArrayList<>(cell(0.01, 1, 1, 1, 1));
+        List<RunResult> failed = new ArrayList<>(cell(0.01, 1, 1, 1, 1, 1));
         failed.replaceAll(r -> r.config() == ShuffleConfig.BUILTIN && r.sequence() > 100
                 ? RunResult.failed(CELL, r.config(), r.rep(), r.sequence(), "now", "boom") : r);
         assertNull(DriftFit.of(failed, CONFIGS, RunResult::reduceSec));

@@ -129,9 +129,9 @@ class CommunicatorFailureSuite extends LocalClusterSuite {
     }
   }
 
-  test("map outputs that do not fit the HCCL buffer's arena are not staged: Spark's fetch reads them (auto)") {
-    val conf = onA2(baseConf).set("spark.shuffle.hcomm.fallback", "auto")
-      .set("spark.shuffle.hcomm.sendArenaSize", "0")
+  test("map outputs that do not fit the HCCL buffer's arena are not staged: Spark's fetch reads them, by design, " +
+    "with fallback never too") {
+    val conf = onA2(baseConf).set("spark.shuffle.hcomm.sendArenaSize", "0")
     withContext(conf) { c =>
       formed(c)
       assert(c.parallelize(1 to 50000, 4).map(i => (i % 100, i.toLong)).reduceByKey(_ + _, 3).collect().toMap ==

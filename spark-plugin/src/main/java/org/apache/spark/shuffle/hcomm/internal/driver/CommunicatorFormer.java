@@ -2,9 +2,7 @@ package org.apache.spark.shuffle.hcomm.internal.driver;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -134,39 +132,28 @@ final class CommunicatorFormer implements AutoCloseable {
         }
         List<String> ids = members.stream().map(Member::executorId).toList();
         List<String> hosts = members.stream().map(Member::host).toList();
-        ExecutorService asks = Executors.newFixedThreadPool(Math.min(members.size(), 64), r -> {
-            Thread t = new Thread(r, "hcomm-communicator-join");
-            t.setDaemon(true);
-            return t;
-        });
-        try {
-            List<Future<String>> joins = new ArrayList<>();
-            for (int rank = 0; rank < members.size(); rank++) {
-                Member m = members.get(rank);
-                Messages.JoinCommunicator join = new Messages.JoinCommunicator(e, root, ids, hosts, rank);
-                joins.add(asks.submit(() -> {
-                    Messages.Ack ack = (Messages.Ack) Wire.reply(m.agent().askSync(Wire.pack(join),
-                            timeout(formTimeoutMillis + 15_000, "join communicator"),
-                            scala.reflect.ClassTag$.MODULE$.apply(Object.class)));
-                    return ack.ok() ? null : "executor " + m.executorId() + ": " + ack.reason();
-                }));
-            }
-            String first = null;
-            for (int i = 0; i < joins.size(); i++) {
-                String why;
-                try {
-                    why = joins.get(i).get();
-                } catch (Exception ex) {
-                    why = "executor " + members.get(i).executorId() + ": " + ex.getCause();
-                }
-                if (first == null && why != null) {
-                    first = why;
-                }
-            }
-            return first;
-        } finally {
-            asks.shutdownNow();
+        // every ask at once (Spark's asynchronous ask): a join returns only when all members joined
+        RpcTimeout joinTimeout = timeout(formTimeoutMillis + 15_000, "join communicator");
+        List<scala.concurrent.Future<Object>> joins = new ArrayList<>();
+        for (int rank = 0; rank < members.size(); rank++) {
+            Messages.JoinCommunicator join = new Messages.JoinCommunicator(e, root, ids, hosts, rank);
+            joins.add(members.get(rank).agent().ask(Wire.pack(join), joinTimeout,
+                    scala.reflect.ClassTag$.MODULE$.apply(Object.class)));
         }
+        String first = null;
+        for (int i = 0; i < joins.size(); i++) {
+            String why;
+            try {
+                Messages.Ack ack = (Messages.Ack) Wire.reply(joinTimeout.awaitResult(joins.get(i)));
+                why = ack.ok() ? null : "executor " + ids.get(i) + ": " + ack.reason();
+            } catch (Exception ex) { // awaitResult also throws undeclared checked ones (a timeout, the agent's failure)
+                why = "executor " + ids.get(i) + ": " + ex;
+            }
+            if (first == null && why != null) {
+                first = why;
+            }
+        }
+        return first;
     }
 
     private static RpcTimeout timeout(long millis, String what) {

@@ -48,7 +48,7 @@ final class CommunicatorMember {
      * library; when it cannot load, {@code endpoint} (its failure then takes the usual fallback path).
      */
     static String chooseApi(SparkConf conf) {
-        System.setProperty(HcommNative.API_PROPERTY, HcommConf.API.get(conf));
+        TransportStart.configureLoader(conf);
         return HcommNative.api(); // the loader decided auto by the SoC before judging the install
     }
 

@@ -27,13 +27,6 @@ final class TransportStart {
     /** The endpoint path's transport, or null (with fallback {@code auto}) when HComm cannot open it. */
     static Transport endpoint(PluginContext plugin, SparkConf conf, Fallback fallback, String host,
             String secret) {
-        String provider = HcommConf.PROVIDER.get(conf);
-        String path = HcommConf.LIBRARY_PATH.get(conf);
-        System.setProperty(HcommNative.PROVIDER_PROPERTY, provider);
-        System.setProperty(HcommNative.READ_STRATEGY_PROPERTY, HcommConf.READ_STRATEGY.get(conf));
-        if (!path.isEmpty()) {
-            System.setProperty(HcommNative.LIBRARY_PATH_PROPERTY, path);
-        }
         Throwable why;
         try {
             if (host == null) { // the transport's failure: fallback `auto` fetches with Spark, `never` fails here
@@ -71,6 +64,20 @@ final class TransportStart {
         }
         return new IllegalStateException(why.getMessage() + " (this host's SoC " + soc + " reads one-sidedly through "
                 + "HCCL communicators: set " + HcommConf.API.key() + "=communicator, or auto)", why);
+    }
+
+    /**
+     * Tells the loader what to load and judge (provider, library path, read strategy, API), before anything loads
+     * it: the loader reads them once per JVM.
+     */
+    static void configureLoader(SparkConf conf) {
+        System.setProperty(HcommNative.PROVIDER_PROPERTY, HcommConf.PROVIDER.get(conf));
+        System.setProperty(HcommNative.READ_STRATEGY_PROPERTY, HcommConf.READ_STRATEGY.get(conf));
+        System.setProperty(HcommNative.API_PROPERTY, HcommConf.API.get(conf));
+        String path = HcommConf.LIBRARY_PATH.get(conf);
+        if (!path.isEmpty()) {
+            System.setProperty(HcommNative.LIBRARY_PATH_PROPERTY, path);
+        }
     }
 
     /** HComm cannot serve this executor: fallback decides between Spark's fetch (a warning) and an error. */

@@ -22,6 +22,7 @@ import org.apache.spark.shuffle.hcomm.internal.fetch.MapRead;
 import org.apache.spark.shuffle.hcomm.internal.fetch.OneSidedBlockFetcher;
 import org.apache.spark.shuffle.hcomm.internal.fetch.ReadResources;
 import org.apache.spark.shuffle.hcomm.internal.metrics.ShuffleMetrics;
+import org.apache.spark.shuffle.hcomm.internal.rpc.Messages;
 import org.apache.spark.shuffle.hcomm.internal.rpc.StageAttempt;
 import org.apache.spark.storage.BlockId;
 import org.apache.spark.storage.BlockManagerId;
@@ -202,8 +203,10 @@ public final class ReadPlanner {
         ShuffleDirectory directory = known[0];
         for (var m : byMap.entrySet()) {
             ShuffleDirectory.Entry where = directory.find(m.getKey(), owner.executorId(), directories.epoch());
-            if (where == null && directory.stale(m.getKey(), owner.executorId(), directories.epoch())) {
-                stale.addAll(m.getValue().values()); // staged in a communicator this executor no longer reads in
+            if ((where == null && directory.stale(m.getKey(), owner.executorId(), directories.epoch()))
+                    || (where != null && where.indexAddress() == Messages.Published.NOT_STAGED)) {
+                // staged in a communicator this executor no longer reads in, or nowhere (its arena was full)
+                stale.addAll(m.getValue().values());
                 continue;
             }
             if (where == null) {
@@ -220,9 +223,10 @@ public final class ReadPlanner {
                     + otherKinds.get(0)._1() + ")");
         }
         if (!stale.isEmpty()) {
-            // the owner staged them in an earlier communicator and could not stage them again: Spark's fetch, by design
+            // the owner staged them in an earlier communicator, or could not stage them: Spark's fetch, by design
             fallback.outsideOneSided("stale|" + owner.executorId(), () -> LOG.info("Map outputs of executor {} "
-                    + "staged in an earlier communicator are fetched by Spark's transfer", owner.executorId()));
+                    + "not staged in this executor's communicator (an earlier one, or its HCCL buffer was full) are "
+                    + "fetched by Spark's transfer", owner.executorId()));
             sparkBlocks.add(new Tuple2<>(owner, ScalaCollections.toSeq(stale)));
         }
         if (!unpublished.isEmpty()) {

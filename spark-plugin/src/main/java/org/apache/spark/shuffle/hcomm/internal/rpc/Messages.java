@@ -53,6 +53,12 @@ public final class Messages {
      */
     public record Published(int shuffleId, long mapId, String executorId, long indexAddress, long dataAddress,
             int numPartitions, long epoch) implements Serializable {
+        /**
+         * The addresses of an output the communicator path could not stage (its HCCL buffer's arena was full): its
+         * readers fetch it with Spark, by design, with any fallback.
+         */
+        public static final long NOT_STAGED = -1;
+
         /** Published on the endpoint path (no communicator: epoch 0). */
         public Published(int shuffleId, long mapId, String executorId, long indexAddress, long dataAddress,
                 int numPartitions) {

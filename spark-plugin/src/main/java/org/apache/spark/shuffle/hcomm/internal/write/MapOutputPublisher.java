@@ -88,6 +88,17 @@ public final class MapOutputPublisher implements AutoCloseable {
      */
     synchronized Messages.Published publish(int shuffleId, long mapId, long[] lengths, File dataFile, File indexFile)
             throws IOException {
+        try {
+            return place(shuffleId, mapId, lengths, dataFile, indexFile);
+        } catch (NotStaged e) { // the communicator path: the driver records it as read by Spark's fetch, by design
+            LOG.debug("Executor {}: {}; reducers fetch it with Spark's transfer", driver.executorId(), e.getMessage());
+            return new Messages.Published(shuffleId, mapId, driver.executorId(), Messages.Published.NOT_STAGED,
+                    Messages.Published.NOT_STAGED, lengths.length, epoch);
+        }
+    }
+
+    private Messages.Published place(int shuffleId, long mapId, long[] lengths, File dataFile, File indexFile)
+            throws IOException {
         if (closed) { // retired with its communicator while the writer ran: readers fetch the output with Spark
             throw new NotStaged("shuffle " + shuffleId + " map " + mapId + ": the communicator it would be staged in "
                     + "was retired");
