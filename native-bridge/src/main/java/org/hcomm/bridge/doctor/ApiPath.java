@@ -72,9 +72,9 @@ record ApiPath(String requested, String chosen, String soc, String socProblem, P
         if (!requested.equals(AUTO)) {
             return "api=" + chosen + " is set";
         }
-        return communicator() ? "api auto takes the communicator path on Atlas A2/A3, as executors do"
+        return communicator() ? "api auto takes the communicator path on Atlas A2/A3, as the plugin does"
                 : "api auto takes the endpoint API " + (soc == null ? "when the SoC is unknown" : "on this SoC")
-                + ", as executors do";
+                + ", as the plugin does";
     }
 
     /** JNA's "Unable to load library 'x':" and dlerror's line after it, on one line. */
