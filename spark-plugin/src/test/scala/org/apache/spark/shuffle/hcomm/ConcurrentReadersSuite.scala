@@ -16,8 +16,10 @@ import org.apache.spark.sql.functions.{count, sum}
  * Executors with four task slots each, as in production: an executor's concurrent reduce tasks read the same owners
  * over the same channels, each on its own HComm thread, and share the executor's receive buffer (64 KiB reads, at
  * most 1 MiB in flight per task, so that every task reads in many waves while the others do). The other suites run
- * one task per executor. The last test kills an owner while the other executor's four tasks read from it, on a
- * context of its own that reads over the soft NIC's TCP path.
+ * one task per executor. Here the outputs' offsets do not travel with their publication (`publishedIndexMaxBytes`
+ * 0): readers read the owners' indexes first, so the index round, beside other tasks' waves, stays covered. The last
+ * test kills an owner while the other executor's four tasks read from it, on a context of its own that reads over the
+ * soft NIC's TCP path.
  */
 class ConcurrentReadersSuite extends LocalClusterSuite {
   override protected def coresPerExecutor: Int = 4
@@ -25,6 +27,7 @@ class ConcurrentReadersSuite extends LocalClusterSuite {
     "spark.shuffle.hcomm.readChunkSize" -> "64k",
     "spark.shuffle.hcomm.maxBytesInFlight" -> "1m",
     "spark.shuffle.hcomm.readTimeout" -> "10s",
+    "spark.shuffle.hcomm.publishedIndexMaxBytes" -> "0",
     "spark.sql.adaptive.enabled" -> "false", // keep one reduce task per shuffle partition, so that tasks overlap
     "spark.sql.shuffle.partitions" -> "16")
 
@@ -54,6 +57,7 @@ class ConcurrentReadersSuite extends LocalClusterSuite {
 
   test("four reduce tasks per executor read the same owners at once: right answers, every byte one-sided") {
     val before = metric("bytesReadOneSided")
+    val roundsBefore = metric("indexRounds")
     val maps = 16
     val perMap = 100000
     def key(m: Int, i: Int): Int = (m * 7919 + i) % 5003
@@ -69,7 +73,8 @@ class ConcurrentReadersSuite extends LocalClusterSuite {
       assert(recorder.failures.isEmpty, recorder.failures.asScala.mkString("\n"))
     }
     assertReadOneSided(before)
-    assertNothingLeft()
+    assertNothingLeft() // the stage's counters are in
+    assert(metric("indexRounds") > roundsBefore, "offsets read from the owners' indexes")
   }
 
   test("a SQL aggregation with sixteen concurrent reducers gives the same sums and counts, read one-sidedly") {

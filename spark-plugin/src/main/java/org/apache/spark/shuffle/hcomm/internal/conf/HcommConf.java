@@ -38,6 +38,14 @@ public final class HcommConf {
                     + "registering Spark's mapped data and index files instead (0: always).",
             "256m", "a size from 0 to 1g", ConfigEntry.bytes(0, 1L << 30));
 
+    public static final ConfigEntry<Long> PUBLISHED_INDEX_MAX_BYTES = ConfigEntry.of(PREFIX
+                    + "publishedIndexMaxBytes",
+            "Largest partition index of a map output, packed (one varint per partition: 1 to 4 bytes), that travels "
+                    + "with its publication through the driver's directory to the readers, so that a reduce task's "
+                    + "first one-sided read is data; a larger one is read from the owner first, one round trip more "
+                    + "(0: always). The driver keeps it per output, and sends a shuffle's to each executor reading it.",
+            "4k", "a size from 0 to 1m", ConfigEntry.bytes(0, 1L << 20));
+
     public static final ConfigEntry<String> READ_STRATEGY = ConfigEntry.of(PREFIX + "readStrategy",
             "How reads are issued and completed: `onThread` (HcommReadOnThread + HcommChannelDrainOnThread, "
                     + "Atlas A2/A3) or `nbiFence` (HcommReadNbi + HcommChannelFence, Atlas 350 host RoCE).",
@@ -111,7 +119,7 @@ public final class HcommConf {
             "120s", "a duration of at least 1s", ConfigEntry.millis(1000));
 
     public static final List<ConfigEntry<?>> ENTRIES = List.of(PROVIDER, LIBRARY_PATH, RECEIVE_BUFFER_SIZE,
-            READ_CHUNK_SIZE, SEND_ARENA_SIZE, READ_STRATEGY, MAX_BYTES_IN_FLIGHT, CHANNEL_SETUP_TIMEOUT, READ_TIMEOUT,
+            READ_CHUNK_SIZE, SEND_ARENA_SIZE, PUBLISHED_INDEX_MAX_BYTES, READ_STRATEGY, MAX_BYTES_IN_FLIGHT, CHANNEL_SETUP_TIMEOUT, READ_TIMEOUT,
             FALLBACK, SECRET, API, COMMUNICATOR_BUFFER_SIZE, COMMUNICATOR_RESOURCE, COMMUNICATOR_SETTLE,
             COMMUNICATOR_FORM_TIMEOUT);
 

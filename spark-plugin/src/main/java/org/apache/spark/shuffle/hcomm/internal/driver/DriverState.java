@@ -35,8 +35,12 @@ public final class DriverState {
             boolean communicator) {
     }
 
-    /** Where a map output lives; {@code epoch}: the communicator its owner staged it in (0: the endpoint path). */
-    private record Location(String executorId, long indexAddress, long dataAddress, int numPartitions, long epoch) {
+    /**
+     * Where a map output lives; {@code epoch}: the communicator its owner staged it in (0: the endpoint path);
+     * {@code packedIndex}: its partition lengths, or null when they did not travel with it.
+     */
+    private record Location(String executorId, long indexAddress, long dataAddress, int numPartitions, long epoch,
+            byte[] packedIndex) {
     }
 
     private static final class StagePlan {
@@ -182,7 +186,8 @@ public final class DriverState {
 
     private synchronized void published(Messages.Published p) {
         shuffles.computeIfAbsent(p.shuffleId(), k -> new HashMap<>()).put(p.mapId(),
-                new Location(p.executorId(), p.indexAddress(), p.dataAddress(), p.numPartitions(), p.epoch()));
+                new Location(p.executorId(), p.indexAddress(), p.dataAddress(), p.numPartitions(), p.epoch(),
+                        p.packedIndex()));
     }
 
     /**
@@ -230,6 +235,7 @@ public final class DriverState {
         long[] data = new long[n];
         int[] parts = new int[n];
         long[] epochs = new long[n];
+        byte[][] packed = new byte[n][];
         int i = 0;
         for (var e : m.entrySet()) {
             ids[i] = e.getKey();
@@ -238,9 +244,10 @@ public final class DriverState {
             data[i] = e.getValue().dataAddress();
             parts[i] = e.getValue().numPartitions();
             epochs[i] = e.getValue().epoch();
+            packed[i] = e.getValue().packedIndex();
             i++;
         }
-        return new Messages.ShuffleLocations(shuffleId, ids, execs, idx, data, parts, epochs);
+        return new Messages.ShuffleLocations(shuffleId, ids, execs, idx, data, parts, epochs, packed);
     }
 
     /**

@@ -49,7 +49,8 @@ final class OneSidedParts {
             r = new ReadResources(transport, metrics, executorId, HcommConf.RECEIVE_BUFFER_SIZE.get(conf),
                     (int) (long) HcommConf.READ_CHUNK_SIZE.get(conf), HcommConf.MAX_BYTES_IN_FLIGHT.get(conf),
                     HcommConf.READ_TIMEOUT.get(conf));
-            p = new MapOutputPublisher(transport, HcommConf.SEND_ARENA_SIZE.get(conf), metrics, driver, epoch);
+            p = new MapOutputPublisher(transport, HcommConf.SEND_ARENA_SIZE.get(conf),
+                    (int) (long) HcommConf.PUBLISHED_INDEX_MAX_BYTES.get(conf), metrics, driver, epoch);
             c = new StageChannels(transport, metrics, executorId, r::reclaim);
         } catch (RuntimeException | Error e) {
             for (AutoCloseable built : new AutoCloseable[] {p, r, transport}) {

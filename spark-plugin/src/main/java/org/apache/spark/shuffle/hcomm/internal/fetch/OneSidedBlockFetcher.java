@@ -47,8 +47,7 @@ public final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId,
 
     private WavePlan plan;
     private int nextPart;
-    private long waitNanos;
-    private long waitReportedMs;
+    private final FetchWaits waits;
     /**
      * A wait timed out: reads it gave up on may still land in the chunks, which serve no other task until the stage
      * attempt's channels are destroyed ({@link ReadResources#retire}).
@@ -84,10 +83,12 @@ public final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId,
         this.chunks = lease.chunks();
         this.batches = lease.batches();
         this.chunkSize = resources.chunkSize();
+        this.waits = new FetchWaits(metrics, readMetrics);
         try {
             long[][] offsets = readIndexes();
             try {
-                plan = new WavePlan(shuffleId, reads, offsets, chunks, chunkSize);
+                plan = new WavePlan(shuffleId, reads, offsets, chunks, chunkSize, resources.links()
+                        .firstWaveChunks(reads.stream().map(r -> r.owner().host()).distinct().toList(), chunkSize));
             } catch (WavePlan.BadIndex e) {
                 throw readFailed(e.read, e.reduceId, e.getMessage(), null);
             }
@@ -106,8 +107,22 @@ public final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId,
         }
     }
 
-    /** Reads every map output's offsets, all owners in one batch per round; returns them in {@link #reads} order. */
+    /**
+     * Every map output's offsets, in {@link #reads} order: those that travelled with the publication as they are,
+     * the others read from the owners' indexes, all owners in one batch per round (no round when none is needed).
+     */
     private long[][] readIndexes() {
+        List<MapRead> unknown = reads.stream().filter(r -> r.offsets() == null).toList();
+        long[][] read = readIndexes(unknown);
+        long[][] offsets = new long[reads.size()][];
+        for (int k = 0, u = 0; k < reads.size(); k++) {
+            offsets[k] = reads.get(k).offsets() != null ? reads.get(k).offsets() : read[u++];
+        }
+        return offsets;
+    }
+
+    /** Reads the offsets of {@code reads} from the owners' indexes, all owners in one batch per round. */
+    private long[][] readIndexes(List<MapRead> reads) {
         long[][] offsets = new long[reads.size()][];
         int i = 0;
         while (i < reads.size()) {
@@ -142,7 +157,7 @@ public final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId,
                     at += bytes;
                     i++;
                 }
-                awaitTimed(batch, ShuffleMetrics.FetchWait.INDEX);
+                waits.await(batch, ShuffleMetrics.FetchWait.INDEX);
                 metrics.indexRounds.inc();
                 if (resources.onDevice()) {
                     metrics.bytesToHost.inc(places.stream().mapToLong(p -> p[2]).sum());
@@ -204,22 +219,31 @@ public final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId,
             return;
         }
         w.landed = true;
+        long waited;
         try {
-            awaitTimed(batches[index % 2],
+            waited = waits.await(batches[index % 2],
                     index == 0 ? ShuffleMetrics.FetchWait.FIRST_WAVE : ShuffleMetrics.FetchWait.LATER_WAVES);
         } catch (TransportException e) {
             throw waveFailed(index, e, "one-sided read failed");
         }
-        metrics.readLanded(System.nanoTime() - w.issuedAt);
+        long took = System.nanoTime() - w.issuedAt;
+        metrics.readLanded(took);
         metrics.readWaves.inc();
         long bytes = 0;
         long crossHost = 0;
+        String host = plan.pieces.get(w.first).read.owner().host();
         for (int j = w.first; j <= w.last; j++) {
             WavePlan.Piece p = plan.pieces.get(j);
             bytes += p.length;
             if (p.read.crossHost()) {
                 crossHost += p.length;
             }
+            if (host != null && !host.equals(p.read.owner().host())) {
+                host = null; // a wave from several hosts says nothing of one link
+            }
+        }
+        if (host != null) {
+            resources.links().landed(host, bytes, took, waited);
         }
         metrics.bytesReadOneSided.inc(bytes);
         metrics.bytesReadCrossHost.inc(crossHost);
@@ -238,33 +262,6 @@ public final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId,
                 batches[i % 2].await();
             }
         }
-    }
-
-    /**
-     * Waits for a batch, counting the wait as fetch wait time (summed in ns, reported to Spark in whole ms) and in
-     * the plugin's split of it by {@code what}.
-     */
-    private void awaitTimed(ReadBatch batch, ShuffleMetrics.FetchWait what) throws TransportException {
-        long t0 = System.nanoTime();
-        try {
-            batch.await();
-        } finally {
-            long waited = System.nanoTime() - t0;
-            metrics.fetchWaited(what, waited);
-            waitNanos += waited;
-            long ms = nearestMillis(waitNanos);
-            readMetrics.incFetchWaitTime(ms - waitReportedMs);
-            waitReportedMs = ms;
-        }
-    }
-
-    /**
-     * Spark takes fetch wait in whole milliseconds. The reader reports the running total rounded to the nearest one,
-     * so a task's report is off by at most half a millisecond per shuffle it reads; flooring (as
-     * {@code TimeUnit.toMillis} does) dropped up to a whole one, and on a stage of many short waits most of them.
-     */
-    static long nearestMillis(long nanos) {
-        return (nanos + 500_000) / 1_000_000;
     }
 
     /** The fetch failure of wave {@code index}: names the first piece of the read {@link Blame} finds. */
@@ -371,6 +368,10 @@ public final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId,
             return;
         }
         closed = true;
+        metrics.readTasks.inc();
+        if (plan != null && plan.fitsBorrowed && waits.roundTrips() > 2) {
+            metrics.readTasksOverTwoRoundTrips.inc();
+        }
         if (plan != null) {
             for (int i = 0; i < plan.waves.size(); i++) {
                 WavePlan.Wave w = plan.waves.get(i);

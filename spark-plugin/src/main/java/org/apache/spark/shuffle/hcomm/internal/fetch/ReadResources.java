@@ -29,6 +29,7 @@ public final class ReadResources implements AutoCloseable {
     private final Region region;
     private final ReceiveBuffer receive;
     private final ConcurrentLinkedQueue<ReadBatch> idleBatches = new ConcurrentLinkedQueue<>();
+    private final LinkEstimates links = new LinkEstimates();
     private volatile boolean closed;
 
     /** What a reduce task borrows. */
@@ -52,6 +53,11 @@ public final class ReadResources implements AutoCloseable {
 
     int chunkSize() {
         return receive.chunkSize();
+    }
+
+    /** What the executor's readers measured of the links to the owners' hosts. */
+    LinkEstimates links() {
+        return links;
     }
 
     long readTimeoutMs() {

@@ -2,6 +2,7 @@ package org.apache.spark.shuffle.hcomm.internal.fetch;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.IntUnaryOperator;
 
 import org.apache.spark.storage.ShuffleBlockId;
 
@@ -63,13 +64,17 @@ final class WavePlan {
     final List<Wave> waves = new ArrayList<>();
     private final List<ReceiveBuffer.Chunk> chunks;
     private final int chunkSize;
+    /** The task's bytes fit the chunks it borrowed: two waves at most, so two round trips at most. */
+    final boolean fitsBorrowed;
     private int cursor; // piece the consumer is in
 
     /**
      * Plans the reads of {@code reads}, whose offsets ({@code offsets[i]} for {@code reads.get(i)}: its partitions'
-     * start offsets and the end of the last) were read from the owners' indexes.
+     * start offsets and the end of the last) travelled with the publications or were read from the owners' indexes;
+     * the first wave fills {@code firstWaveChunks} chunks (the link's bandwidth-delay product, at least one).
      */
-    WavePlan(int shuffleId, List<MapRead> reads, long[][] offsets, List<ReceiveBuffer.Chunk> chunks, int chunkSize) {
+    WavePlan(int shuffleId, List<MapRead> reads, long[][] offsets, List<ReceiveBuffer.Chunk> chunks, int chunkSize,
+            int firstWaveChunks) {
         this.chunks = chunks;
         this.chunkSize = chunkSize;
         long position = 0;
@@ -94,36 +99,60 @@ final class WavePlan {
             }
             position += total;
         }
-        packWaves();
+        int first = Math.max(1, firstWaveChunks);
+        fitsBorrowed = chunksNeeded() <= chunks.size();
+        if (fitsBorrowed) {
+            // everything fits the borrowed chunks: two waves, both in flight at once (two round trips at most);
+            // the first one small enough that deserialising starts early, large enough to fill the link
+            int firstCapacity = Math.min(first, chunks.size() - 1);
+            packWaves(w -> w == 0 ? firstCapacity : chunks.size() - firstCapacity, w -> w == 0 ? 0 : firstCapacity);
+        } else {
+            // two sets of chunks in turn: wave w fills min(first * 2^w, half the chunks), so one wave lands while
+            // the task deserialises the other, and each read batch grows long
+            int perSet = Math.max(1, chunks.size() / 2);
+            packWaves(w -> (int) Math.min(perSet, (long) Math.min(first, perSet) << Math.min(w, 30)),
+                    w -> (w % 2) * perSet);
+        }
+    }
+
+    /** How many chunks the pieces fill when packed in order, each chunk holding as many whole pieces as fit. */
+    private int chunksNeeded() {
+        int n = 0;
+        int at = chunkSize;
+        for (Piece p : pieces) {
+            if (at + p.length > chunkSize) {
+                n++;
+                at = 0;
+            }
+            at += p.length;
+        }
+        return n;
     }
 
     /**
-     * Assigns pieces to waves in order, whatever their owners. Wave {@code i} may fill
-     * {@code min(2^i, half the borrowed chunks)} chunks: the first waves are small so deserialisation starts after one
-     * chunk has landed instead of a full wave, later ones are large so each read batch stays long.
+     * Assigns pieces to waves in order, whatever their owners: wave {@code w} fills up to {@code capacity(w)}
+     * chunks, starting at borrowed chunk {@code base(w)}.
      */
-    private void packWaves() {
-        int perSet = Math.max(1, chunks.size() / 2);
+    private void packWaves(IntUnaryOperator capacity, IntUnaryOperator base) {
         Wave w = null;
-        int capacity = 0;
+        int cap = 0;
         int chunkInWave = 0;
         int at = 0;
         for (int j = 0; j < pieces.size(); j++) {
             Piece p = pieces.get(j);
-            boolean fits = w != null && (at + p.length <= chunkSize || chunkInWave + 1 < capacity);
+            boolean fits = w != null && (at + p.length <= chunkSize || chunkInWave + 1 < cap);
             if (!fits) {
                 w = new Wave(j);
                 waves.add(w);
-                capacity = (int) Math.min(perSet, 1L << Math.min(waves.size() - 1, 30));
+                cap = capacity.applyAsInt(waves.size() - 1);
                 chunkInWave = 0;
                 at = 0;
             } else if (at + p.length > chunkSize) {
                 chunkInWave++;
                 at = 0;
             }
-            int set = (waves.size() - 1) % 2;
             p.wave = waves.size() - 1;
-            p.chunk = chunks.get(set * perSet + chunkInWave);
+            p.chunk = chunks.get(base.applyAsInt(p.wave) + chunkInWave);
             p.chunkOffset = at;
             at += p.length;
             w.last = j;

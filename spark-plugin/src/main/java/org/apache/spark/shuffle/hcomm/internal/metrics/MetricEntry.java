@@ -35,6 +35,13 @@ public enum MetricEntry {
                     + "borrowed chunks"),
     READ_WAVES("readWaves", Kind.COUNTER, "waves", ShuffleMetrics.Snapshot::readWaves,
             "the reduce tasks' round trips for batches of data reads, whatever the number of owners"),
+    READ_TASKS("readTasks", Kind.COUNTER, "tasks", ShuffleMetrics.Snapshot::readTasks,
+            "reduce tasks that read one-sidedly; (`indexRounds` + `readWaves`) / `readTasks` is their mean number of "
+                    + "round trips"),
+    READ_TASKS_OVER_TWO_ROUND_TRIPS("readTasksOverTwoRoundTrips", Kind.COUNTER, "tasks",
+            ShuffleMetrics.Snapshot::readTasksOverTwoRoundTrips, "reduce tasks whose bytes fit the receive-buffer "
+                    + "chunks they borrowed but that waited for more than two batches (an index round: an output's "
+                    + "index over `spark.shuffle.hcomm.publishedIndexMaxBytes`); the target is 0"),
     CHUNKS_RETIRED("chunksRetired", Kind.COUNTER, "chunks", ShuffleMetrics.Snapshot::chunksRetired,
             "receive-buffer chunks taken out of use because a read into them timed out and could still land"),
     CHUNKS_RECLAIMED("chunksReclaimed", Kind.COUNTER, "chunks", ShuffleMetrics.Snapshot::chunksReclaimed,

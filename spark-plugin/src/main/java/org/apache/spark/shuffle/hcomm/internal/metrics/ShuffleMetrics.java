@@ -28,7 +28,8 @@ public final class ShuffleMetrics implements Source {
             long fetchWaitSparkMillis, long outputsCopied, long outputsMapped, long indexesMapped, long indexRounds, long readWaves,
             long chunksRetired, long chunksReclaimed, long bytesReadCrossHost,
             long outputsPublishedLate, long communicatorsJoined, long communicatorsDestroyed, long bytesStaged,
-            long outputsNotStaged, long tasksBeforeCommunicator, long bytesToHost) implements Serializable {
+            long outputsNotStaged, long tasksBeforeCommunicator, long bytesToHost, long readTasks,
+            long readTasksOverTwoRoundTrips) implements Serializable {
         public long channelsLive() {
             return channelsCreated - channelsDestroyed;
         }
@@ -54,6 +55,8 @@ public final class ShuffleMetrics implements Source {
     /** Read batches reduce tasks waited for: rounds of index reads, waves of data (a task's round trips). */
     public final Counter indexRounds;
     public final Counter readWaves;
+    public final Counter readTasks;
+    public final Counter readTasksOverTwoRoundTrips;
     /**
      * Receive-buffer chunks taken out of use after a read into them timed out, and lent again once the channels
      * those reads were on were destroyed.
@@ -112,7 +115,8 @@ public final class ShuffleMetrics implements Source {
             channelsCreated = channelsDestroyed = destroyCalls = bytesReadOneSided = bytesReadFallback = bytesReadCrossHost = readsIssued =
                     indexRounds = readWaves = chunksRetired = chunksReclaimed = outputsCopied = outputsMapped =
                     indexesMapped = outputsPublishedLate = fetchWaitSpark = communicatorsJoined =
-                    communicatorsDestroyed = bytesStaged = outputsNotStaged = tasksBeforeCommunicator = bytesToHost = null;
+                    communicatorsDestroyed = bytesStaged = outputsNotStaged = tasksBeforeCommunicator = bytesToHost =
+                    readTasks = readTasksOverTwoRoundTrips = null;
             channelSetupTime = readLatency = null;
             for (MetricEntry m : MetricEntry.values()) {
                 if (m.onDriver()) {
@@ -131,6 +135,8 @@ public final class ShuffleMetrics implements Source {
             readsIssued = counter(MetricEntry.READS_ISSUED);
             indexRounds = counter(MetricEntry.INDEX_ROUNDS);
             readWaves = counter(MetricEntry.READ_WAVES);
+            readTasks = counter(MetricEntry.READ_TASKS);
+            readTasksOverTwoRoundTrips = counter(MetricEntry.READ_TASKS_OVER_TWO_ROUND_TRIPS);
             chunksRetired = counter(MetricEntry.CHUNKS_RETIRED);
             chunksReclaimed = counter(MetricEntry.CHUNKS_RECLAIMED);
             outputsCopied = counter(MetricEntry.OUTPUTS_COPIED);
@@ -233,7 +239,8 @@ public final class ShuffleMetrics implements Source {
                 readWaves.getCount(), chunksRetired.getCount(), chunksReclaimed.getCount(),
                 bytesReadCrossHost.getCount(), outputsPublishedLate.getCount(), communicatorsJoined.getCount(),
                 communicatorsDestroyed.getCount(), bytesStaged.getCount(), outputsNotStaged.getCount(),
-                tasksBeforeCommunicator.getCount(), bytesToHost.getCount());
+                tasksBeforeCommunicator.getCount(), bytesToHost.getCount(), readTasks.getCount(),
+                readTasksOverTwoRoundTrips.getCount());
     }
 
     /** Driver: the latest counters of one executor. */

@@ -216,7 +216,8 @@ public final class ReadPlanner {
             int first = m.getValue().firstKey();
             int end = m.getValue().lastKey() + 1;
             oneSided.add(new MapRead(owner, crossHost, m.getKey(), mapIndex.get(m.getKey()), first, end,
-                    where.indexAddress(), where.dataAddress(), channel, new ArrayList<>(m.getValue().values())));
+                    where.indexAddress(), where.dataAddress(), channel, new ArrayList<>(m.getValue().values()),
+                    offsets(where, first, end)));
         }
         if (!otherKinds.isEmpty()) {
             fallBack(shuffleId, owner, otherKinds, sparkBlocks, "blocks of a kind HComm does not read ("
@@ -232,6 +233,20 @@ public final class ReadPlanner {
         if (!unpublished.isEmpty()) {
             ownerUnreadable(stage, shuffleId, owner, unpublished, sparkBlocks, "map outputs not published for "
                     + "one-sided reads by executor " + owner.executorId() + " (lost, or its log says why)");
+        }
+    }
+
+    /**
+     * The offsets of partitions [first, end) that travelled with the output's publication, or null: then the reader
+     * reads them from the owner's index (also when what travelled cannot be decoded: the index is the truth).
+     */
+    private static long[] offsets(ShuffleDirectory.Entry where, int first, int end) {
+        try {
+            return where.offsets(first, end);
+        } catch (IllegalArgumentException e) {
+            LOG.warn("Packed index of a map output of executor {} cannot be decoded ({}); reading its index instead",
+                    where.executorId(), e.getMessage());
+            return null;
         }
     }
 

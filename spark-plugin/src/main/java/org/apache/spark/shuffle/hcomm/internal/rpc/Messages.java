@@ -48,11 +48,13 @@ public final class Messages {
     /**
      * Executor → driver when a map task commits: the map output is readable one-sidedly. {@code indexAddress} holds
      * {@code numPartitions + 1} big-endian longs (Spark's index-file layout), the offsets of each reduce partition
-     * from {@code dataAddress}.
+     * from {@code dataAddress}. {@code packedIndex}: the same offsets as partition lengths ({@link PackedIndex}),
+     * or null when they are over the budget ({@code spark.shuffle.hcomm.publishedIndexMaxBytes}); with them a
+     * reader's first read is data, without them it reads the index first.
      * Reply: {@link Ack}.
      */
     public record Published(int shuffleId, long mapId, String executorId, long indexAddress, long dataAddress,
-            int numPartitions, long epoch) implements Serializable {
+            int numPartitions, long epoch, byte[] packedIndex) implements Serializable {
         /**
          * The addresses of an output the communicator path could not stage (its HCCL buffer's arena was full): its
          * readers fetch it with Spark, by design, with any fallback.
@@ -62,7 +64,7 @@ public final class Messages {
         /** Published on the endpoint path (no communicator: epoch 0). */
         public Published(int shuffleId, long mapId, String executorId, long indexAddress, long dataAddress,
                 int numPartitions) {
-            this(shuffleId, mapId, executorId, indexAddress, dataAddress, numPartitions, 0);
+            this(shuffleId, mapId, executorId, indexAddress, dataAddress, numPartitions, 0, null);
         }
     }
 
@@ -70,9 +72,12 @@ public final class Messages {
     public record LookupShuffle(int shuffleId) implements Serializable {
     }
 
-    /** The directory of one shuffle, as parallel arrays (compact on the wire). */
+    /**
+     * The directory of one shuffle, as parallel arrays (compact on the wire); {@code packedIndexes[i]} is null where
+     * the output's offsets did not travel with it.
+     */
     public record ShuffleLocations(int shuffleId, long[] mapIds, String[] executorIds, long[] indexAddresses,
-            long[] dataAddresses, int[] numPartitions, long[] epochs) implements Serializable {
+            long[] dataAddresses, int[] numPartitions, long[] epochs, byte[][] packedIndexes) implements Serializable {
     }
 
     /**

@@ -15,6 +15,7 @@ import org.apache.spark.shuffle.hcomm.internal.conf.LogCategory;
 import org.apache.spark.shuffle.hcomm.internal.metrics.ShuffleMetrics;
 import org.apache.spark.shuffle.hcomm.internal.rpc.DriverClient;
 import org.apache.spark.shuffle.hcomm.internal.rpc.Messages;
+import org.apache.spark.shuffle.hcomm.internal.rpc.PackedIndex;
 import org.hcomm.bridge.transport.Region;
 import org.hcomm.bridge.transport.Transport;
 import org.hcomm.bridge.transport.TransportException;
@@ -41,6 +42,8 @@ public final class MapOutputPublisher implements AutoCloseable {
     private final DriverClient driver;
     /** The communicator its outputs are staged in (0: the endpoint path); readers of another one do not use them. */
     private final long epoch;
+    /** The largest packed index that travels with a publication ({@link PackedIndex}). */
+    private final int packedIndexMax;
     private final Map<Integer, List<Publication>> byShuffle = new HashMap<>();
     private boolean closed;
     private boolean arenaFullLogged;
@@ -61,9 +64,10 @@ public final class MapOutputPublisher implements AutoCloseable {
     }
 
     /** Registers a send arena of {@code arenaSize} bytes; outputs are announced to the driver by {@code driver}. */
-    public MapOutputPublisher(Transport transport, long arenaSize, ShuffleMetrics metrics, DriverClient driver,
-            long epoch) {
+    public MapOutputPublisher(Transport transport, long arenaSize, int packedIndexMax, ShuffleMetrics metrics,
+            DriverClient driver, long epoch) {
         this.transport = transport;
+        this.packedIndexMax = packedIndexMax;
         this.driver = driver;
         this.epoch = epoch;
         this.arena = arenaSize > 0 ? transport.allocate("hcomm-send-arena", arenaSize) : null;
@@ -93,7 +97,7 @@ public final class MapOutputPublisher implements AutoCloseable {
         } catch (NotStaged e) { // the communicator path: the driver records it as read by Spark's fetch, by design
             LOG.debug("Executor {}: {}; reducers fetch it with Spark's transfer", driver.executorId(), e.getMessage());
             return new Messages.Published(shuffleId, mapId, driver.executorId(), Messages.Published.NOT_STAGED,
-                    Messages.Published.NOT_STAGED, lengths.length, epoch);
+                    Messages.Published.NOT_STAGED, lengths.length, epoch, null);
         }
     }
 
@@ -114,7 +118,7 @@ public final class MapOutputPublisher implements AutoCloseable {
             long dataAddress = total == 0 ? indexAddress : placeData(p, dataFile, shuffleId, mapId);
             byShuffle.computeIfAbsent(shuffleId, k -> new ArrayList<>()).add(p);
             return new Messages.Published(shuffleId, mapId, driver.executorId(), indexAddress, dataAddress,
-                    lengths.length, epoch);
+                    lengths.length, epoch, PackedIndex.pack(lengths, packedIndexMax));
         } catch (IOException | RuntimeException e) {
             free(p);
             throw e;

@@ -49,7 +49,7 @@ class BlameTest {
 
     private static MapRead read(Channel channel, long mapId) {
         BlockManagerId owner = BlockManagerId$.MODULE$.apply(channel.peerId(), "host", 7337, Option.empty());
-        return new MapRead(owner, false, mapId, (int) mapId, 0, 4, 4096 * mapId, 0, channel, List.of());
+        return new MapRead(owner, false, mapId, (int) mapId, 0, 4, 4096 * mapId, 0, channel, List.of(), null);
     }
 
     /** Reads of owners a, a, b, c, b: two map outputs of a, two of b, one of c. */

@@ -13,13 +13,16 @@ import org.apache.spark.storage.BlockManagerId$;
 import org.junit.jupiter.api.Test;
 import scala.Option;
 
-/** The pure plan of a reduce task's one-sided reads: parts, pieces of at most a chunk, waves that grow 1, 2, 4 ... */
+/**
+ * The pure plan of a reduce task's one-sided reads: parts, pieces of at most a chunk, two waves when the bytes fit
+ * the borrowed chunks, else waves that grow from the link's bandwidth-delay product: 1, 2, 4 ... chunks.
+ */
 class WavePlanTest {
     private static final int CHUNK = 1024;
 
     private static MapRead read(String owner, long mapId, int firstReduce, int endReduce, long dataAddress) {
         BlockManagerId id = BlockManagerId$.MODULE$.apply(owner, "host", 7337, Option.empty());
-        return new MapRead(id, false, mapId, (int) mapId, firstReduce, endReduce, 0, dataAddress, null, List.of());
+        return new MapRead(id, false, mapId, (int) mapId, firstReduce, endReduce, 0, dataAddress, null, List.of(), null);
     }
 
     private static List<ReceiveBuffer.Chunk> chunks(int n) {
@@ -34,7 +37,7 @@ class WavePlanTest {
     void partitionsBecomePartsAndEmptyOnesAreSkipped() {
         MapRead a = read("a", 7, 2, 5, 50_000);
         // partitions 2, 3, 4 of map 7: 100 bytes, none, 300 bytes, from offset 40 of the output
-        WavePlan plan = new WavePlan(3, List.of(a), new long[][] {{40, 140, 140, 440}}, chunks(4), CHUNK);
+        WavePlan plan = new WavePlan(3, List.of(a), new long[][] {{40, 140, 140, 440}}, chunks(4), CHUNK, 1);
         assertEquals(2, plan.parts.size());
         assertEquals(2, plan.parts.get(0).blockId().reduceId());
         assertEquals(4, plan.parts.get(1).blockId().reduceId());
@@ -46,20 +49,22 @@ class WavePlanTest {
         assertEquals(2, plan.firstReduceIn(plan.pieces.get(0)), "the first partition with bytes");
     }
 
+    /** The plan of one output of owner "a" ({@code aBytes}), one of owner "b", through {@code borrowed} chunks. */
+    private static WavePlan twoOwners(long aBytes, long bBytes, int borrowed, int firstWaveChunks) {
+        return new WavePlan(0, List.of(read("a", 1, 0, 1, 0), read("b", 2, 0, 1, 0)),
+                new long[][] {{0, aBytes}, {0, bBytes}}, chunks(borrowed), CHUNK, firstWaveChunks);
+    }
+
     @Test
     void rangesAreCutIntoChunksAndWavesGrowUpToHalfTheChunks() {
-        MapRead a = read("a", 1, 0, 1, 0);
-        MapRead b = read("b", 2, 0, 1, 0);
         // 10 chunks of a, 5.5 chunks of b, 8 borrowed chunks: two sets of 4
-        WavePlan plan = new WavePlan(0, List.of(a, b), new long[][] {{0, 10 * CHUNK}, {0, 5 * CHUNK + 512}},
-                chunks(8), CHUNK);
+        WavePlan plan = twoOwners(10 * CHUNK, 5 * CHUNK + 512, 8, 1);
+        MapRead a = plan.pieces.get(0).read;
+        MapRead b = plan.pieces.get(15).read;
         assertEquals(16, plan.pieces.size());
         assertEquals(512, plan.pieces.get(15).length);
-        List<Integer> sizes = new ArrayList<>();
-        for (WavePlan.Wave w : plan.waves) {
-            sizes.add(w.last - w.first + 1);
-        }
-        assertEquals(List.of(1, 2, 4, 4, 4, 1), sizes, "waves of 1, 2, then 4 chunks (half of 8)");
+        assertEquals(List.of(1, 2, 4, 4, 4, 1), waveSizes(plan), "waves of 1, 2, then 4 chunks (half of 8)");
+        assertEquals(false, plan.fitsBorrowed);
         assertEquals(List.of(a, b), plan.readsIn(plan.waves.get(3)), "a wave spans owners");
         // alternate waves use alternate halves of the chunks
         assertSame(plan.pieces.get(0).chunk, plan.pieces.get(3).chunk, "waves 0 and 2 start in the first set");
@@ -72,8 +77,47 @@ class WavePlanTest {
     void anIndexGoingBackwardsNamesTheOutputAndPartition() {
         MapRead a = read("a", 9, 4, 7, 0);
         WavePlan.BadIndex bad = assertThrows(WavePlan.BadIndex.class,
-                () -> new WavePlan(0, List.of(a), new long[][] {{0, 10, 5, 20}}, chunks(2), CHUNK));
+                () -> new WavePlan(0, List.of(a), new long[][] {{0, 10, 5, 20}}, chunks(2), CHUNK, 1));
         assertSame(a, bad.read);
         assertEquals(5, bad.reduceId);
+    }
+
+    private static List<Integer> waveSizes(WavePlan plan) {
+        List<Integer> sizes = new ArrayList<>();
+        for (WavePlan.Wave w : plan.waves) {
+            sizes.add(w.last - w.first + 1);
+        }
+        return sizes;
+    }
+
+    @Test
+    void bytesThatFitTheBorrowedChunksAreTwoWavesOnDistinctChunks() {
+        // 3 chunks of a and 2.5 of b: 6 chunks of 8 borrowed; the link's product is 2 chunks
+        WavePlan plan = twoOwners(3 * CHUNK, 2 * CHUNK + 512, 8, 2);
+        assertEquals(true, plan.fitsBorrowed);
+        assertEquals(List.of(2, 4), waveSizes(plan), "a first wave of the link's product, then the rest at once");
+        List<Integer> used = new ArrayList<>();
+        for (WavePlan.Piece p : plan.pieces) {
+            used.add(p.chunk.index);
+        }
+        assertEquals(List.of(0, 1, 2, 3, 4, 5), used, "no chunk serves both waves: both can be in flight");
+    }
+
+    @Test
+    void aFirstWaveAsLargeAsEverythingIsOneWave() {
+        MapRead a = read("a", 1, 0, 1, 0);
+        WavePlan plan = new WavePlan(0, List.of(a), new long[][] {{0, 3 * CHUNK}}, chunks(8), CHUNK, 100);
+        assertEquals(List.of(3), waveSizes(plan));
+        assertEquals(true, plan.fitsBorrowed);
+    }
+
+    @Test
+    void wavesThatDoNotFitStartAtTheLinksProduct() {
+        MapRead a = read("a", 1, 0, 1, 0);
+        // 20 chunks through 8 borrowed (two sets of 4); the link's product is 3 chunks
+        WavePlan plan = new WavePlan(0, List.of(a), new long[][] {{0, 20 * CHUNK}}, chunks(8), CHUNK, 3);
+        assertEquals(false, plan.fitsBorrowed);
+        assertEquals(List.of(3, 4, 4, 4, 4, 1), waveSizes(plan));
+        assertEquals(4, plan.pieces.get(3).chunk.index, "wave 1 in the second set");
     }
 }
