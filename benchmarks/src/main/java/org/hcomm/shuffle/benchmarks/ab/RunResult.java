@@ -6,19 +6,25 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
-/** Everything measured in one run (one fresh application running one workload under one configuration). */
+/**
+ * Everything measured in one run (one fresh application running one workload under one configuration).
+ * {@code totalCpuSec} is Spark's executor CPU of all tasks (task threads only); {@code jobProcessCpuSec} the executors'
+ * process CPU (every thread, {@link ProcessCpuPlugin}) during the union of all the job's stages, summed over the
+ * executors (NaN in run files from before it was recorded).
+ */
 record RunResult(Preset.Cell cell, ShuffleConfig config, int rep, int sequence, String startedAt,
         double jobSec, double reduceSec, double fetchWaitSec, double reduceTaskSec, double reduceCpuSec,
-        double totalCpuSec, int reduceStages, long shuffleWriteBytes, long shuffleReadBytes, long remoteBytes,
-        long localBytes, int failedTasks, Map<String, Long> hcomm, String executorForceTcp, long checksum,
-        long records, Map<String, Object> detail, List<StageMetricsListener.Stage> stages,
+        double totalCpuSec, double jobProcessCpuSec, int reduceStages, long shuffleWriteBytes, long shuffleReadBytes,
+        long remoteBytes, long localBytes, int failedTasks, Map<String, Long> hcomm, String executorForceTcp,
+        long checksum, long records, Map<String, Object> detail, List<StageMetricsListener.Stage> stages,
         List<ExecutorCpu> executorCpu, Map<String, Long> profile, Map<String, Long> host, String error) {
 
     /** This result with the JFR profile of its reduce stages ({@link JfrProfile#summarize}). */
     RunResult withProfile(Map<String, Long> p) {
         return new RunResult(cell, config, rep, sequence, startedAt, jobSec, reduceSec, fetchWaitSec, reduceTaskSec,
-                reduceCpuSec, totalCpuSec, reduceStages, shuffleWriteBytes, shuffleReadBytes, remoteBytes, localBytes,
-                failedTasks, hcomm, executorForceTcp, checksum, records, detail, stages, executorCpu, p, host, error);
+                reduceCpuSec, totalCpuSec, jobProcessCpuSec, reduceStages, shuffleWriteBytes, shuffleReadBytes,
+                remoteBytes, localBytes, failedTasks, hcomm, executorForceTcp, checksum, records, detail, stages,
+                executorCpu, p, host, error);
     }
 
     /**
@@ -96,11 +102,16 @@ record RunResult(Preset.Cell cell, ShuffleConfig config, int rep, int sequence, 
 
     /**
      * Round trips a reduce task waits for: for hcomm the batches it waited on (index rounds and data waves, from the
-     * plugin's counters); for Spark's fetch a model, since Spark counts none: its requests to every owner go out at
-     * once, up to spark.reducer.maxSizeInFlight (48 MB) in flight, so a task waits about one round trip per 48 MB
-     * it fetches, at least one. NaN without reduce tasks.
+     * plugin's counters) over the tasks that read one-sidedly ({@link #roundTripsPerReadTask}), or, in run files
+     * from before the plugin counted those tasks ({@code readTasks}), over all reduce tasks; for Spark's fetch a
+     * model, since Spark counts none: its requests to every owner go out at once, up to
+     * spark.reducer.maxSizeInFlight (48 MB) in flight, so a task waits about one round trip per 48 MB it fetches,
+     * at least one. NaN without reduce tasks.
      */
     double roundTripsPerTask() {
+        if (config.isHcomm() && readTasks() > 0) {
+            return roundTripsPerReadTask();
+        }
         int tasks = reduceTasks();
         if (tasks == 0) {
             return Double.NaN;
@@ -109,6 +120,56 @@ record RunResult(Preset.Cell cell, ShuffleConfig config, int rep, int sequence, 
             return (hcomm.getOrDefault("indexRounds", 0L) + hcomm.getOrDefault("readWaves", 0L)) / (double) tasks;
         }
         return Math.max(1, Math.ceil(remoteBytes / (double) tasks / (48L << 20)));
+    }
+
+    /** The plugin's {@code readTasks}: reduce tasks that read one-sidedly (0 when not counted). */
+    long readTasks() {
+        return hcomm.getOrDefault("readTasks", 0L);
+    }
+
+    /**
+     * The plugin's mean round trips of a reduce task that read one-sidedly: ({@code indexRounds} +
+     * {@code readWaves}) / {@code readTasks}; NaN when the run counted no such task.
+     */
+    double roundTripsPerReadTask() {
+        long tasks = readTasks();
+        return tasks == 0 ? Double.NaN
+                : (hcomm.getOrDefault("indexRounds", 0L) + hcomm.getOrDefault("readWaves", 0L)) / (double) tasks;
+    }
+
+    /**
+     * The plugin's {@code publicationBatches} (messages telling the driver of published map outputs) per task of the
+     * stages that wrote shuffle data ({@link #shuffleWriteTasks}); NaN without such tasks.
+     */
+    double publicationBatchesPerMapTask() {
+        long tasks = shuffleWriteTasks();
+        return tasks == 0 ? Double.NaN : hcomm.getOrDefault("publicationBatches", 0L) / (double) tasks;
+    }
+
+    /** Tasks of the stages that wrote shuffle data (whether or not they also read some): the map tasks. */
+    long shuffleWriteTasks() {
+        return stages.stream().filter(s -> s.writeBytes > 0).mapToLong(s -> s.tasks).sum();
+    }
+
+    /** The map stages: stages that write shuffle data and read none. */
+    List<StageMetricsListener.Stage> mapStages() {
+        return stages.stream().filter(s -> s.writeBytes > 0 && !s.readsShuffle()).toList();
+    }
+
+    /**
+     * Wall time during which a map stage ran (the union of their intervals, as {@code reduceSec} for the reduce
+     * stages); NaN without a stage list (a failed run).
+     */
+    double mapSec() {
+        return stages.isEmpty() ? Double.NaN : StageMetricsListener.unionSeconds(mapStages());
+    }
+
+    /**
+     * The executors' process CPU during the job ({@code jobProcessCpuSec}) per GB of shuffle data read (remote and
+     * local); NaN when either is unknown or nothing was read.
+     */
+    double jobCpuSecPerGbShuffled() {
+        return shuffleReadBytes > 0 ? jobProcessCpuSec / (shuffleReadBytes / 1e9) : Double.NaN;
     }
 
     long oneSidedBytes() {
@@ -126,7 +187,8 @@ record RunResult(Preset.Cell cell, ShuffleConfig config, int rep, int sequence, 
 
     static RunResult failed(Preset.Cell cell, ShuffleConfig config, int rep, int sequence, String startedAt,
             String error) {
-        return new RunResult(cell, config, rep, sequence, startedAt, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, Map.of(),
+        return new RunResult(cell, config, rep, sequence, startedAt, 0, 0, 0, 0, 0, 0, Double.NaN, 0, 0, 0, 0, 0, 0,
+                Map.of(),
                 "", 0, 0, Map.of(), List.of(), List.of(), Map.of(), Map.of(), error);
     }
 
@@ -150,6 +212,7 @@ record RunResult(Preset.Cell cell, ShuffleConfig config, int rep, int sequence, 
         m.put("fetchWaitShareOfReduceTaskTime", fetchWaitShare());
         m.put("reduceExecutorCpuSec", reduceCpuSec);
         m.put("totalExecutorCpuSec", totalCpuSec);
+        m.put("processCpuSecDuringJob", Double.isNaN(jobProcessCpuSec) ? null : jobProcessCpuSec);
         m.put("ownerCpuSecDuringReduce", Double.isNaN(ownerCpuSec()) ? null : ownerCpuSec());
         m.put("nonTaskCpuSecDuringReduce", nonTaskCpuSec());
         List<Object> ex = new ArrayList<>();
@@ -196,6 +259,7 @@ record RunResult(Preset.Cell cell, ShuffleConfig config, int rep, int sequence, 
             j.put("remoteBytesRead", s.remoteBytes);
             j.put("localBytesRead", s.localBytes);
             j.put("shuffleWriteBytes", s.writeBytes);
+            j.put("shuffleRecordsRead", s.recordsRead);
             Map<String, Object> tasksBy = new LinkedHashMap<>();
             s.byExecutor.forEach((id, v) -> tasksBy.put(id, v[0]));
             j.put("tasksByExecutor", tasksBy);
@@ -213,8 +277,9 @@ record RunResult(Preset.Cell cell, ShuffleConfig config, int rep, int sequence, 
     }
 
     /**
-     * A run read back from its JSON file ({@link #toJson()}), for a resumed suite. Per-stage details are not read
-     * back (the summary does not use them); the file on disk keeps them.
+     * A run read back from its JSON file ({@link #toJson()}), for a resumed suite, with its stage list (what the
+     * file keeps of it: per executor only the task counts). Fields a run file from before they existed lacks read back
+     * as NaN ({@code processCpuSecDuringJob}) or are derived ({@link #stageFromJson}).
      */
     @SuppressWarnings("unchecked")
     static RunResult fromJson(Map<String, Object> m) {
@@ -222,6 +287,10 @@ record RunResult(Preset.Cell cell, ShuffleConfig config, int rep, int sequence, 
                 num(m, "executors").intValue(), (String) m.get("serializer"));
         Map<String, Long> hcomm = numbers(m, "hcommMetrics", Number::longValue);
         Map<String, Long> profile = numbers(m, "reduceProfileJfr", Number::longValue);
+        List<StageMetricsListener.Stage> stages = new ArrayList<>();
+        for (Object o : (List<Object>) m.getOrDefault("stages", List.of())) {
+            stages.add(stageFromJson((Map<String, Object>) o));
+        }
         List<ExecutorCpu> cpu = new ArrayList<>();
         for (Object o : (List<Object>) m.getOrDefault("executorsDuringReduce", List.of())) {
             Map<String, Object> e = (Map<String, Object>) o;
@@ -233,13 +302,47 @@ record RunResult(Preset.Cell cell, ShuffleConfig config, int rep, int sequence, 
                 num(m, "sequence").intValue(), (String) m.get("startedAt"), num(m, "jobSec").doubleValue(),
                 num(m, "reduceStageSec").doubleValue(), num(m, "fetchWaitSec").doubleValue(),
                 num(m, "reduceTaskSec").doubleValue(), num(m, "reduceExecutorCpuSec").doubleValue(),
-                num(m, "totalExecutorCpuSec").doubleValue(), num(m, "reduceStages").intValue(),
+                num(m, "totalExecutorCpuSec").doubleValue(), num(m, "processCpuSecDuringJob").doubleValue(),
+                num(m, "reduceStages").intValue(),
                 num(m, "shuffleWriteBytes").longValue(), num(m, "shuffleReadBytes").longValue(),
                 num(m, "shuffleRemoteBytesRead").longValue(), num(m, "shuffleLocalBytesRead").longValue(),
                 num(m, "failedTasks").intValue(), hcomm, (String) m.getOrDefault("executorEnv_HCOMM_SOFT_FORCE_TCP", ""),
                 Long.parseUnsignedLong((String) m.getOrDefault("checksum", "0"), 16), num(m, "answerRecords").longValue(),
-                (Map<String, Object>) m.getOrDefault("detail", Map.of()), List.of(), cpu, profile,
+                (Map<String, Object>) m.getOrDefault("detail", Map.of()), stages, cpu, profile,
                 numbers(m, "hostDuringJob", Number::longValue), (String) m.get("error"));
+    }
+
+    /**
+     * One stage attempt of a run file. Files from before {@code shuffleRecordsRead} was written keep only whether the
+     * stage read shuffle data ({@code readsShuffle}); a stage that did but read no byte gets one record, so that
+     * {@link StageMetricsListener.Stage#readsShuffle()} says what the file says.
+     */
+    @SuppressWarnings("unchecked")
+    static StageMetricsListener.Stage stageFromJson(Map<String, Object> j) {
+        StageMetricsListener.Stage s = new StageMetricsListener.Stage(num(j, "stageId").intValue(),
+                num(j, "attempt").intValue());
+        s.name = (String) j.getOrDefault("name", "");
+        s.group = (String) j.getOrDefault("jobGroup", "");
+        s.submittedMs = num(j, "submittedMs").longValue();
+        s.completedMs = num(j, "completedMs").longValue();
+        s.completed = true;
+        s.failure = (String) j.get("failure");
+        s.tasks = num(j, "tasks").intValue();
+        s.failedTasks = num(j, "failedTasks").intValue();
+        s.cpuNs = Math.round(num(j, "executorCpuSec").doubleValue() * 1e9);
+        s.runMs = Math.round(num(j, "executorRunSec").doubleValue() * 1e3);
+        s.fetchWaitMs = Math.round(num(j, "fetchWaitSec").doubleValue() * 1e3);
+        s.remoteBytes = num(j, "remoteBytesRead").longValue();
+        s.localBytes = num(j, "localBytesRead").longValue();
+        s.writeBytes = num(j, "shuffleWriteBytes").longValue();
+        if (j.get("shuffleRecordsRead") instanceof Number n) {
+            s.recordsRead = n.longValue();
+        } else {
+            s.recordsRead = Boolean.TRUE.equals(j.get("readsShuffle")) && s.remoteBytes + s.localBytes == 0 ? 1 : 0;
+        }
+        ((Map<String, Object>) j.getOrDefault("tasksByExecutor", Map.of()))
+                .forEach((id, n) -> s.byExecutor.put(id, new long[] {((Number) n).longValue(), 0}));
+        return s;
     }
 
     /** The JSON object under {@code key} (absent: empty) with its numbers converted. */

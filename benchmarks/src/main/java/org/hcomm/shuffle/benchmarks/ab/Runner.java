@@ -134,10 +134,10 @@ final class Runner {
             workload.checkPlacement(stages);
             return new RunResult(cell, config, rep, sequence, startedAt, jobSec,
                     StageMetricsListener.unionSeconds(reduce), red.fetchWaitSec(), red.taskSec(), red.cpuSec(),
-                    all.cpuSec(), reduce.size(), all.writeBytes(), all.remoteBytes() + all.localBytes(),
-                    all.remoteBytes(), all.localBytes(), all.failedTasks(), hcomm, forceTcp, answer.checksum(),
-                    answer.records(), answer.detail(), stages, executorCpu(reduce, listener.tasks()), Map.of(), host,
-                    null);
+                    all.cpuSec(), processCpuSec(stages), reduce.size(), all.writeBytes(),
+                    all.remoteBytes() + all.localBytes(), all.remoteBytes(), all.localBytes(), all.failedTasks(),
+                    hcomm, forceTcp, answer.checksum(), answer.records(), answer.detail(), stages,
+                    executorCpu(reduce, listener.tasks()), Map.of(), host, null);
         } finally {
             spark.stop();
             SparkSession.clearActiveSession();
@@ -157,6 +157,24 @@ final class Runner {
                     stages.stream().mapToLong(s -> s.localBytes).sum(),
                     stages.stream().mapToInt(s -> s.failedTasks).sum());
         }
+    }
+
+    /**
+     * The process CPU (every thread) of every executor during the union of {@code stages}' intervals, summed; NaN
+     * when no executor sent samples, or one sent none covering an interval.
+     */
+    static double processCpuSec(List<StageMetricsListener.Stage> stages) {
+        List<String> executors = ProcessCpuPlugin.executors();
+        if (executors.isEmpty()) {
+            return Double.NaN;
+        }
+        double sum = 0;
+        for (long[] i : StageMetricsListener.union(stages)) {
+            for (String id : executors) {
+                sum += ProcessCpuPlugin.cpuSeconds(id, i[0], i[1]);
+            }
+        }
+        return sum;
     }
 
     /**

@@ -17,6 +17,21 @@ record Stats(double median, double min, double max, int n) {
         return ofValues(v);
     }
 
+    /**
+     * As {@link #of}, over the successful runs whose metric is known (not NaN): run files from before a metric was
+     * recorded lack it; "–" when none has it.
+     */
+    static Stats ofKnown(List<RunResult> runs, ToDoubleFunction<RunResult> metric) {
+        List<Double> v = new ArrayList<>();
+        for (RunResult r : runs) {
+            double x = r.ok() ? metric.applyAsDouble(r) : Double.NaN;
+            if (!Double.isNaN(x)) {
+                v.add(x);
+            }
+        }
+        return ofValues(v);
+    }
+
     /** Median, minimum and maximum of some values (NaN and n = 0 for none). */
     static Stats ofValues(List<Double> values) {
         List<Double> v = new ArrayList<>(values);

@@ -10,8 +10,12 @@ import java.util.Optional;
 import java.util.StringJoiner;
 import java.util.function.Function;
 import java.util.function.Predicate;
+import java.util.function.ToDoubleFunction;
 
-/** The Markdown summary: an overview of reduce-stage ratios, then one table per cell with medians and min–max. */
+/**
+ * The Markdown summary: an overview of reduce-stage ratios and of map stage, whole job and reduce stage beside each
+ * other, then one table per cell with medians and min–max.
+ */
 final class SummaryReport {
     /** The plugin's split of the one-sided fetch wait (metric names, then labels). */
     private static final List<String> WAIT_SPLIT = List.of("fetchWaitIndexMicros", "fetchWaitFirstWaveMicros",
@@ -72,6 +76,16 @@ final class SummaryReport {
                 + "reduce stages minus the CPU of their task threads in the same intervals: transport threads, serving "
                 + "other executors, GC, JIT. *Owner CPU* is the process CPU, during the reduce stage, of the executor whose "
                 + "map outputs are being read (workload remote-read; other workloads have none).\n\n");
+        sb.append("*Map-stage time* is the wall time during which a stage that writes shuffle data and reads none was "
+                + "running (the union of those stages' intervals, as for the reduce stages). *Job* is the wall time of "
+                + "the workload's timed run on the driver (all its Spark jobs, from the call to the answer). "
+                + "*Executors' CPU* is the "
+                + "process CPU of every executor (all threads) during the job's stages (the union of all stages' "
+                + "intervals), summed over the executors; *per GB shuffled* divides it by the shuffle bytes read "
+                + "(remote and local). The ratios of map stage and job to a base configuration, and all the ratios "
+                + "of the second overview table, are the median over the repetitions of the ratio within each "
+                + "repetition (both configurations successful, a few minutes apart); the reduce ratios of the first "
+                + "overview table and of the cells' *reduce /* columns are the ratio of the two medians.\n\n");
 
         sb.append("## Checks\n\n");
         if (warnings.isEmpty()) {
@@ -110,6 +124,7 @@ final class SummaryReport {
             sb.append(' ').append(checks.getOrDefault(cell, "?").startsWith("identical") ? "identical" : "**DIFFER**")
                     .append(" |\n");
         }
+        overviewBeside(sb, preset, results);
 
         for (Preset.Cell cell : preset.cells()) {
             List<RunResult> mine = results.stream().filter(r -> r.cell().equals(cell)).toList();
@@ -117,11 +132,13 @@ final class SummaryReport {
             sb.append(Workload.of(cell.workload()).describe(cell.targetMb())).append(". Answers: ")
                     .append(checks.getOrDefault(cell, "?")).append(".\n\n");
             boolean owners = mine.stream().anyMatch(r -> r.ok() && !Double.isNaN(r.ownerCpuSec()));
-            sb.append("| configuration | job s | reduce stage s | fetch wait s | fetch wait share | reduce CPU s | "
-                    + "non-task CPU s | " + (owners ? "owner CPU s | " : "")
+            sb.append("| configuration | job s | map stage s | reduce stage s | fetch wait s | fetch wait share | "
+                    + "reduce CPU s | non-task CPU s | " + (owners ? "owner CPU s | " : "")
+                    + "executors' CPU s | executors' CPU s / GB shuffled | "
                     + "shuffle MB written | one-sided MB | fallback MB | channels created / destroyed | "
-                    + "reduce / builtin | reduce / builtin-network |\n");
-            sb.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|").append(owners ? "---|\n" : "\n");
+                    + "reduce / builtin | reduce / builtin-network | map / builtin | map / builtin-network | "
+                    + "job / builtin | job / builtin-network |\n");
+            sb.append("|---".repeat(owners ? 21 : 20)).append("|\n");
             Map<ShuffleConfig, Stats> reduce = reduceStats(preset, mine);
             for (ShuffleConfig c : preset.configs()) {
                 List<RunResult> rc = mine.stream().filter(r -> r.config() == c).toList();
@@ -131,12 +148,15 @@ final class SummaryReport {
                     sb.append(" (").append(failed).append(" failed)");
                 }
                 sb.append(" | ").append(Stats.of(rc, RunResult::jobSec).format("%.2f"))
+                        .append(" | ").append(Stats.ofKnown(rc, RunResult::mapSec).format("%.2f"))
                         .append(" | ").append(Stats.of(rc, RunResult::reduceSec).format("%.2f"))
                         .append(" | ").append(Stats.of(rc, RunResult::fetchWaitSec).format("%.2f"))
                         .append(" | ").append(Stats.of(rc, r -> 100 * r.fetchWaitShare()).format("%.0f%%"))
                         .append(" | ").append(Stats.of(rc, RunResult::reduceCpuSec).format("%.2f"))
                         .append(" | ").append(Stats.of(rc, RunResult::nonTaskCpuSec).format("%.2f"))
                         .append(owners ? " | " + Stats.of(rc, RunResult::ownerCpuSec).format("%.2f") : "")
+                        .append(" | ").append(Stats.ofKnown(rc, RunResult::jobProcessCpuSec).format("%.2f"))
+                        .append(" | ").append(Stats.ofKnown(rc, RunResult::jobCpuSecPerGbShuffled).format("%.2f"))
                         .append(" | ").append(Stats.of(rc, r -> r.shuffleWriteBytes() / 1e6).format("%.0f"))
                         .append(" | ").append(c.isHcomm()
                                 ? Stats.of(rc, r -> r.oneSidedBytes() / 1e6).format("%.0f") : "–")
@@ -147,9 +167,17 @@ final class SummaryReport {
                                 + Stats.of(rc, r -> r.hcomm().getOrDefault("channelsDestroyed", 0L)).format("%.0f")
                                 : "–")
                         .append(" | ").append(ratio(reduce, c, ShuffleConfig.BUILTIN))
-                        .append(" | ").append(ratio(reduce, c, ShuffleConfig.BUILTIN_NETWORK)).append(" |\n");
+                        .append(" | ").append(ratio(reduce, c, ShuffleConfig.BUILTIN_NETWORK));
+                for (ToDoubleFunction<RunResult> metric : List.<ToDoubleFunction<RunResult>>of(RunResult::mapSec,
+                        RunResult::jobSec)) {
+                    for (ShuffleConfig base : List.of(ShuffleConfig.BUILTIN, ShuffleConfig.BUILTIN_NETWORK)) {
+                        sb.append(" | ").append(repetitionRatio(mine, c, base, preset.reps(), metric, "%.2f"));
+                    }
+                }
+                sb.append(" |\n");
             }
             waitSplit(sb, preset, mine);
+            roundTrips(sb, preset, mine);
             perGbAndRoundTrips(sb, preset, mine);
             communicator(sb, preset, mine);
             refaults(sb, preset, mine);
@@ -177,7 +205,10 @@ final class SummaryReport {
     /**
      * CPU seconds per GB read from other executors, on the reading executors and on the owning one (only a workload
      * that names its owner, remote-read, has one), the round trips a reduce
-     * task waits for, and what those would add to the reduce stage at 10 µs, 100 µs and 1 ms of round-trip time
+     * task waits for (hcomm: the plugin's counters, over the tasks that read one-sidedly, {@code readTasks}, or in
+     * run files from before that counter over all reduce tasks; Spark's fetch: a model,
+     * {@link RunResult#roundTripsPerTask}), and what those would add to the reduce stage at 10 µs, 100 µs and 1 ms
+     * of round-trip time
      * (round trips per task x RTT x the most reduce tasks one executor ran one after another; an upper bound, as
      * hcomm's two waves in flight can hide a round trip behind deserialisation). This machine cannot add delay to a
      * link (no netem), so the latency columns are computed, not measured.
@@ -205,8 +236,11 @@ final class SummaryReport {
             }
             sb.append(" |\n");
         }
-        sb.append("\n(The + columns: the reduce stage's added time at that round-trip time, as a share of the measured "
-                + "reduce stage; computed from the round trips, not measured: this machine cannot delay a link.)\n");
+        sb.append("\n(Round trips per reduce task: for hcomm (`indexRounds` + `readWaves`) / `readTasks`, the "
+                + "plugin's counters (run files from before `readTasks`: over all reduce tasks); for Spark's fetch a "
+                + "model, one per 48 MB (`spark.reducer.maxSizeInFlight`) a task fetches, at least one. The + columns: "
+                + "the reduce stage's added time at that round-trip time, as a share of the measured reduce stage; "
+                + "computed from the round trips, not measured: this machine cannot delay a link.)\n");
     }
 
     /** The hcomm configurations' one-sided fetch wait by what the tasks waited for (runs that recorded it). */
@@ -228,38 +262,129 @@ final class SummaryReport {
     /**
      * Each configuration's reduce-stage time over the base configuration's within each repetition (runs a few
      * minutes apart, so the host's speed cancels; the ratios to read when a resumed cell's repetitions ran in
-     * different sittings), and their median.
+     * different sittings), and their median; then the same for the job and the map stage.
      */
     static void perRepetition(StringBuilder sb, Preset preset, List<RunResult> mine) {
         ShuffleConfig base = preset.configs().get(0);
-        StringJoiner line = new StringJoiner("; ");
-        for (ShuffleConfig c : preset.configs().subList(1, preset.configs().size())) {
-            List<Double> ratios = repetitionRatios(mine, c, base, preset.reps());
-            if (ratios.isEmpty()) {
-                continue;
+        Map<String, ToDoubleFunction<RunResult>> metrics = new LinkedHashMap<>();
+        metrics.put("Reduce", RunResult::reduceSec);
+        metrics.put("Job", RunResult::jobSec);
+        metrics.put("Map stage", RunResult::mapSec);
+        metrics.forEach((name, metric) -> {
+            StringJoiner line = new StringJoiner("; ");
+            for (ShuffleConfig c : preset.configs().subList(1, preset.configs().size())) {
+                List<Double> ratios = repetitionRatios(mine, c, base, preset.reps(), metric);
+                if (ratios.isEmpty()) {
+                    continue;
+                }
+                StringJoiner each = new StringJoiner(", ");
+                ratios.forEach(v -> each.add(String.format(Locale.ROOT, "%.2f×", v)));
+                line.add(String.format(Locale.ROOT, "%s %s (median %.2f×)", c.label(), each,
+                        Stats.ofValues(ratios).median()));
             }
-            StringJoiner each = new StringJoiner(", ");
-            ratios.forEach(v -> each.add(String.format(Locale.ROOT, "%.2f×", v)));
-            line.add(String.format(Locale.ROOT, "%s %s (median %.2f×)", c.label(), each,
-                    Stats.ofValues(ratios).median()));
-        }
-        if (line.length() > 0) {
-            sb.append("\nReduce / ").append(base.label()).append(" within each repetition: ").append(line)
-                    .append(".\n");
-        }
+            if (line.length() > 0) {
+                sb.append('\n').append(name).append(" / ").append(base.label()).append(" within each repetition: ")
+                        .append(line).append(".\n");
+            }
+        });
     }
 
     /** The ratios of {@code c}'s reduce-stage time to {@code base}'s, per repetition in which both succeeded. */
     static List<Double> repetitionRatios(List<RunResult> mine, ShuffleConfig c, ShuffleConfig base, int reps) {
+        return repetitionRatios(mine, c, base, reps, RunResult::reduceSec);
+    }
+
+    /**
+     * The ratios of {@code c}'s {@code metric} to {@code base}'s, per repetition in which both succeeded and the
+     * ratio is a number (both known, the base's not 0).
+     */
+    static List<Double> repetitionRatios(List<RunResult> mine, ShuffleConfig c, ShuffleConfig base, int reps,
+            ToDoubleFunction<RunResult> metric) {
         List<Double> ratios = new ArrayList<>();
         for (int rep = 0; rep < reps; rep++) {
             Optional<RunResult> a = RunResult.successful(mine, rep, c);
             Optional<RunResult> b = RunResult.successful(mine, rep, base);
             if (a.isPresent() && b.isPresent()) {
-                ratios.add(a.get().reduceSec() / b.get().reduceSec());
+                double v = metric.applyAsDouble(a.get()) / metric.applyAsDouble(b.get());
+                if (Double.isFinite(v)) {
+                    ratios.add(v);
+                }
             }
         }
         return ratios;
+    }
+
+    /** The median of {@link #repetitionRatios} in {@code pattern}, "–" when no repetition has one. */
+    static String repetitionRatio(List<RunResult> mine, ShuffleConfig c, ShuffleConfig base, int reps,
+            ToDoubleFunction<RunResult> metric, String pattern) {
+        List<Double> ratios = repetitionRatios(mine, c, base, reps, metric);
+        return ratios.isEmpty() ? "–" : String.format(Locale.ROOT, pattern, Stats.ofValues(ratios).median());
+    }
+
+    /**
+     * The overview's second table: per cell and configuration the map stage, the job and the reduce stage (medians),
+     * their ratios to builtin-network and builtin (whichever the preset runs; medians of the per-repetition ratios)
+     * and the executors' CPU per GB shuffled.
+     */
+    static void overviewBeside(StringBuilder sb, Preset preset, List<RunResult> results) {
+        List<ShuffleConfig> bases = List.of(ShuffleConfig.BUILTIN_NETWORK, ShuffleConfig.BUILTIN).stream()
+                .filter(preset.configs()::contains).toList();
+        Map<String, ToDoubleFunction<RunResult>> metrics = new LinkedHashMap<>();
+        metrics.put("map", RunResult::mapSec);
+        metrics.put("job", RunResult::jobSec);
+        metrics.put("reduce", RunResult::reduceSec);
+        sb.append("\nMap stage, whole job and reduce stage beside each other (medians, s), relative to ")
+                .append(bases.isEmpty() ? "no base (the preset runs neither builtin-network nor builtin)"
+                        : String.join(" and ", bases.stream().map(ShuffleConfig::label).toList()))
+                .append(" by the median of the per-repetition ratios (for the reduce stage too, so it can differ "
+                        + "from the ratio of the medians above), and the executors' CPU over the job per GB "
+                        + "shuffled (median):\n\n| workload | size | executors | serializer | configuration | "
+                        + "map stage s | job s | reduce stage s |");
+        for (ShuffleConfig b : bases) {
+            metrics.keySet().forEach(name -> sb.append(' ').append(name).append(" / ").append(b.label()).append(" |"));
+        }
+        sb.append(" executors' CPU s / GB shuffled |\n").append("|---".repeat(9 + 3 * bases.size())).append("|\n");
+        for (Preset.Cell cell : preset.cells()) {
+            List<RunResult> mine = results.stream().filter(r -> r.cell().equals(cell)).toList();
+            for (ShuffleConfig c : preset.configs()) {
+                List<RunResult> rc = mine.stream().filter(r -> r.config() == c).toList();
+                sb.append("| ").append(cell.workload()).append(" | ").append(Preset.formatMb(cell.targetMb()))
+                        .append(" | ").append(cell.executors()).append(" | ").append(cell.serializer()).append(" | ")
+                        .append(c.label());
+                metrics.values().forEach(m -> sb.append(" | ").append(median(Stats.ofKnown(rc, m))));
+                for (ShuffleConfig b : bases) {
+                    metrics.values().forEach(m -> sb.append(" | ")
+                            .append(repetitionRatio(mine, c, b, preset.reps(), m, "%.2f×")));
+                }
+                sb.append(" | ").append(median(Stats.ofKnown(rc, RunResult::jobCpuSecPerGbShuffled))).append(" |\n");
+            }
+        }
+    }
+
+    /** The median with two decimals, "–" without a value. */
+    private static String median(Stats s) {
+        return s.n() == 0 ? "–" : String.format(Locale.ROOT, "%.2f", s.median());
+    }
+
+    /**
+     * The hcomm configurations' round trips by the plugin's counters (runs that recorded {@code readTasks}): mean
+     * round trips of a reduce task that read one-sidedly, tasks that waited for more than two, and publication
+     * batches per map task.
+     */
+    static void roundTrips(StringBuilder sb, Preset preset, List<RunResult> mine) {
+        String line = perConfig(preset, mine, "; ", r -> r.config().isHcomm() && r.readTasks() > 0,
+                runs -> String.format(Locale.ROOT, ": mean round trips per task %s (of %s tasks), tasks over two "
+                        + "round trips %s, publication batches per map task %s",
+                        Stats.of(runs, RunResult::roundTripsPerReadTask).format("%.2f"),
+                        Stats.of(runs, RunResult::readTasks).format("%.0f"),
+                        Stats.of(runs, r -> r.hcomm().getOrDefault("readTasksOverTwoRoundTrips", 0L)).format("%.0f"),
+                        Stats.ofKnown(runs, RunResult::publicationBatchesPerMapTask).format("%.2f")));
+        if (!line.isEmpty()) {
+            sb.append("\nRound trips of the reduce tasks that read one-sidedly, by the plugin's counters (mean round "
+                    + "trips per task = (`indexRounds` + `readWaves`) / `readTasks`; tasks over two round trips = "
+                    + "`readTasksOverTwoRoundTrips`; publication batches per map task = `publicationBatches` over the "
+                    + "tasks of the stages that wrote shuffle data): ").append(line).append(".\n");
+        }
     }
 
     /** The host's drift during the cell and the reduce-stage ratios with it taken out ({@link DriftFit}). */

@@ -121,7 +121,7 @@ final class CommunicatorModel {
      * The section of the report: the model table (next to the endpoint path's per-stage numbers from {@code drv}
      * where the same N was simulated), then the real former's rows and the soft communicators' rows.
      */
-    static String markdown(Params p, List<Row> rows, List<ProvisioningScaleSim.DriverRow> drv,
+    static String markdown(Params p, List<Row> rows, List<DriverSim.Row> drv,
             List<FormerSim.FormRow> formed, List<SoftCommunicators.SoftRow> soft) {
         StringBuilder sb = new StringBuilder();
         sb.append("\n## The communicator path (Atlas A2/A3): forming one communicator, channels, device memory\n\n");
@@ -146,7 +146,7 @@ final class CommunicatorModel {
                 + "path over " + p.stages() + " stages: channels per executor |\n");
         sb.append("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
         for (Row r : rows) {
-            ProvisioningScaleSim.DriverRow d = drv.stream().filter(x -> x.n() == r.n()).findFirst().orElse(null);
+            DriverSim.Row d = drv.stream().filter(x -> x.n() == r.n()).findFirst().orElse(null);
             sb.append(String.format(Locale.ROOT, "| %d | %d / %s | %d / %s | %d (once) | %,d | %s | %s | **%s** | "
                     + "%s / %s | %d; %s | %,d |%n", r.n(), r.asks(), ProvisioningScaleSim.bytes(r.askBytes()),
                     r.replies(), ProvisioningScaleSim.bytes(r.replyBytes()), r.channelsPerExecutor(), r.channelEnds(),

@@ -27,22 +27,24 @@ import org.hcomm.bridge.transport.Transport;
 import org.hcomm.bridge.transport.TransportOptions;
 
 /**
- * Scale simulation of the driver-side provisioning and bulk-destroy path (issue 4 §3), on the REAL driver code
- * ({@code DriverState} through {@link ScaleSimAccess}) with simulated executors, and on REAL soft HComm channels
- * where they fit on one machine.
+ * Scale simulation of the driver-side provisioning and bulk-destroy path (issue 4 §3; linear provisioning, issue
+ * 29 §4), on the REAL driver code ({@code DriverState} through {@link ScaleSimAccess}) with simulated executors, and
+ * on REAL soft HComm channels where they fit on one machine.
  *
  * <ol>
- *   <li><b>Driver</b>, N simulated executors (default 16, 64, 256, 1024, 2048): registration, a shuffle's Published
- *       directory and one LookupShuffle answer, provisioning of stages (the listener's call, then every executor's
- *       EnsureStage as its first reduce task sends it), endStage and the executors' StageReports. Agents are
- *       {@link RecordingAgentRef}s: they count and keep what the driver sends instead of shipping it. Message bytes
- *       are the Java serialisation Spark's RPC applies to each message; its cost is timed separately (in Spark it
- *       runs on the sending thread, i.e. the driver's).</li>
+ *   <li><b>Driver</b>, N simulated executors (default 16, 64, 256, 1024, 2048, 4096; {@link DriverSim}):
+ *       registration (the Peers each executor is told once), a shuffle's Published directory and one LookupShuffle
+ *       answer, provisioning of stages (the listener's call, then every executor's EnsureStage as its first reduce
+ *       task sends it), endStage and the executors' StageReports, a late executor joining a running stage and
+ *       leaving; the driver's allocation and heap per stage. Agents are {@link RecordingAgentRef}s: they check and
+ *       count what the driver sends instead of shipping it. Message bytes are the Java serialisation Spark's RPC
+ *       applies to each message.</li>
  *   <li><b>Real channels</b>, N executors (default 4, 8, 16, 32, 48, 64) as {@link HcommTransport} endpoints in this
  *       JVM, each with two registered regions (receive buffer, send arena) and the executor's real
- *       {@code StageChannels} (poller thread, one HcommChannelCreate per provisioning, READY by
- *       HcommChannelGetStatus, one HcommChannelDestroy per stage end); each executor handles its driver messages on
- *       its own thread, as its agent would. Stops at the first N that does not fit.</li>
+ *       {@code StageChannels} and roster, fed the Peers and ProvisionStage messages the driver sent, in order (poller
+ *       thread, one HcommChannelCreate per provisioning, READY by HcommChannelGetStatus, one HcommChannelDestroy per
+ *       stage end); each executor handles its driver messages on its own thread, as its agent would. Stops at the
+ *       first N that does not fit.</li>
  *   <li><b>One HcommChannelDestroy of 1,048,576 handles</b>: created unconnected on one endpoint in batches of
  *       65,536 (one {@code Transport.connect} each), destroyed by one {@code Transport.destroyTogether}.</li>
  *   <li><b>The communicator path</b> (Atlas A2/A3; {@link CommunicatorModel}): forming one communicator of N
@@ -50,22 +52,21 @@ import org.hcomm.bridge.transport.TransportOptions;
  *       per-channel costs are PARAMETERS) and device memory; the real driver-side former against simulated members
  *       ({@link FormerSim}); real soft HComm communicators of 2, 4, 8 ranks ({@link SoftCommunicators}).</li>
  * </ol>
- * Args: {@code <out.md> [--driver=16,64,...] [--real=4,8,...] [--stages=4] [--destroy=1048576] [--comm=16,64,...]
+ * Args: {@code <out.md> [--driver=16,64,...] [--real=4,8,...] [--stages=16] [--destroy=1048576] [--comm=16,64,...]
  * [--comm-rank-ms=5] [--comm-channel-ms=1] [--comm-buffer=320m] [--comm-stages=100] [--comm-real=2,4,8]
  * [--comm-timeout-ms=2000]}.
  */
 public final class ProvisioningScaleSim {
-    private static final int MAPS_PER_EXECUTOR = 8;
-    private static final int PARTITIONS = 200;
+    private static final int PARTITIONS = DriverSim.PARTITIONS;
     private static final SparkConf CONF = new SparkConf(false);
 
     private ProvisioningScaleSim() {}
 
     public static void main(String[] args) throws Exception {
         Path out = Path.of(args.length > 0 ? args[0] : "scale-sim.md");
-        int[] driverNs = {16, 64, 256, 1024, 2048};
+        int[] driverNs = {16, 64, 256, 1024, 2048, 4096};
         int[] realNs = {4, 8, 16, 32, 48, 64};
-        int stages = 4;
+        int stages = 16;
         int destroyHandles = 1 << 20;
         CommunicatorModel.Params[] comm = {CommunicatorModel.Params.defaults()};
         for (int i = 1; i < args.length; i++) {
@@ -83,12 +84,15 @@ public final class ProvisioningScaleSim {
             }
         }
         byte[] descriptor = realDescriptor();
-        List<DriverRow> driverRows = new ArrayList<>();
+        DriverSim.run(128, 3, descriptor); // warm-up, not reported: the first row would pay the JIT
+        List<DriverSim.Row> driverRows = new ArrayList<>();
         for (int n : driverNs) {
-            DriverRow r = driverSim(n, stages, descriptor);
+            long t = System.nanoTime();
+            DriverSim.Row r = DriverSim.run(n, stages, descriptor);
             driverRows.add(r);
-            System.out.println(r);
+            System.out.println(r + " (" + ms(System.nanoTime() - t) + ")");
         }
+        DriverSim.checkIndependentOfN(driverRows);
         Memory mem = memorySim(descriptor);
         System.out.println(mem);
         List<RealRow> realRows = new ArrayList<>();
@@ -119,120 +123,6 @@ public final class ProvisioningScaleSim {
 
     // ------------------------------------------------------------------------------------------------ driver
 
-    /** One driver-only configuration. Times in ns (median over stages after the first). */
-    record DriverRow(int n, long registerNs, long provisionNs, long ensureAllNs, long ensureMaxNs, long endNs,
-            long reportsNs, long provisionSerialiseNs, long provisionBytes, long endBytes, long ensureBytes,
-            long reportBytes, int driverToExec, int execToDriver, long peerEntries, int maps, long lookupNs,
-            long lookupSerialiseNs, long lookupBytes, long publishedBytes) {
-    }
-
-    static DriverRow driverSim(int n, int stages, byte[] descriptor) throws IOException {
-        Object driver = ScaleSimAccess.newDriver();
-        ConcurrentLinkedQueue<Object> sent = new ConcurrentLinkedQueue<>();
-        String[] ids = new String[n];
-        long t0 = System.nanoTime();
-        for (int i = 0; i < n; i++) {
-            ids[i] = Integer.toString(i + 1); // Spark's executor ids
-            ScaleSimAccess.register(driver, ids[i], host(i), descriptorOf(descriptor, i), 20000 + i,
-                    new RecordingAgentRef(CONF, ids[i], 40000 + i, sent::add));
-        }
-        long registerNs = System.nanoTime() - t0;
-
-        // one shuffle: MAPS_PER_EXECUTOR map outputs per executor, then one executor's lookup
-        int maps = n * MAPS_PER_EXECUTOR;
-        for (int m = 0; m < maps; m++) {
-            ScaleSimAccess.published(driver, 0, m, ids[m % n], 1L << 40 | (long) m << 12, 1L << 41 | (long) m << 20,
-                    PARTITIONS);
-        }
-        long[] lookupNs = new long[3];
-        long[] lookupSerNs = new long[3];
-        long lookupBytes = 0;
-        for (int k = 0; k < 3; k++) {
-            long s = System.nanoTime();
-            Object dir = ScaleSimAccess.lookup(driver, 0);
-            lookupNs[k] = System.nanoTime() - s;
-            s = System.nanoTime();
-            lookupBytes = serialisedSize(dir); // the packed answer, as Spark's RPC ships it
-            lookupSerNs[k] = System.nanoTime() - s;
-        }
-
-        long[] prov = new long[stages];
-        long[] ensureAll = new long[stages];
-        long[] ensureMax = new long[stages];
-        long[] end = new long[stages];
-        long[] reports = new long[stages];
-        long provSerNs = 0;
-        long provBytes = 0;
-        long endBytes = 0;
-        int toExec = 0;
-        int toDriver = 0;
-        long peerEntries = 0;
-        for (int s = 0; s < stages; s++) {
-            int stageId = 10 + s;
-            sent.clear();
-            long a = System.nanoTime();
-            ScaleSimAccess.provision(driver, stageId, 0);
-            prov[s] = System.nanoTime() - a;
-            List<Object> provisions = new ArrayList<>(sent);
-            long max = 0;
-            a = System.nanoTime();
-            for (String id : ids) {
-                long b = System.nanoTime();
-                ScaleSimAccess.ensure(driver, stageId, 0, id);
-                max = Math.max(max, System.nanoTime() - b);
-            }
-            ensureAll[s] = System.nanoTime() - a;
-            ensureMax[s] = max;
-            if (sent.size() != provisions.size()) {
-                throw new IllegalStateException("EnsureStage after provisioning sent more messages");
-            }
-            a = System.nanoTime();
-            ScaleSimAccess.endStage(driver, stageId, 0);
-            end[s] = System.nanoTime() - a;
-            List<Object> ends = new ArrayList<>(sent);
-            ends.removeIf(m -> provisions.stream().anyMatch(p -> p == m));
-            a = System.nanoTime();
-            for (String id : ids) {
-                ScaleSimAccess.receive(driver, ScaleSimAccess.stageReport(id, stageId, 0, 1, n - 1));
-            }
-            reports[s] = System.nanoTime() - a;
-            if (ScaleSimAccess.destroyCallsOf(driver, stageId, 0) != n) {
-                throw new IllegalStateException("destroy calls reported != " + n);
-            }
-            if (s == stages - 1) {
-                toExec = provisions.size() + ends.size();
-                toDriver = n /* EnsureStage */ + n /* StageReport */;
-                long b = System.nanoTime();
-                List<Object> decoded = new ArrayList<>(provisions.size());
-                for (Object p : provisions) {
-                    decoded.add(ScaleSimAccess.unpack(p)); // what each executor's agent does first
-                }
-                provSerNs = System.nanoTime() - b;
-                for (Object p : decoded) {
-                    if (!ScaleSimAccess.isProvision(p) || ScaleSimAccess.peerCount(p) != n - 1) {
-                        throw new IllegalStateException("unexpected provisioning message " + p);
-                    }
-                    peerEntries += ScaleSimAccess.peerCount(p);
-                }
-                decoded.clear();
-                for (Object p : provisions) {
-                    provBytes += serialisedSize(p);
-                }
-                for (Object e : ends) {
-                    endBytes += serialisedSize(e);
-                }
-            }
-        }
-        long ensureBytes = serialisedSize(ScaleSimAccess.packed(ScaleSimAccess.ensureMessage(10, 0, ids[n - 1]))) * n;
-        long reportBytes = serialisedSize(ScaleSimAccess.packed(ScaleSimAccess.stageReport(ids[n - 1], 10, 0, 1,
-                n - 1))) * n;
-        long publishedBytes = serialisedSize(ScaleSimAccess.packed(ScaleSimAccess.publishedMessage(0, maps - 1,
-                ids[n - 1])));
-        return new DriverRow(n, registerNs, median(prov), median(ensureAll), median(ensureMax), median(end),
-                median(reports), provSerNs, provBytes, endBytes, ensureBytes, reportBytes, toExec, toDriver,
-                peerEntries, maps, median(lookupNs), median(lookupSerNs), lookupBytes, publishedBytes);
-    }
-
     /** Driver heap per registered executor, per map output, and retained per ended stage attempt. */
     record Memory(int executors, long perExecutor, int mapOutputs, long perMapOutput, int stageN, int stagesRun,
             long perStage) {
@@ -242,17 +132,17 @@ public final class ProvisioningScaleSim {
         int n = 1024;
         Object driver;
         String[] ids = new String[n];
-        ConcurrentLinkedQueue<Object> sink = new ConcurrentLinkedQueue<>();
         for (int i = 0; i < n; i++) {
             ids[i] = Integer.toString(i + 1);
         }
         // executors: endpoint descriptors and agent references are created before the baseline (in Spark they
-        // arrive in the registration message, so the driver retains them: count them)
+        // arrive in the registration message, so the driver retains them: count them); what the driver sends them
+        // (Peers) is dropped, not kept
         long before = usedHeap();
         driver = ScaleSimAccess.newDriver();
         for (int i = 0; i < n; i++) {
             ScaleSimAccess.register(driver, new String(ids[i]), host(i), descriptorOf(descriptor, i), 20000 + i,
-                    new RecordingAgentRef(CONF, ids[i], 40000 + i, sink::add));
+                    new RecordingAgentRef(CONF, ids[i], 40000 + i, m -> { }));
         }
         long perExecutor = (usedHeap() - before) / n;
         int maps = 1 << 20;
@@ -262,7 +152,7 @@ public final class ProvisioningScaleSim {
                     1L << 41 | (long) m << 20, PARTITIONS);
         }
         long perMap = (usedHeap() - before) / maps;
-        // retained per ended stage attempt: the driver keeps a StagePlan (its member list) for every attempt ever
+        // retained per ended stage attempt (the driver keeps the last 4,096 ended attempts and their reports)
         int sn = 64;
         int runs = 2000;
         Object d2 = ScaleSimAccess.newDriver();
@@ -320,6 +210,27 @@ public final class ProvisioningScaleSim {
                 ScaleSimAccess.register(driver, ids[i], "127.0.0.1", t.endpointDescriptor(), t.listenPort(),
                         new RecordingAgentRef(CONF, ids[i], 40000 + i, q::add));
             }
+            // each executor takes the Peers the driver sent at the registrations, in order: its roster
+            List<List<String>> peers = new ArrayList<>();
+            for (int i = 0; i < n; i++) {
+                peers.add(new ArrayList<>());
+            }
+            runEach(n, i -> {
+                for (Object w = inbox.get(i).poll(); w != null; w = inbox.get(i).poll()) {
+                    Object msg = ScaleSimAccess.unpack(w);
+                    if (!ScaleSimAccess.isPeers(msg)) {
+                        throw new ProtocolError("executor " + ids[i] + " got " + msg + " at registration");
+                    }
+                    peers.get(i).addAll(ScaleSimAccess.joinedIds(msg));
+                    channels.get(i).receive(msg);
+                }
+                List<String> others = new ArrayList<>(Arrays.asList(ids));
+                others.remove(ids[i]);
+                if (!new java.util.HashSet<>(peers.get(i)).equals(new java.util.HashSet<>(others))
+                        || peers.get(i).size() != n - 1) {
+                    throw new ProtocolError("executor " + ids[i] + " was told of " + peers.get(i));
+                }
+            });
             int stageId = 7;
             long start = System.nanoTime();
             ScaleSimAccess.provision(driver, stageId, 0);
@@ -329,11 +240,16 @@ public final class ProvisioningScaleSim {
             long[] doneAt = new long[n];
             AtomicReference<String> failure = new AtomicReference<>();
             runEach(n, i -> {
-                Object msg = ScaleSimAccess.unpack(inbox.get(i).poll());
+                Object wire = inbox.get(i).poll();
+                Object msg = ScaleSimAccess.unpack(wire);
+                if (!ScaleSimAccess.isProvision(msg) || !inbox.get(i).isEmpty()
+                        || serialisedSize(wire) > DriverSim.SMALL_MESSAGE_BYTES) {
+                    throw new ProtocolError("executor " + ids[i] + ": not one small ProvisionStage: " + msg);
+                }
                 long a = System.nanoTime();
-                channels.get(i).provision(msg);
+                channels.get(i).receive(msg);
                 create[i] = System.nanoTime() - a;
-                for (String peer : ScaleSimAccess.peerIds(msg)) {
+                for (String peer : peers.get(i)) {
                     if (!channels.get(i).awaitReady(stageId, 0, peer, 150_000)) {
                         failure.compareAndSet(null, "executor " + ids[i] + ": channel to " + peer + " not READY");
                         break;
@@ -352,7 +268,7 @@ public final class ProvisioningScaleSim {
             runEach(n, i -> {
                 Object msg = ScaleSimAccess.unpack(inbox.get(i).poll());
                 if (!ScaleSimAccess.isEndStage(msg)) {
-                    throw new IllegalStateException("expected EndStage, got " + msg);
+                    throw new ProtocolError("expected EndStage, got " + msg);
                 }
                 long a = System.nanoTime();
                 ends[i] = channels.get(i).end(ScaleSimAccess.stageOf(msg), ScaleSimAccess.attemptOf(msg));
@@ -372,6 +288,8 @@ public final class ProvisioningScaleSim {
             return new RealRow(n, failure.get() == null, failure.get(), driverNs, median(create), max(create),
                     median(ready), max(ready), meshReady, median(destroy), max(destroy), channelEnds, threadsBefore,
                     threadsReady, threadsAfter, fdsBefore, fdsReady, fdsAfter, rss);
+        } catch (ProtocolError e) {
+            throw e; // the driver sent what it must not: fail, not "did not fit"
         } catch (Exception | Error e) {
             return new RealRow(n, false, e.toString(), 0, 0, 0, 0, 0, 0, 0, 0, 0, threadsBefore, procThreads(),
                     0, fdsBefore, procFds(), 0, procRssKb());
@@ -385,6 +303,15 @@ public final class ProvisioningScaleSim {
             for (HcommTransport t : transports) {
                 t.close();
             }
+        }
+    }
+
+    /** The driver's messages are not what the protocol says. */
+    static final class ProtocolError extends IllegalStateException {
+        private static final long serialVersionUID = 1L;
+
+        ProtocolError(String message) {
+            super(message);
         }
     }
 
@@ -456,73 +383,30 @@ public final class ProvisioningScaleSim {
 
     // ------------------------------------------------------------------------------------------- markdown
 
-    static String markdown(List<DriverRow> drv, Memory mem, List<RealRow> real, DestroyRow d, int descriptorBytes) {
+    static String markdown(List<DriverSim.Row> drv, Memory mem, List<RealRow> real, DestroyRow d, int descriptorBytes) {
         StringBuilder sb = new StringBuilder();
-        sb.append("## Scale simulation: provisioning and bulk destroy (issue 4 §3)\n\n");
+        sb.append("## Scale simulation: provisioning and bulk destroy (issue 4 §3, issue 29 §4)\n\n");
         sb.append("Command: `mvn -o -B -Pscale-sim -pl benchmarks -am -DskipTests verify` (writes "
-                + "`benchmarks/target/scale-sim.md`; code: `benchmarks/.../scale/ProvisioningScaleSim.java`). One JVM, "
-                + "2 cores, soft HComm. The driver is the real `DriverState` (registration, Published directory, "
-                + "LookupShuffle, provisioning of a stage's full mesh, EnsureStage, endStage, StageReport); simulated "
-                + "executors are `RpcEndpointRef`s whose `send` records the message (no seam in the plugin). Messages "
-                + "travel as the plugin packs them (`Wire`: the message Java-serialised into a byte[], inside an "
-                + "`Object[]` that Spark's RPC serialises); sizes are of that. Real rows use real soft "
-                + "HComm endpoints and the executors' real `StageChannels`, all in this one process.\n\n");
+                + "`benchmarks/target/scale-sim.md`; code: `benchmarks/.../scale/ProvisioningScaleSim.java`, "
+                + "`DriverSim.java`). One JVM, 2 cores, soft HComm. The driver is the real `DriverState` "
+                + "(registration and its Peers, Published directory, LookupShuffle, provisioning of a stage attempt, "
+                + "EnsureStage, endStage, StageReport, an executor's removal); simulated executors are "
+                + "`RpcEndpointRef`s whose `send` records the message (no seam in the plugin). Messages travel as "
+                + "the plugin packs them (`Wire`: the message Java-serialised into a byte[], inside an `Object[]` "
+                + "that Spark's RPC serialises); sizes are of that. Real rows use real soft HComm endpoints and the "
+                + "executors' real `StageChannels` and roster, fed the driver's Peers and ProvisionStage in order, "
+                + "all in this one process.\n\n");
 
-        sb.append("### Driver, simulated executors\n\n");
-        sb.append("Per stage attempt (median of the stages after the first). *provision* = the listener's "
-                + "`provision` call (builds the mesh, N `send`s); *EnsureStage ×N* = every executor's first reduce "
-                + "task asking again (each a no-op after provisioning, but each holds the driver lock). *provision* "
-                + "includes packing (Java-serialising) the N ProvisionStage messages, on the driver's thread; "
-                + "*decode* = unpacking them again, the executors' side (summed over the N executors). A shuffle "
-                + "has " + MAPS_PER_EXECUTOR + " map outputs per executor, "
-                + PARTITIONS + " partitions.\n\n");
-        sb.append("| executors N | channels/stage (N(N−1) ends) | provision | EnsureStage ×N (max one) | decode "
-                + "ProvisionStage ×N | endStage | StageReport ×N | driver → executors msgs / bytes | executors → "
-                + "driver msgs / bytes | LookupShuffle answer (M maps): build, serialise, bytes | directory egress "
-                + "per shuffle (N lookups) |\n");
-        sb.append("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-        for (DriverRow r : drv) {
-            sb.append("| ").append(r.n()).append(" | ").append(String.format(Locale.ROOT, "%,d", r.peerEntries()))
-                    .append(" | ").append(ms(r.provisionNs())).append(" | ").append(ms(r.ensureAllNs())).append(" (")
-                    .append(ms(r.ensureMaxNs())).append(") | ").append(ms(r.provisionSerialiseNs())).append(" | ")
-                    .append(ms(r.endNs())).append(" | ").append(ms(r.reportsNs())).append(" | ")
-                    .append(r.driverToExec()).append(" / ").append(bytes(r.provisionBytes() + r.endBytes()))
-                    .append(" | ").append(r.execToDriver()).append(" / ").append(bytes(r.ensureBytes()
-                            + r.reportBytes())).append(" | M=").append(r.maps()).append(": ").append(ms(r.lookupNs()))
-                    .append(", ").append(ms(r.lookupSerialiseNs())).append(", ").append(bytes(r.lookupBytes()))
-                    .append(" | ").append(bytes(r.lookupBytes() * r.n())).append(" |\n");
-        }
-        sb.append("\nGrowth (least-squares slope of log(value) on log(N) over the rows; 1 = linear, 2 = quadratic, "
-                + "3 = cubic):\n\n");
-        sb.append("| quantity | slope |\n|:---|---:|\n");
-        slope(sb, "provision (driver time per stage)", drv, DriverRow::provisionNs);
-        slope(sb, "EnsureStage ×N (driver time per stage)", drv, DriverRow::ensureAllNs);
-        slope(sb, "one EnsureStage", drv, DriverRow::ensureMaxNs);
-        slope(sb, "decode ProvisionStage ×N (executors)", drv, DriverRow::provisionSerialiseNs);
-        slope(sb, "ProvisionStage bytes per stage", drv, DriverRow::provisionBytes);
-        slope(sb, "endStage", drv, DriverRow::endNs);
-        slope(sb, "StageReport ×N", drv, DriverRow::reportsNs);
-        slope(sb, "messages per stage", drv, r -> r.driverToExec() + r.execToDriver());
-        slope(sb, "directory egress per shuffle (M = " + MAPS_PER_EXECUTOR + "N)", drv,
-                r -> r.lookupBytes() * r.n());
-        DriverRow last = drv.get(drv.size() - 1);
-        sb.append("\nPer message: one ProvisionStage carries N−1 peers at ~")
-                .append(last.peerEntries() == 0 ? 0 : last.provisionBytes() / last.peerEntries())
-                .append(" bytes each (endpoint descriptor ").append(descriptorBytes).append(" B, channel name, "
-                        + "ports); EndStage ").append(last.endBytes() / Math.max(1, last.n()))
-                .append(" B; EnsureStage ").append(last.ensureBytes() / last.n()).append(" B; StageReport ")
-                .append(last.reportBytes() / last.n()).append(" B; Published (one per map task) ")
-                .append(last.publishedBytes()).append(" B; the directory ~")
-                .append(last.lookupBytes() / Math.max(1, last.maps())).append(" B per map output.\n\n");
+        DriverSim.markdown(sb, drv, descriptorBytes);
 
         sb.append("### Driver memory\n\n");
         sb.append("Heap after full GC, deltas: ").append(String.format(Locale.ROOT, "**%,d B per registered executor** "
                 + "(%d executors; entry, descriptor, agent reference), **%,d B per map output** (%,d Published "
                 + "entries; one `Location` record and its map entry), and **%,d B retained per ended stage "
-                + "attempt** at N = %d (%,d stage attempts; the `StagePlan` member list and destroy-call entry "
-                + "are never removed), i.e. ~%,d B per executor per stage attempt, for the life of the "
-                + "application.\n\n", mem.perExecutor(), mem.executors(), mem.perMapOutput(), mem.mapOutputs(),
-                mem.perStage(), mem.stageN(), mem.stagesRun(), mem.perStage() / mem.stageN()));
+                + "attempt** at N = %d (%,d stage attempts; its entries among the last 4,096 ended attempts and "
+                + "their reports), whatever N: the running attempt's member set goes at its end (the table above "
+                + "gives what a running attempt holds).\n\n", mem.perExecutor(), mem.executors(),
+                mem.perMapOutput(), mem.mapOutputs(), mem.perStage(), mem.stageN(), mem.stagesRun()));
 
         sb.append("### Real soft HComm channels (one JVM, N endpoints)\n\n");
         sb.append("Each executor: one HcommChannelCreate with its N−1 channel ends, driven to READY by its own "
@@ -574,7 +458,7 @@ public final class ProvisioningScaleSim {
     }
 
     /** Where it stops scaling, from the measured per-unit costs. */
-    static void analysis(StringBuilder sb, List<DriverRow> drv, Memory mem, List<RealRow> real, DestroyRow d) {
+    static void analysis(StringBuilder sb, List<DriverSim.Row> drv, Memory mem, List<RealRow> real, DestroyRow d) {
         List<RealRow> ok = real.stream().filter(RealRow::fits).toList();
         sb.append("\n### Where it stops scaling\n\n");
         double thrPerEnd = 1;
@@ -597,43 +481,7 @@ public final class ProvisioningScaleSim {
                 thrPerEnd, fdPerEnd, 255 * thrPerEnd, 255 * fdPerEnd, 1023 * thrPerEnd,
                 1023 * fdPerEnd, nofile, nofile / fdPerEnd + 1, nofile / fdPerEnd / 4 + 1, fdPerEnd, nofile,
                 Math.sqrt(nofile / fdPerEnd)));
-        DriverRow big = drv.get(drv.size() - 1);
-        for (DriverRow r : drv) {
-            if (r.n() == 1024) {
-                big = r;
-            }
-        }
-        double perPeer = big.peerEntries() == 0 ? 0 : big.provisionBytes() / (double) big.peerEntries();
-        sb.append(String.format(Locale.ROOT, "- **Driver → executors bytes per stage are quadratic:** ~%.0f B per "
-                + "channel end, N(N−1) ends: %s at N = 1024 (measured %s), %s at N = 4096 — per reduce stage, "
-                + "built and packed on the driver (%s at N = %d, in `provision`). Each single ProvisionStage "
-                + "stays small (%.0f B × (N−1): "
-                + "%s at N = 4096), far below spark.rpc.message.maxSize.%n", perPeer, bytes((long) (perPeer * 1024
-                        * 1023)), bytes(big.provisionBytes()), bytes((long) (perPeer * 4096 * 4095)),
-                ms(big.provisionNs()), big.n(), perPeer, bytes((long) (perPeer * 4095))));
-        DriverRow top = drv.get(drv.size() - 1);
-        sb.append(String.format(Locale.ROOT, "- **Driver CPU per stage:** provisioning builds N(N−1) peer entries "
-                + "(%s at N = %d, %s at N = %d) — linear in the number of channels, quadratic in N. The N "
-                + "EnsureStage calls that follow are no-ops, but each rescans every registered executor against "
-                + "the stage's member *list* (`List.contains`), i.e. up to N² comparisons per call and N³ per "
-                + "stage: %s at N = %d and %s at N = %d (×%.1f for ×2 executors), all under the one driver lock "
-                + "that Published and LookupShuffle also take. This is the first thing to break: a member *set* "
-                + "and an early return when no executor joined would make each call O(1).%n",
-                ms(big.provisionNs()), big.n(), ms(top.provisionNs()), top.n(), ms(big.ensureAllNs()), big.n(),
-                ms(top.ensureAllNs()), top.n(), top.ensureAllNs() / (double) Math.max(1, big.ensureAllNs())));
-        sb.append(String.format(Locale.ROOT, "- **Messages per stage are linear** (2N driver → executors, 2N "
-                + "executors → driver; one create and one destroy call per executor), which is the point of the "
-                + "design: the count does not grow with the N(N−1) channels, only the bytes do.%n"));
-        sb.append(String.format(Locale.ROOT, "- **Directory:** ~%d B of driver heap per map output (%s for 10⁶ map "
-                + "outputs) and ~%d B per map output in each LookupShuffle answer; every executor fetches it once "
-                + "per shuffle, so a shuffle with M map outputs costs N × M × that in driver egress (%s at N = %d, "
-                + "M = %d; %s at N = 1024, M = 100,000).%n", mem.perMapOutput(), bytes(mem.perMapOutput() * 1_000_000L),
-                big.lookupBytes() / Math.max(1, big.maps()), bytes(big.lookupBytes() * big.n()), big.n(), big.maps(),
-                bytes(big.lookupBytes() / Math.max(1, big.maps()) * 1024L * 100_000L)));
-        sb.append(String.format(Locale.ROOT, "- **Driver memory per stage attempt never freed:** ~%d B per executor "
-                + "per stage attempt (StagePlan kept as an 'ended' marker, destroy-call entry): %s per 10,000 stage "
-                + "attempts at N = 1024 — matters for long-running (streaming) applications.%n",
-                mem.perStage() / mem.stageN(), bytes(mem.perStage() / mem.stageN() * 1024L * 10_000L)));
+        DriverSim.analysis(sb, drv, mem);
         if (d != null) {
             String ready = "";
             if (!ok.isEmpty()) {
@@ -665,11 +513,6 @@ public final class ProvisioningScaleSim {
 
     interface Metric<R> {
         double of(R r);
-    }
-
-    static void slope(StringBuilder sb, String name, List<DriverRow> rows, Metric<DriverRow> m) {
-        sb.append("| ").append(name).append(" | ").append(fit(rows.stream().mapToDouble(DriverRow::n).toArray(),
-                rows.stream().mapToDouble(m::of).toArray())).append(" |\n");
     }
 
     static void slopeReal(StringBuilder sb, String name, List<RealRow> rows, Metric<RealRow> m) {

@@ -11,8 +11,8 @@ import scala.reflect.ClassTag;
 /**
  * A simulated executor's agent as the driver sees it: an {@link RpcEndpointRef} whose {@code send} hands the message
  * to the simulation instead of Spark's RPC. {@code DriverState} only ever calls {@code send} on an agent
- * ({@code ProvisionStage}, {@code EndStage}), so subclassing Spark's abstract reference is enough and the driver code
- * needs no seam. Not serialisable in any useful way (the simulation never ships it).
+ * ({@code Peers}, {@code ProvisionStage}, {@code EndStage}), so subclassing Spark's abstract reference is enough and
+ * the driver code needs no seam. Not serialisable in any useful way (the simulation never ships it).
  */
 final class RecordingAgentRef extends RpcEndpointRef {
     private static final long serialVersionUID = 1L;

@@ -137,9 +137,9 @@ class CommunicatorConfigTest {
             Map<String, Long> hcomm) {
         RunResult r = TestRuns.ok(CELL, config, rep, sequence, reduceSec);
         return new RunResult(r.cell(), r.config(), r.rep(), r.sequence(), r.startedAt(), r.jobSec(), r.reduceSec(),
-                r.fetchWaitSec(), r.reduceTaskSec(), r.reduceCpuSec(), r.totalCpuSec(), r.reduceStages(),
-                1_000_000L, r.shuffleReadBytes(), r.remoteBytes(), r.localBytes(), r.failedTasks(), hcomm,
-                r.executorForceTcp(), r.checksum(), r.records(), r.detail(), r.stages(), r.executorCpu(),
+                r.fetchWaitSec(), r.reduceTaskSec(), r.reduceCpuSec(), r.totalCpuSec(), r.jobProcessCpuSec(),
+                r.reduceStages(), 1_000_000L, r.shuffleReadBytes(), r.remoteBytes(), r.localBytes(), r.failedTasks(),
+                hcomm, r.executorForceTcp(), r.checksum(), r.records(), r.detail(), r.stages(), r.executorCpu(),
                 r.profile(), r.host(), r.error());
     }
 

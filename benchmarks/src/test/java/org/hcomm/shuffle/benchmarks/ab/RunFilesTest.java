@@ -53,7 +53,7 @@ class RunFilesTest {
     void aRunResultSurvivesItsFile() {
         Preset.Cell cell = new Preset.Cell("remote-read", 1024, 4, "java");
         RunResult r = new RunResult(cell, ShuffleConfig.HCOMM_TCP, 2, 17, "2026-11-30T08:00:00Z", 12.5, 7.25, 0.5,
-                14.0, 6.0, 20.0, 1, 1_000_000_000L, 999_000_000L, 900_000_000L, 99_000_000L, 0,
+                14.0, 6.0, 20.0, 31.5, 1, 1_000_000_000L, 999_000_000L, 900_000_000L, 99_000_000L, 0,
                 Map.of("bytesReadOneSided", 900_000_000L, "channelsCreated", 12L), "1", 0xfedcba9876543210L, 5000L,
                 Map.of("partitions", 32L), List.of(),
                 List.of(new RunResult.ExecutorCpu("0", 1.5, 0, 0, Map.of()),
@@ -65,6 +65,34 @@ class RunFilesTest {
         assertEquals(1.5, back.ownerCpuSec());
         assertEquals(3.5, back.nonTaskCpuSec());
         assertEquals(0.5, back.executorCpu().get(1).threadGroupSec().get("hcomm native"));
+    }
+
+    @Test
+    @SuppressWarnings("unchecked")
+    void aRunFileKeepsItsStagesAndOneFromBeforeTheJobsCpuStillLoads() {
+        Preset.Cell cell = new Preset.Cell("remote-read", 1024, 2, "kryo");
+        RunResult r = SummaryReportTest.staged(cell, ShuffleConfig.HCOMM, 0, 1, 2, 1, 4, 9,
+                Map.of("publicationBatches", 4L));
+        Map<String, Object> json = castMap(Json.read(Json.write(r.toJson())));
+        RunResult back = RunResult.fromJson(json);
+        assertEquals(9.0, back.jobProcessCpuSec());
+        assertEquals(2.0, back.mapSec());
+        assertEquals(0.5, back.publicationBatchesPerMapTask());
+
+        // as written before: no job CPU, no records read per stage; a stage that read records but no byte
+        json.remove("processCpuSecDuringJob");
+        List<Object> stages = (List<Object>) json.get("stages");
+        stages.forEach(o -> ((Map<String, Object>) o).remove("shuffleRecordsRead"));
+        Map<String, Object> noBytes = new LinkedHashMap<>(castMap(stages.get(1)));
+        noBytes.put("stageId", 2L);
+        noBytes.put("remoteBytesRead", 0L);
+        stages.add(noBytes);
+        RunResult old = RunResult.fromJson(json);
+        assertTrue(Double.isNaN(old.jobProcessCpuSec()));
+        assertTrue(Double.isNaN(old.jobCpuSecPerGbShuffled()));
+        assertEquals(2.0, old.mapSec());
+        assertEquals(List.of(false, true, true),
+                old.stages().stream().map(StageMetricsListener.Stage::readsShuffle).toList());
     }
 
     @Test

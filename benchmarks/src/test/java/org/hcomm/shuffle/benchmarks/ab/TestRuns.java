@@ -12,7 +12,8 @@ final class TestRuns {
     }
 
     static RunResult ok(Preset.Cell cell, ShuffleConfig config, int rep, int sequence, double reduceSec) {
-        return new RunResult(cell, config, rep, sequence, "now", reduceSec * 2, reduceSec, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0,
-                Map.of(), "", 0, 0, Map.of(), List.of(), List.of(), Map.of(), Map.of(), null);
+        return new RunResult(cell, config, rep, sequence, "now", reduceSec * 2, reduceSec, 0, 0, 0, 0,
+                Double.NaN, 1, 0, 0, 0, 0, 0, Map.of(), "", 0, 0, Map.of(), List.of(), List.of(), Map.of(), Map.of(),
+                null);
     }
 }

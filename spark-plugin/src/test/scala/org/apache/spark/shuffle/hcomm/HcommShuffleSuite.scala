@@ -69,8 +69,8 @@ class HcommShuffleSuite extends LocalClusterSuite {
   test("a reduce task reading from two owners waits for one wave: no index round, not one per owner", CrossLine) {
     sc.parallelize(1 to 100, 3).map(i => (i % 7, i)).reduceByKey(_ + _, 3).count()
     lastStageReported() // this and every earlier stage's counters are in: the ones below move by this job alone
-    val before = Seq("indexRounds", "readWaves", "readTasks", "readTasksOverTwoRoundTrips").map(m => m -> metric(m))
-      .toMap
+    val before = Seq("indexRounds", "readWaves", "readTasks", "readTasksOverTwoRoundTrips", "publicationBatches")
+      .map(m => m -> metric(m)).toMap
     val mapExecutors = sc.collectionAccumulator[String]("map task executors")
     val got = sc.parallelize(0 until 12, 12).mapPartitions { it =>
       Thread.sleep(200) // keep every executor busy, so the map outputs spread over all three
@@ -87,6 +87,9 @@ class HcommShuffleSuite extends LocalClusterSuite {
     assert(metric("readWaves") - before("readWaves") == 6)
     assert(metric("readTasks") - before("readTasks") == 6)
     assert(metric("readTasksOverTwoRoundTrips") == before("readTasksOverTwoRoundTrips"))
+    // the 12 outputs reached the driver in batches no map task waited for (one each at most)
+    val batches = metric("publicationBatches") - before("publicationBatches")
+    assert(batches >= 1 && batches <= 12, s"$batches batches")
     assert(metric("bytesReadFallback") == 0)
   }
 

@@ -48,6 +48,7 @@ public final class StageChannels implements AutoCloseable {
     private final Transport transport;
     private final ShuffleMetrics metrics;
     private final String executorId;
+    private final Roster roster;
     private final Consumer<StageAttempt> destroyed;
     private final long endWaitNanos;
     private final Map<StageAttempt, Group> groups = new HashMap<>();
@@ -57,17 +58,19 @@ public final class StageChannels implements AutoCloseable {
     /**
      * @param destroyed told (under this object's lock, so it must not call back) which stage attempt's channels were
      *     just destroyed
+     * @param roster the peers this executor may make channels to (the executor's, shared with other parts)
      */
-    public StageChannels(Transport transport, ShuffleMetrics metrics, String executorId,
+    public StageChannels(Transport transport, ShuffleMetrics metrics, Roster roster,
             Consumer<StageAttempt> destroyed) {
-        this(transport, metrics, executorId, destroyed, END_WAIT_MS);
+        this(transport, metrics, roster, destroyed, END_WAIT_MS);
     }
 
-    StageChannels(Transport transport, ShuffleMetrics metrics, String executorId, Consumer<StageAttempt> destroyed,
+    StageChannels(Transport transport, ShuffleMetrics metrics, Roster roster, Consumer<StageAttempt> destroyed,
             long endWaitMs) {
         this.transport = transport;
         this.metrics = metrics;
-        this.executorId = executorId;
+        this.roster = roster;
+        this.executorId = roster.executorId();
         this.destroyed = destroyed;
         this.endWaitNanos = TimeUnit.MILLISECONDS.toNanos(endWaitMs);
         this.poller = new Thread(this::pollLoop, "hcomm-channel-poller");
@@ -75,38 +78,51 @@ public final class StageChannels implements AutoCloseable {
         this.poller.start();
     }
 
-    /** Creates this executor's ends of the stage's channels to peers it has none to yet. */
-    public void provision(StageAttempt key, List<Messages.PeerInfo> peers) {
+    /** Creates this executor's ends of the stage attempt's channels to every peer it has none to yet. */
+    public void provision(StageAttempt key) {
         synchronized (this) {
-            Group g = groups.computeIfAbsent(key, k -> new Group());
-            if (closed || g.ended) {
-                return;
-            }
-            List<PeerSpec> specs = new ArrayList<>();
-            for (Messages.PeerInfo p : peers) {
-                if (!g.byPeer.containsKey(p.executorId())) {
-                    specs.add(new PeerSpec(p.executorId(), p.endpoint(), p.serverPort(), p.localIsServer(),
-                            p.channelName()));
-                }
-            }
-            if (specs.isEmpty()) {
-                return;
-            }
-            try {
-                PeerChannels batch = transport.connect(specs);
-                g.batches.add(batch);
-                g.pendingSince.put(batch, System.nanoTime());
-                for (int i = 0; i < batch.size(); i++) {
-                    g.byPeer.put(batch.channel(i).peerId(), batch.channel(i));
-                }
-                metrics.channelsCreated.inc(specs.size());
-                LOG.debug("Executor {} created {} channels for {}", executorId, specs.size(), key);
-            } catch (TransportException e) {
-                LOG.warn("Executor {} could not create {} channels for {} ({} returned {}); their blocks fall back",
-                        executorId, specs.size(), key, e.call(), e.code(), e);
-            }
-            notifyAll();
+            connect(key, groups.computeIfAbsent(key, k -> new Group()), roster.peers());
         }
+    }
+
+    /** Peers that joined: every stage attempt still going gets channels to them. */
+    public void peersJoined(List<Messages.Peer> joined) {
+        if (joined.isEmpty()) {
+            return;
+        }
+        synchronized (this) {
+            groups.forEach((key, g) -> connect(key, g, joined));
+        }
+    }
+
+    /** One HcommChannelCreate for the group's channels to {@code peers} it has none to yet. Caller holds the lock. */
+    private void connect(StageAttempt key, Group g, List<Messages.Peer> peers) {
+        if (closed || g.ended) {
+            return;
+        }
+        List<PeerSpec> specs = new ArrayList<>();
+        for (Messages.Peer p : peers) {
+            if (!g.byPeer.containsKey(p.executorId())) {
+                specs.add(roster.spec(key, p, transport.listenPort()));
+            }
+        }
+        if (specs.isEmpty()) {
+            return;
+        }
+        try {
+            PeerChannels batch = transport.connect(specs);
+            g.batches.add(batch);
+            g.pendingSince.put(batch, System.nanoTime());
+            for (int i = 0; i < batch.size(); i++) {
+                g.byPeer.put(batch.channel(i).peerId(), batch.channel(i));
+            }
+            metrics.channelsCreated.inc(specs.size());
+            LOG.debug("Executor {} created {} channels for {}", executorId, specs.size(), key);
+        } catch (TransportException e) {
+            LOG.warn("Executor {} could not create {} channels for {} ({} returned {}); their blocks fall back",
+                    executorId, specs.size(), key, e.call(), e.code(), e);
+        }
+        notifyAll();
     }
 
     private void pollLoop() {

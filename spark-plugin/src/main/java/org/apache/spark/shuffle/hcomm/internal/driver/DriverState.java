@@ -35,14 +35,6 @@ public final class DriverState {
             boolean communicator) {
     }
 
-    /**
-     * Where a map output lives; {@code epoch}: the communicator its owner staged it in (0: the endpoint path);
-     * {@code packedIndex}: its partition lengths, or null when they did not travel with it.
-     */
-    private record Location(String executorId, long indexAddress, long dataAddress, int numPartitions, long epoch,
-            byte[] packedIndex) {
-    }
-
     private static final class StagePlan {
         final Set<String> members = new LinkedHashSet<>();
         long registrationsSeen = -1; // the registration count when the mesh was last extended
@@ -56,7 +48,8 @@ public final class DriverState {
     private final ShuffleMetrics metrics = ShuffleMetrics.forDriver();
     private final CommunicatorFormer former;
     private final Map<String, ExecutorInfo> executors = new LinkedHashMap<>();
-    private final Map<Integer, Map<Long, Location>> shuffles = new HashMap<>();
+    /** Shuffle → map id → where the output lives, as its owner published it. */
+    private final Map<Integer, Map<Long, Messages.Published>> shuffles = new HashMap<>();
     private final Map<StageAttempt, StagePlan> stages = new HashMap<>();
     /** Ended stage attempt → destroy reports its end is to bring (see {@link #destroyCallsExpected}). */
     private final Map<StageAttempt, Integer> ended = boundedMap();
@@ -147,9 +140,9 @@ public final class DriverState {
         if (message instanceof Messages.RegisterExecutor r) {
             register(r, ref);
             return Messages.Ack.OK;
-        } else if (message instanceof Messages.Published p) {
-            published(p);
-            return Messages.Ack.OK;
+        } else if (message instanceof Messages.PublishedBatch b) {
+            b.outputs().forEach(this::published);
+            return null;
         } else if (message instanceof Messages.LookupShuffle l) {
             return lookup(l.shuffleId());
         } else if (message instanceof Messages.PublishMoved m) {
@@ -171,9 +164,29 @@ public final class DriverState {
         if (agent == null) {
             throw new IllegalArgumentException("executor " + r.executorId() + " registered without its agent");
         }
-        executors.put(r.executorId(), new ExecutorInfo(r.executorId(), r.host(), r.endpoint(), r.port(), agent,
-                r.communicator()));
+        ExecutorInfo joining = new ExecutorInfo(r.executorId(), r.host(), r.endpoint(), r.port(), agent,
+                r.communicator());
+        executors.put(r.executorId(), joining);
         registrations++;
+        // the newcomer hears of every other executor, each other one of the newcomer (sent under the lock, so every
+        // executor hears of peers in the order they came and went); stage attempts going get channels to it
+        List<Messages.Peer> others = new ArrayList<>();
+        Object toOthers = Wire.pack(new Messages.Peers(appTag, List.of(peer(joining)), List.of())); // packed once
+        for (ExecutorInfo e : executors.values()) {
+            if (e != joining) {
+                others.add(peer(e));
+                e.agent().send(toOthers);
+            }
+        }
+        tell(joining, new Messages.Peers(appTag, others, List.of()));
+        stages.forEach((stage, plan) -> {
+            if (plan.members.add(joining.executorId())) {
+                tell(joining, new Messages.ProvisionStage(stage.stageId(), stage.attempt()));
+            }
+            if (plan.registrationsSeen == registrations - 1) {
+                plan.registrationsSeen = registrations; // the mesh is whole again: EnsureStage stays O(1)
+            }
+        });
         if (r.communicator()) {
             LOG.info("HComm shuffle: executor {} on {} registered for the communicator path", r.executorId(),
                     r.host());
@@ -185,9 +198,10 @@ public final class DriverState {
     }
 
     private synchronized void published(Messages.Published p) {
-        shuffles.computeIfAbsent(p.shuffleId(), k -> new HashMap<>()).put(p.mapId(),
-                new Location(p.executorId(), p.indexAddress(), p.dataAddress(), p.numPartitions(), p.epoch(),
-                        p.packedIndex()));
+        if (!executors.containsKey(p.executorId())) {
+            return; // a batch that arrived after its executor was removed: its outputs went with it
+        }
+        shuffles.computeIfAbsent(p.shuffleId(), k -> new HashMap<>()).put(p.mapId(), p);
     }
 
     /**
@@ -227,7 +241,7 @@ public final class DriverState {
     }
 
     private synchronized Messages.ShuffleLocations lookup(int shuffleId) {
-        Map<Long, Location> m = shuffles.getOrDefault(shuffleId, Map.of());
+        Map<Long, Messages.Published> m = shuffles.getOrDefault(shuffleId, Map.of());
         int n = m.size();
         long[] ids = new long[n];
         String[] execs = new String[n];
@@ -251,44 +265,34 @@ public final class DriverState {
     }
 
     /**
-     * Adds every registered executor not yet in the stage attempt's mesh and tells both ends of each new pair to
-     * create their channel ends (one message, hence one HcommChannelCreate, per executor). Idempotent.
+     * Tells every registered executor not yet in the stage attempt's mesh to create its ends of the attempt's channels
+     * (one message of a few bytes, hence one HcommChannelCreate, per executor: what the driver sends per stage grows
+     * with the executors, not with their pairs). Idempotent.
      */
-    void provision(StageAttempt stage) {
-        Map<ExecutorInfo, List<Messages.PeerInfo>> orders = new LinkedHashMap<>();
-        synchronized (this) {
-            if (ended.containsKey(stage)) {
-                return;
-            }
-            StagePlan plan = stages.computeIfAbsent(stage, k -> new StagePlan());
-            if (plan.registrationsSeen == registrations) {
-                return; // nobody registered since the mesh was built: every EnsureStage after the first is O(1)
-            }
-            plan.registrationsSeen = registrations;
-            for (ExecutorInfo joining : executors.values()) {
-                if (plan.members.contains(joining.executorId())) {
-                    continue;
-                }
-                for (String memberId : plan.members) {
-                    ExecutorInfo member = executors.get(memberId);
-                    if (member == null) {
-                        continue;
-                    }
-                    boolean joiningServes = joining.executorId().compareTo(member.executorId()) < 0;
-                    ExecutorInfo server = joiningServes ? joining : member;
-                    String name = "hs" + appTag + "-s" + stage.stageId() + "a" + stage.attempt() + "-"
-                            + (joiningServes ? joining.executorId() + "-" + member.executorId()
-                                    : member.executorId() + "-" + joining.executorId());
-                    orders.computeIfAbsent(joining, k -> new ArrayList<>()).add(new Messages.PeerInfo(
-                            member.executorId(), member.endpoint(), server.port(), joiningServes, name));
-                    orders.computeIfAbsent(member, k -> new ArrayList<>()).add(new Messages.PeerInfo(
-                            joining.executorId(), joining.endpoint(), server.port(), !joiningServes, name));
-                }
-                plan.members.add(joining.executorId());
+    synchronized void provision(StageAttempt stage) {
+        if (ended.containsKey(stage)) {
+            return;
+        }
+        StagePlan plan = stages.computeIfAbsent(stage, k -> new StagePlan());
+        if (plan.registrationsSeen == registrations) {
+            return; // nobody registered since the mesh was built: every EnsureStage after the first is O(1)
+        }
+        plan.registrationsSeen = registrations;
+        Object order = Wire.pack(new Messages.ProvisionStage(stage.stageId(), stage.attempt())); // packed once
+        for (ExecutorInfo e : executors.values()) {
+            if (plan.members.add(e.executorId())) {
+                e.agent().send(order);
             }
         }
-        orders.forEach((exec, peers) -> exec.agent().send(Wire.pack(new Messages.ProvisionStage(
-                stage.stageId(), stage.attempt(), peers))));
+    }
+
+    private static Messages.Peer peer(ExecutorInfo e) {
+        return new Messages.Peer(e.executorId(), e.endpoint(), e.port());
+    }
+
+    /** Sends to an executor's agent (asynchronous: Spark's RPC queues it, in order per executor). */
+    private static void tell(ExecutorInfo e, java.io.Serializable message) {
+        e.agent().send(Wire.pack(message));
     }
 
     /** Tells every executor of the stage attempt's mesh to destroy its channels. */
@@ -327,10 +331,14 @@ public final class DriverState {
 
     synchronized void executorRemoved(String executorId) {
         ExecutorInfo gone = executors.remove(executorId);
-        if (gone != null && gone.communicator()) {
-            former.membersChanged(communicatorCandidates());
+        if (gone != null) {
+            Object left = Wire.pack(new Messages.Peers(appTag, List.of(), List.of(executorId)));
+            executors.values().forEach(e -> e.agent().send(left));
+            if (gone.communicator()) {
+                former.membersChanged(communicatorCandidates());
+            }
         }
-        for (Map<Long, Location> m : shuffles.values()) {
+        for (Map<Long, Messages.Published> m : shuffles.values()) {
             m.values().removeIf(l -> l.executorId().equals(executorId));
         }
     }

@@ -38,7 +38,9 @@ final class ExecutorAgent implements ThreadSafeRpcEndpoint {
     @Override
     public PartialFunction<Object, BoxedUnit> receive() {
         return packets(message -> {
-            if (message instanceof Messages.ProvisionStage p) {
+            if (message instanceof Messages.Peers p) {
+                runtime.peers(p);
+            } else if (message instanceof Messages.ProvisionStage p) {
                 runtime.provision(p);
             } else if (message instanceof Messages.EndStage e) {
                 runtime.endStage(e);

@@ -11,6 +11,7 @@ import org.apache.spark.SparkEnv;
 import org.apache.spark.api.plugin.PluginContext;
 import org.apache.spark.rpc.RpcEndpointRef;
 import org.apache.spark.shuffle.hcomm.internal.conf.ChannelSecret;
+import org.apache.spark.shuffle.hcomm.internal.channels.Roster;
 import org.apache.spark.shuffle.hcomm.internal.conf.Fallback;
 import org.apache.spark.shuffle.hcomm.internal.conf.HcommConf;
 import org.apache.spark.shuffle.hcomm.internal.conf.LogCategory;
@@ -50,6 +51,8 @@ public final class ExecutorRuntime implements AutoCloseable {
     private final SparkConf conf;
     private final ShuffleMetrics metrics = ShuffleMetrics.forExecutor();
     private final DriverClient driver;
+    /** The peers the driver told of: kept across communicators. */
+    private final Roster roster;
     /** The communicator path's member (null on the endpoint path). */
     private final CommunicatorMember member;
     /** What reads one-sidedly: built at start (endpoint path) or when the communicator formed; null until then. */
@@ -66,14 +69,15 @@ public final class ExecutorRuntime implements AutoCloseable {
     private ExecutorRuntime(PluginContext plugin, SparkConf conf, Fallback fallback, String host,
             Transport transport, CommunicatorMember member) {
         this.executorId = plugin.executorID();
+        this.roster = new Roster(executorId);
         this.host = host;
         this.fallback = fallback;
         this.conf = conf;
-        this.driver = new DriverClient(plugin);
+        this.driver = new DriverClient(plugin, metrics);
         this.member = member;
         this.sparkOnly = ReadPlanner.sparkOnly(executorId, fallback, metrics);
         this.parts = transport == null ? null
-                : new OneSidedParts(transport, 0, conf, executorId, host, fallback, metrics, driver);
+                : new OneSidedParts(transport, 0, conf, roster, host, fallback, metrics, driver);
     }
 
     /**
@@ -208,7 +212,16 @@ public final class ExecutorRuntime implements AutoCloseable {
     void provision(Messages.ProvisionStage msg) {
         OneSidedParts p = parts;
         if (p != null) {
-            p.channels.provision(new StageAttempt(msg.stageId(), msg.attempt()), msg.peers());
+            p.channels.provision(new StageAttempt(msg.stageId(), msg.attempt()));
+        }
+    }
+
+    /** The driver's news of peers: kept, and the stage attempts going get channels to those that joined. */
+    void peers(Messages.Peers news) {
+        List<Messages.Peer> joined = roster.apply(news);
+        OneSidedParts p = parts;
+        if (p != null) {
+            p.channels.peersJoined(joined);
         }
     }
 
@@ -244,7 +257,7 @@ public final class ExecutorRuntime implements AutoCloseable {
         metrics.communicatorsJoined.inc();
         OneSidedParts fresh;
         try {
-            fresh = new OneSidedParts(t, j.epoch(), conf, executorId, host, fallback, metrics, driver);
+            fresh = new OneSidedParts(t, j.epoch(), conf, roster, host, fallback, metrics, driver);
         } catch (RuntimeException e) { // the parts closed the transport, and the communicator with it
             metrics.communicatorsDestroyed.inc();
             LOG.warn("Executor {} joined communicator {} but cannot read in it: {}", executorId, j.epoch(),
@@ -347,6 +360,7 @@ public final class ExecutorRuntime implements AutoCloseable {
             p.resources.stopLending(); // from here on readers go to Spark's fetch, as before any step below
         }
         List<Runnable> steps = new ArrayList<>();
+        steps.add(driver::close); // what was published and not yet told goes out first
         if (agent != null) {
             steps.add(() -> SparkEnv.get().rpcEnv().stop(agent));
         }

@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 import org.apache.spark.SparkConf;
+import org.apache.spark.shuffle.hcomm.internal.channels.Roster;
 import org.apache.spark.shuffle.hcomm.internal.channels.StageChannels;
 import org.apache.spark.shuffle.hcomm.internal.conf.Fallback;
 import org.apache.spark.shuffle.hcomm.internal.conf.HcommConf;
@@ -38,8 +39,9 @@ final class OneSidedParts {
     final ReadPlanner planner;
 
     /** Builds the parts on {@code transport}; on a failure closes what it built (the transport too) and rethrows. */
-    OneSidedParts(Transport transport, long epoch, SparkConf conf, String executorId, String host, Fallback fallback,
+    OneSidedParts(Transport transport, long epoch, SparkConf conf, Roster roster, String host, Fallback fallback,
             ShuffleMetrics metrics, DriverClient driver) {
+        String executorId = roster.executorId();
         this.epoch = epoch;
         this.transport = transport;
         ReadResources r = null;
@@ -51,7 +53,7 @@ final class OneSidedParts {
                     HcommConf.READ_TIMEOUT.get(conf));
             p = new MapOutputPublisher(transport, HcommConf.SEND_ARENA_SIZE.get(conf),
                     (int) (long) HcommConf.PUBLISHED_INDEX_MAX_BYTES.get(conf), metrics, driver, epoch);
-            c = new StageChannels(transport, metrics, executorId, r::reclaim);
+            c = new StageChannels(transport, metrics, roster, r::reclaim);
         } catch (RuntimeException | Error e) {
             for (AutoCloseable built : new AutoCloseable[] {p, r, transport}) {
                 try {

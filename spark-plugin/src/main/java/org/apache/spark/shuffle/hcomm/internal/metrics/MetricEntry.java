@@ -69,6 +69,9 @@ public enum MetricEntry {
             "map outputs published by registering Spark's data file"),
     INDEXES_MAPPED("indexesMapped", Kind.COUNTER, "map outputs", ShuffleMetrics.Snapshot::indexesMapped,
             "map outputs whose index was published by registering Spark's index file: the arena was full"),
+    PUBLICATION_BATCHES("publicationBatches", Kind.COUNTER, "batches", ShuffleMetrics.Snapshot::publicationBatches,
+            "messages that told the driver of published map outputs: each carries what its executor published while "
+                    + "the previous one was on its way, and no map task waits for it"),
     OUTPUTS_PUBLISHED_LATE("outputsPublishedLate", Kind.COUNTER, "map outputs",
             ShuffleMetrics.Snapshot::outputsPublishedLate, "map outputs the executor published when a reader asked, "
                     + "not at commit: moved to it off a decommissioned executor, or not published at commit"),

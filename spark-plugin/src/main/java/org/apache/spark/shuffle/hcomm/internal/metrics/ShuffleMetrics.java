@@ -29,7 +29,7 @@ public final class ShuffleMetrics implements Source {
             long chunksRetired, long chunksReclaimed, long bytesReadCrossHost,
             long outputsPublishedLate, long communicatorsJoined, long communicatorsDestroyed, long bytesStaged,
             long outputsNotStaged, long tasksBeforeCommunicator, long bytesToHost, long readTasks,
-            long readTasksOverTwoRoundTrips) implements Serializable {
+            long readTasksOverTwoRoundTrips, long publicationBatches) implements Serializable {
         public long channelsLive() {
             return channelsCreated - channelsDestroyed;
         }
@@ -57,6 +57,7 @@ public final class ShuffleMetrics implements Source {
     public final Counter readWaves;
     public final Counter readTasks;
     public final Counter readTasksOverTwoRoundTrips;
+    public final Counter publicationBatches;
     /**
      * Receive-buffer chunks taken out of use after a read into them timed out, and lent again once the channels
      * those reads were on were destroyed.
@@ -116,7 +117,7 @@ public final class ShuffleMetrics implements Source {
                     indexRounds = readWaves = chunksRetired = chunksReclaimed = outputsCopied = outputsMapped =
                     indexesMapped = outputsPublishedLate = fetchWaitSpark = communicatorsJoined =
                     communicatorsDestroyed = bytesStaged = outputsNotStaged = tasksBeforeCommunicator = bytesToHost =
-                    readTasks = readTasksOverTwoRoundTrips = null;
+                    readTasks = readTasksOverTwoRoundTrips = publicationBatches = null;
             channelSetupTime = readLatency = null;
             for (MetricEntry m : MetricEntry.values()) {
                 if (m.onDriver()) {
@@ -137,6 +138,7 @@ public final class ShuffleMetrics implements Source {
             readWaves = counter(MetricEntry.READ_WAVES);
             readTasks = counter(MetricEntry.READ_TASKS);
             readTasksOverTwoRoundTrips = counter(MetricEntry.READ_TASKS_OVER_TWO_ROUND_TRIPS);
+            publicationBatches = counter(MetricEntry.PUBLICATION_BATCHES);
             chunksRetired = counter(MetricEntry.CHUNKS_RETIRED);
             chunksReclaimed = counter(MetricEntry.CHUNKS_RECLAIMED);
             outputsCopied = counter(MetricEntry.OUTPUTS_COPIED);
@@ -240,7 +242,7 @@ public final class ShuffleMetrics implements Source {
                 bytesReadCrossHost.getCount(), outputsPublishedLate.getCount(), communicatorsJoined.getCount(),
                 communicatorsDestroyed.getCount(), bytesStaged.getCount(), outputsNotStaged.getCount(),
                 tasksBeforeCommunicator.getCount(), bytesToHost.getCount(), readTasks.getCount(),
-                readTasksOverTwoRoundTrips.getCount());
+                readTasksOverTwoRoundTrips.getCount(), publicationBatches.getCount());
     }
 
     /** Driver: the latest counters of one executor. */

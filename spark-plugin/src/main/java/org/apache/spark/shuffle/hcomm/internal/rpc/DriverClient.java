@@ -1,21 +1,35 @@
 package org.apache.spark.shuffle.hcomm.internal.rpc;
 
 import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
 
 import org.apache.spark.api.plugin.PluginContext;
 import org.apache.spark.rpc.RpcEndpointRef;
+import org.apache.spark.shuffle.hcomm.internal.conf.LogCategory;
 import org.apache.spark.shuffle.hcomm.internal.metrics.ShuffleMetrics;
+import org.slf4j.Logger;
 
 /**
  * What an executor asks and tells the driver component, through the plugin's RPC ({@code PluginContext.ask/send}),
- * every message packed by {@link Wire}. One per executor; thread-safe (Spark's RPC is).
+ * every message packed by {@link Wire}. One per executor; thread-safe (Spark's RPC is). Owns the thread that sends
+ * publications, stopped by {@link #close()}.
  */
 public final class DriverClient {
+    private static final Logger LOG = LogCategory.EXECUTOR_RUNTIME.logger();
+
     private final PluginContext plugin;
     private final String executorId;
+    /** Publications not sent yet; guards itself, {@link #sender} and {@link #closed}. */
+    private final List<Messages.Published> toPublish = new ArrayList<>();
+    private Thread sender;
+    private boolean closed;
 
-    public DriverClient(PluginContext plugin) {
+    private final ShuffleMetrics metrics;
+
+    public DriverClient(PluginContext plugin, ShuffleMetrics metrics) {
         this.plugin = plugin;
+        this.metrics = metrics;
         this.executorId = plugin.executorID();
     }
 
@@ -33,9 +47,68 @@ public final class DriverClient {
         plugin.ask(Wire.pack(new Messages.RegisterExecutor(executorId, host, new byte[0], 0, true), agent));
     }
 
-    /** A map output is readable one-sidedly. */
-    public void published(Messages.Published output) throws Exception {
-        plugin.ask(Wire.pack(output));
+    /**
+     * A map output is readable one-sidedly: queued, and sent with whatever else was published meanwhile in one
+     * {@link Messages.PublishedBatch} by this client's sender thread (the map task does not wait for the driver).
+     */
+    public void published(Messages.Published output) {
+        synchronized (toPublish) {
+            if (closed) {
+                return;
+            }
+            toPublish.add(output);
+            if (sender == null) {
+                sender = new Thread(this::sendPublications, "hcomm-publish-" + executorId);
+                sender.setDaemon(true);
+                sender.start();
+            }
+            toPublish.notifyAll();
+        }
+    }
+
+    private void sendPublications() {
+        while (true) {
+            List<Messages.Published> batch;
+            synchronized (toPublish) {
+                while (toPublish.isEmpty() && !closed) {
+                    try {
+                        toPublish.wait();
+                    } catch (InterruptedException e) {
+                        return;
+                    }
+                }
+                if (toPublish.isEmpty()) {
+                    return; // closed, and everything queued went out
+                }
+                batch = new ArrayList<>(toPublish);
+                toPublish.clear();
+            }
+            try {
+                plugin.send(Wire.pack(new Messages.PublishedBatch(batch)));
+                metrics.publicationBatches.inc();
+            } catch (IOException | RuntimeException e) {
+                // the outputs stay readable: a reader that misses them asks this executor through the driver
+                LOG.warn("Executor {} could not tell the driver of {} published map outputs; readers will ask for "
+                        + "them", executorId, batch.size(), e);
+            }
+        }
+    }
+
+    /** Sends what is queued, then stops the sender (the executor's end). */
+    public void close() {
+        Thread t;
+        synchronized (toPublish) {
+            closed = true;
+            toPublish.notifyAll();
+            t = sender;
+        }
+        if (t != null) {
+            try {
+                t.join(5_000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
     }
 
     /** Every published map output of a shuffle. */

@@ -68,6 +68,15 @@ public final class Messages {
         }
     }
 
+    /**
+     * Executor → driver (a send, no reply): map outputs published since the last batch, in commit order. A map task
+     * does not wait for the driver: what its executor published while the previous batch was on its way goes in
+     * the next one. A reader that looks for an output before its batch arrived asks the owner through the driver
+     * ({@link PublishMoved}), which answers from what it published.
+     */
+    public record PublishedBatch(List<Published> outputs) implements Serializable {
+    }
+
     /** Executor → driver: every published map output of a shuffle. Reply: {@link ShuffleLocations}. */
     public record LookupShuffle(int shuffleId) implements Serializable {
     }
@@ -101,13 +110,24 @@ public final class Messages {
     public record EnsureStage(int stageId, int attempt, String executorId) implements Serializable {
     }
 
-    /** One channel an executor must create: to whom, under which name, and which end serves the handshake. */
-    public record PeerInfo(String executorId, byte[] endpoint, int serverPort, boolean localIsServer,
-            String channelName) implements Serializable {
+    /** Where another executor takes channels: its endpoint descriptor and listen port (empty and 0: communicator). */
+    public record Peer(String executorId, byte[] endpoint, int port) implements Serializable {
     }
 
-    /** Driver → executor: create these channels for the stage attempt (one HcommChannelCreate). */
-    public record ProvisionStage(int stageId, int attempt, List<PeerInfo> peers) implements Serializable {
+    /**
+     * Driver → executor: the executors it may make channels to changed. An executor hears of every other one once:
+     * all of them when it registers, then each that registers or leaves after it, so what it receives grows with its
+     * own peers, never per stage. {@code appTag} names the application's channels.
+     */
+    public record Peers(String appTag, List<Peer> joined, List<String> left) implements Serializable {
+    }
+
+    /**
+     * Driver → executor: create this stage attempt's ends of channels to every peer it knows (one
+     * HcommChannelCreate), and to each that joins while the attempt lasts. Its names and roles follow from the two
+     * executor ids, so the message is the same few bytes whatever the cluster's size.
+     */
+    public record ProvisionStage(int stageId, int attempt) implements Serializable {
     }
 
     /** Driver → executor: the stage attempt ended; destroy its channels (one HcommChannelDestroy). */

@@ -48,16 +48,22 @@ public final class MapOutputPublisher implements AutoCloseable {
     private boolean closed;
     private boolean arenaFullLogged;
 
-    /** Where one output lives: arena offsets (or -1) and mapped file regions (or null) of its index and data. */
+    /**
+     * Where one output lives: arena offsets (or -1) and mapped file regions (or null) of its index and data, and what
+     * the driver was told of it.
+     */
     private static final class Publication {
+        final long mapId;
         final long indexBytes;
         final long dataBytes;
+        Messages.Published told;
         long indexOffset = -1;
         long dataOffset = -1;
         Region mappedIndex;
         Region mappedData;
 
-        Publication(long indexBytes, long dataBytes) {
+        Publication(long mapId, long indexBytes, long dataBytes) {
+            this.mapId = mapId;
             this.indexBytes = indexBytes;
             this.dataBytes = dataBytes;
         }
@@ -80,10 +86,23 @@ public final class MapOutputPublisher implements AutoCloseable {
         return driver.executorId();
     }
 
-    /** Publishes a map task's committed output and tells the driver where it is. */
+    /**
+     * Publishes a map task's committed output and queues the news for the driver (sent in a batch, without waiting):
+     * a reader that asks before it arrived is answered from {@link #published(int, long)}.
+     */
     void publishAndAnnounce(int shuffleId, long mapId, long[] lengths, File dataFile, File indexFile)
             throws Exception {
         driver.published(publish(shuffleId, mapId, lengths, dataFile, indexFile));
+    }
+
+    /** What this executor published of map task {@code mapId} of the shuffle (and still holds), or null. */
+    synchronized Messages.Published published(int shuffleId, long mapId) {
+        for (Publication p : byShuffle.getOrDefault(shuffleId, List.of())) {
+            if (p.mapId == mapId) {
+                return p.told;
+            }
+        }
+        return null;
     }
 
     /**
@@ -111,14 +130,15 @@ public final class MapOutputPublisher implements AutoCloseable {
         for (long len : lengths) {
             total += len;
         }
-        Publication p = new Publication(8L * (lengths.length + 1), total);
+        Publication p = new Publication(mapId, 8L * (lengths.length + 1), total);
         try {
             long indexAddress = placeIndex(p, lengths, indexFile, shuffleId, mapId);
             // an empty output has no data to read: any address will do
             long dataAddress = total == 0 ? indexAddress : placeData(p, dataFile, shuffleId, mapId);
             byShuffle.computeIfAbsent(shuffleId, k -> new ArrayList<>()).add(p);
-            return new Messages.Published(shuffleId, mapId, driver.executorId(), indexAddress, dataAddress,
+            p.told = new Messages.Published(shuffleId, mapId, driver.executorId(), indexAddress, dataAddress,
                     lengths.length, epoch, PackedIndex.pack(lengths, packedIndexMax));
+            return p.told;
         } catch (IOException | RuntimeException e) {
             free(p);
             throw e;

@@ -22,7 +22,8 @@ import org.slf4j.Logger;
 /**
  * Map outputs that moved to this executor (Spark migrated their files here when it decommissioned their first owner),
  * published from the files Spark keeps for them when the driver asks, once each; never for a shuffle Spark already
- * unregistered here. Thread-safe.
+ * unregistered here. The driver asks the same for outputs published here whose batch had not reached it yet: those
+ * are answered as published. Thread-safe.
  */
 public final class MovedOutputs {
     private static final Logger LOG = LogCategory.EXECUTOR_RUNTIME.logger();
@@ -64,6 +65,10 @@ public final class MovedOutputs {
     }
 
     private Messages.Published publishOne(int shuffleId, long mapId) throws IOException {
+        Messages.Published own = publisher.published(shuffleId, mapId);
+        if (own != null) {
+            return own; // published at commit; its batch had not reached the driver when a reader looked
+        }
         String key = shuffleId + "/" + mapId;
         Messages.Published p = movedIn.get(key);
         if (p == null && !released.contains(shuffleId)) {

@@ -42,6 +42,7 @@ class StageChannelsTest {
     private HcommTransport local;
     private HcommTransport peer;
     private ShuffleMetrics metrics;
+    private Roster roster;
     private StageChannels channels;
 
     /** The reports an end made, with the thread that made each. */
@@ -60,7 +61,10 @@ class StageChannelsTest {
         local = HcommTransport.open(options);
         peer = HcommTransport.open(options);
         metrics = ShuffleMetrics.forExecutor();
-        channels = new StageChannels(local, metrics, "1", destroyed::add, LONG_END_WAIT_MS);
+        roster = new Roster("1");
+        roster.apply(new Messages.Peers("t" + ProcessHandle.current().pid(),
+                List.of(new Messages.Peer("2", peer.endpointDescriptor(), peer.listenPort())), List.of()));
+        channels = new StageChannels(local, metrics, roster, destroyed::add, LONG_END_WAIT_MS);
     }
 
     @AfterEach
@@ -75,18 +79,24 @@ class StageChannelsTest {
         return new StageAttempt(id, 0);
     }
 
-    private static String channelName(StageAttempt key) {
-        return "test-" + ProcessHandle.current().pid() + "-" + key.stageId();
-    }
-
-    /** Creates this executor's end of the stage's channel; the peer's end is not created, so it stays CONNECTING. */
+    /**
+     * Creates this executor's end of the stage's channel to the one peer it knows; the peer's end is not created, so
+     * it stays CONNECTING.
+     */
     private void provision(StageAttempt key) {
         provision(channels, key);
     }
 
+    /** The peer's end of {@code key}'s channel, as the peer's own roster names it: it must meet ours. */
+    private PeerSpec peerEnd(StageAttempt key) {
+        Roster peerRoster = new Roster("2");
+        peerRoster.apply(new Messages.Peers("t" + ProcessHandle.current().pid(),
+                List.of(new Messages.Peer("1", local.endpointDescriptor(), local.listenPort())), List.of()));
+        return peerRoster.spec(key, peerRoster.peers().get(0), peer.listenPort());
+    }
+
     private void provision(StageChannels target, StageAttempt key) {
-        target.provision(key, List.of(new Messages.PeerInfo("2", peer.endpointDescriptor(), local.listenPort(),
-                true, channelName(key))));
+        target.provision(key);
         assertTrue(target.isKnown(key, "2"), "the stage's channel was created");
     }
 
@@ -152,13 +162,12 @@ class StageChannelsTest {
 
     @Test
     void readersThatOverstayTheEndWaitLoseTheChannelsOnce() throws Exception {
-        StageChannels shortWait = new StageChannels(local, metrics, "1", destroyed::add, SHORT_END_WAIT_MS);
+        StageChannels shortWait = new StageChannels(local, metrics, roster, destroyed::add, SHORT_END_WAIT_MS);
         PeerChannels peerEnd = null;
         try {
             // a READY channel, so the poller has nothing to poll and sleeps until the end's deadline
             provision(shortWait, stage(1));
-            peerEnd = peer.connect(List.of(new PeerSpec("1", local.endpointDescriptor(), local.listenPort(), false,
-                    channelName(stage(1)))));
+            peerEnd = peer.connect(List.of(peerEnd(stage(1))));
             while (!peerEnd.poll()) {
                 Thread.sleep(1);
             }
@@ -233,5 +242,27 @@ class StageChannelsTest {
         assertEquals(0, local.liveObjects().channels());
         channels.release(stage(1));
         assertNull(reports.poll(), "nothing reported after close");
+    }
+
+    @Test
+    void aPeerThatJoinsGetsChannelsInTheAttemptsGoingAndNotInEndedOnes() throws Exception {
+        provision(stage(1));
+        provision(stage(2));
+        channels.end(stage(2), report);
+        assertNotNull(reports.poll(), "stage 2 ended and destroyed");
+        try (HcommTransport third = HcommTransport.open(new TransportOptions(InetAddress.getByName("127.0.0.1"),
+                false, null, Duration.ofSeconds(10), Duration.ofSeconds(10)))) {
+            List<Messages.Peer> joined = roster.apply(new Messages.Peers("t" + ProcessHandle.current().pid(),
+                    List.of(new Messages.Peer("3", third.endpointDescriptor(), third.listenPort())), List.of()));
+            assertEquals(1, joined.size());
+            assertTrue(roster.apply(new Messages.Peers("t", joined, List.of())).isEmpty(), "told twice: joins once");
+            channels.peersJoined(joined);
+            assertTrue(channels.isKnown(stage(1), "3"), "the attempt going got a channel to the newcomer");
+            assertFalse(channels.isKnown(stage(2), "3"), "the ended attempt did not");
+            assertEquals(3, metrics.channelsCreated.getCount(), "two to peer 2, one to peer 3");
+            channels.end(stage(1), report);
+            assertNotNull(reports.poll());
+        }
+        assertEquals(0, local.liveObjects().channels());
     }
 }

@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 import org.apache.spark.rpc.RpcEndpointRef;
+import org.apache.spark.shuffle.hcomm.internal.channels.Roster;
 import org.apache.spark.shuffle.hcomm.internal.channels.StageChannels;
 import org.apache.spark.shuffle.hcomm.internal.metrics.ShuffleMetrics;
 import org.apache.spark.shuffle.hcomm.internal.rpc.Messages;
@@ -36,8 +37,8 @@ public final class ScaleSimAccess {
 
     public static void published(Object driver, int shuffleId, long mapId, String executorId, long indexAddress,
             long dataAddress, int numPartitions) {
-        ((DriverState) driver).receive(Wire.pack(new Messages.Published(shuffleId, mapId, executorId, indexAddress,
-                dataAddress, numPartitions)));
+        ((DriverState) driver).receive(Wire.pack(new Messages.PublishedBatch(List.of(new Messages.Published(shuffleId,
+                mapId, executorId, indexAddress, dataAddress, numPartitions)))));
     }
 
     /** The driver's answer to one executor's LookupShuffle (the per-shuffle directory), as it goes on the wire. */
@@ -68,6 +69,19 @@ public final class ScaleSimAccess {
     /** Delivers an executor's message to the driver, packed as the plugin's RPC carries it. */
     public static void receive(Object driver, Object message) {
         ((DriverState) driver).receive(Wire.pack((java.io.Serializable) message));
+    }
+
+    /**
+     * Delivers an already packed message (see {@link #packed}) to the driver's RPC entry point: what the driver does
+     * with it, without the sender's packing.
+     */
+    public static Object receivePacked(Object driver, Object wire) {
+        return ((DriverState) driver).receive(wire);
+    }
+
+    /** The SparkListener path: an executor was removed. */
+    public static void removed(Object driver, String executorId) {
+        ((DriverState) driver).executorRemoved(executorId);
     }
 
     /** A message as it travels (the {@link Wire} packet Spark's RPC carries). */
@@ -108,18 +122,22 @@ public final class ScaleSimAccess {
         return Wire.isPacket(wire);
     }
 
-    /** Peers in a ProvisionStage message (channels the executor must create). */
-    public static int peerCount(Object message) {
-        return ((Messages.ProvisionStage) message).peers().size();
+    public static boolean isPeers(Object message) {
+        return message instanceof Messages.Peers;
     }
 
-    /** Peer executor ids in a ProvisionStage message. */
-    public static List<String> peerIds(Object message) {
+    /** Peer executor ids that joined, in a Peers message. */
+    public static List<String> joinedIds(Object message) {
         List<String> ids = new ArrayList<>();
-        for (Messages.PeerInfo p : ((Messages.ProvisionStage) message).peers()) {
+        for (Messages.Peer p : ((Messages.Peers) message).joined()) {
             ids.add(p.executorId());
         }
         return ids;
+    }
+
+    /** Peer executor ids that left, in a Peers message. */
+    public static List<String> leftIds(Object message) {
+        return new ArrayList<>(((Messages.Peers) message).left());
     }
 
     public static int stageOf(Object message) {
@@ -132,17 +150,26 @@ public final class ScaleSimAccess {
 
     /** A real executor's channel manager ({@link StageChannels}, with its poller thread) on a real transport. */
     public static final class Channels implements AutoCloseable {
+        private final Roster roster;
         private final StageChannels channels;
 
         public Channels(Transport transport, String executorId) {
+            this.roster = new Roster(executorId);
             // no receive buffer here, so nothing to reclaim when a stage's channels are destroyed
-            this.channels = new StageChannels(transport, ShuffleMetrics.forExecutor(), executorId, stage -> { });
+            this.channels = new StageChannels(transport, ShuffleMetrics.forExecutor(), roster, stage -> { });
         }
 
-        /** What ExecutorRuntime.provision does with a ProvisionStage: one HcommChannelCreate. */
-        public void provision(Object provisionStage) {
-            Messages.ProvisionStage p = (Messages.ProvisionStage) provisionStage;
-            channels.provision(new StageAttempt(p.stageId(), p.attempt()), p.peers());
+        /**
+         * What ExecutorRuntime does with a message from the driver: Peers updates the roster (and gives stage
+         * attempts going channels to newcomers), ProvisionStage makes one HcommChannelCreate.
+         */
+        public void receive(Object message) {
+            if (message instanceof Messages.Peers p) {
+                channels.peersJoined(roster.apply(p));
+            } else {
+                Messages.ProvisionStage p = (Messages.ProvisionStage) message;
+                channels.provision(new StageAttempt(p.stageId(), p.attempt()));
+            }
         }
 
         /** Waits until the channel to {@code peer} settled; true when READY. */
