@@ -21,6 +21,12 @@
  *                        Default: $HCCL_CONNECT_TIMEOUT (seconds) * 1000, or 120000.
  *   "if_ip"              the IPv4 address communicators listen on and tell their peers. Default: $HCCL_IF_IP, else
  *                        the first non-loopback IPv4 address of the host, else 127.0.0.1.
+ *   "handshake_timeout_ms" how long an accepted connection may take to deliver its whole hello (a rank its join at
+ *                        a communicator's root) before it is closed; never longer than the connect timeout.
+ *                        Default: $HCOMM_SOFT_HANDSHAKE_TIMEOUT_MS or 10000.
+ *   "zerocopy"           "0" makes the soft NIC copy every answer into the socket (send()); "1" lets it hand the
+ *                        kernel the registered pages (MSG_ZEROCOPY) where the kernel does not copy them anyway.
+ *                        Read when a channel serves its first answer. Default: $HCOMM_SOFT_ZEROCOPY or "1".
  * Returns HCCL_E_PTR for NULL, HCCL_E_PARA for an unknown key or a value out of range.
  */
 HCOMM_API int32_t HcommSoftConfigure(const char *key, const char *value);

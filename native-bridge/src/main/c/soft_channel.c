@@ -114,10 +114,13 @@ static void channel_free(channel *ch)
     if (ch->peer_state) munmap((void *)ch->peer_state, SOFT_STATE_SLOTS * sizeof(uint64_t));
     if (ch->pidfd >= 0) close(ch->pidfd);
     if (ch->fd >= 0) close(ch->fd);
+    if (ch->zc_head != NULL) channel_release_sends(ch); /* the socket is closed: the kernel reads no page of them */
     pthread_mutex_destroy(&ch->wlock);
     pthread_mutex_destroy(&ch->pend_mu);
     pthread_mutex_destroy(&ch->srv_mu);
     pthread_cond_destroy(&ch->srv_cv);
+    pthread_cond_destroy(&ch->srv_room_cv);
+    pthread_cond_destroy(&ch->window_cv);
     pthread_cond_destroy(&ch->notify_cv);
     hello_rx_free(&ch->hrx, NULL);
     free(ch->maps);
@@ -152,6 +155,8 @@ static channel *channel_new(endpoint *ep, int engine, const HcommChannelDesc *d,
     pthread_mutex_init(&ch->pend_mu, NULL);
     pthread_mutex_init(&ch->srv_mu, NULL);
     pthread_cond_init(&ch->srv_cv, NULL);
+    pthread_cond_init(&ch->srv_room_cv, NULL);
+    pthread_cond_init(&ch->window_cv, NULL);
     pthread_cond_init(&ch->notify_cv, NULL);
     ch->notify_num = d->notifyNum <= HCCL_CHANNEL_NOTIFY_MAX ? d->notifyNum : HCCL_CHANNEL_NOTIFY_MAX;
     ch->ep = ep;

@@ -4,13 +4,16 @@
  * - HcclGetRootInfo starts a root listener; the root info names it and carries a ticket. Each rank's
  *   HcclCommInitRootInfo[Config] makes an endpoint on the host's address, allocates its HCCL buffer in soft device
  *   memory, registers it, and joins at the root with its address; when all ranks joined the root sends every rank
- *   the table of addresses (or, at the connect timeout, a refusal) and ends.
+ *   the table of addresses (or, at the connect timeout, a refusal) and ends. The root reads joins without blocking:
+ *   a connection whose join is not whole within the handshake timeout is closed, and past ROOT_MAX_JOINING at once
+ *   the oldest gives way, so idle connections delay no rank.
  * - HcclChannelAcquire, called by both ends, makes an endpoint channel that exchanges exactly the two HCCL
  *   buffers (the lower rank serves); ROCE channels always cross the soft NIC, HCCS ones share memory on one host.
  * - HcclCommDestroy ends the communicator's channels, threads, registration, endpoint and buffer.
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <poll.h>
@@ -122,80 +125,143 @@ static void send_table(int fd, int32_t status, const rank_entry *ranks, uint32_t
     if (net_send_all(fd, &t, sizeof t) == 0 && status == HCCL_SUCCESS) net_send_all(fd, ranks, n * sizeof *ranks);
 }
 
+/* The ranks joined so far. */
+typedef struct {
+    uint32_t nranks, joined;
+    int *fds;                 /* per rank: its connection, or -1 */
+    rank_entry *ranks;
+    int64_t deadline;
+} root_tally;
+
+/* A connection whose join is still coming, gathered without blocking: a silent or slow one delays no other. */
+typedef struct {
+    int fd;
+    size_t have;
+    join_msg j;
+    int64_t since, deadline;  /* accepted; its whole join by then (the handshake timeout), else closed */
+} root_joiner;
+
+#define ROOT_MAX_JOINING SOFT_MAX_UNVERIFIED /* joins still coming at once; a new connection evicts the oldest */
+
+/* A whole join on fd (blocking again, its send timeout set): kept as its rank's connection, or refused. */
+static void root_take_join(root_state *rs, root_tally *t, int fd, const join_msg *j, int64_t now, int64_t connect_ms)
+{
+    if (j->magic != JOIN_MAGIC || j->version != COMM_VERSION || j->comm_id != rs->comm_id ||
+        memcmp(j->ticket, rs->ticket, 16) != 0) {
+        close(fd); /* not a rank of this communicator */
+        return;
+    }
+    if (t->nranks == 0 && j->nranks > 0 && j->nranks <= COMM_MAX_RANKS) {
+        t->fds = malloc(j->nranks * sizeof *t->fds);
+        t->ranks = calloc(j->nranks, sizeof *t->ranks);
+        if (t->fds == NULL || t->ranks == NULL) {
+            free(t->fds);
+            free(t->ranks);
+            t->fds = NULL;
+            t->ranks = NULL;
+            send_table(fd, HCCL_E_MEMORY, NULL, 0);
+            close(fd);
+            return;
+        }
+        t->nranks = j->nranks;
+        for (uint32_t r = 0; r < t->nranks; r++) t->fds[r] = -1;
+        t->deadline = now + connect_ms; /* every rank joins within the timeout of the first */
+    }
+    if (j->nranks != t->nranks || j->rank >= t->nranks || t->fds[j->rank] >= 0) {
+        send_table(fd, HCCL_E_PARA, NULL, 0); /* another size, a rank out of range, or one already here */
+        close(fd);
+        return;
+    }
+    t->fds[j->rank] = fd;
+    t->ranks[j->rank] = (rank_entry){j->ip, j->port, 0, {0}};
+    memcpy(t->ranks[j->rank].host_id, j->host_id, SOFT_HOST_ID_LEN);
+    t->ranks[j->rank].host_id[SOFT_HOST_ID_LEN - 1] = '\0';
+    t->joined++;
+}
+
+/* Reads what arrived of joiner w's join: 1 whole (then w->fd is blocking again), 0 more to come, -1 gone. */
+static int root_read_join(root_joiner *w)
+{
+    while (w->have < sizeof w->j) {
+        ssize_t n = recv(w->fd, (uint8_t *)&w->j + w->have, sizeof w->j - w->have, MSG_DONTWAIT);
+        if (n == 0) return -1;
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1;
+        }
+        w->have += (size_t)n;
+    }
+    fcntl(w->fd, F_SETFL, fcntl(w->fd, F_GETFL) & ~O_NONBLOCK); /* the table goes out with a blocking send */
+    return 1;
+}
+
 static void *root_main(void *arg)
 {
     root_state *rs = arg;
     pthread_setname_np(pthread_self(), "hccl-root");
     soft_config cfg;
     soft_config_get(&cfg);
-    uint32_t nranks = 0, joined = 0;
-    int *fds = NULL;
-    rank_entry *ranks = NULL;
-    int64_t deadline = rs->idle_deadline;
-    int32_t verdict = HCCL_E_TIMEOUT;
-    for (;;) {
-        if (nranks > 0 && joined == nranks) {
+    memset(cfg.secret, 0, sizeof cfg.secret);
+    int64_t handshake_ms =
+        cfg.handshake_timeout_ms < cfg.connect_timeout_ms ? cfg.handshake_timeout_ms : cfg.connect_timeout_ms;
+    root_tally t = {0, 0, NULL, NULL, rs->idle_deadline};
+    root_joiner *joining = calloc(ROOT_MAX_JOINING, sizeof *joining);
+    struct pollfd *pfd = calloc(ROOT_MAX_JOINING + 1, sizeof *pfd);
+    uint32_t njoining = 0;
+    int32_t verdict = joining != NULL && pfd != NULL ? HCCL_E_TIMEOUT : HCCL_E_MEMORY;
+    while (verdict == HCCL_E_TIMEOUT) {
+        if (t.nranks > 0 && t.joined == t.nranks) {
             verdict = HCCL_SUCCESS;
             break;
         }
         int64_t now = soft_now_ms();
-        if (now >= deadline) break;
-        struct pollfd p = {rs->listen_fd, POLLIN, 0};
-        if (poll(&p, 1, 50) <= 0) {
-            for (uint32_t r = 0; r < nranks; r++) { /* a rank that gave up or died is no longer joined */
-                struct pollfd q = {fds[r], POLLIN, 0};
-                if (fds[r] >= 0 && poll(&q, 1, 0) > 0) {
-                    close(fds[r]);
-                    fds[r] = -1;
-                    joined--;
+        if (now >= t.deadline) break;
+        pfd[0] = (struct pollfd){rs->listen_fd, POLLIN, 0};
+        for (uint32_t i = 0; i < njoining; i++) pfd[1 + i] = (struct pollfd){joining[i].fd, POLLIN, 0};
+        int ready = poll(pfd, 1 + njoining, 50);
+        now = soft_now_ms();
+        if (ready <= 0) {
+            for (uint32_t r = 0; r < t.nranks; r++) { /* a rank that gave up or died is no longer joined */
+                struct pollfd q = {t.fds[r], POLLIN, 0};
+                if (t.fds[r] >= 0 && poll(&q, 1, 0) > 0) {
+                    close(t.fds[r]);
+                    t.fds[r] = -1;
+                    t.joined--;
                 }
             }
-            continue;
         }
-        int fd = accept4(rs->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+        for (uint32_t i = njoining; i-- > 0;) { /* from the end: a removed entry takes the last, already seen */
+            root_joiner *w = &joining[i];
+            int got = pfd[1 + i].revents ? root_read_join(w) : 0;
+            if (got == 0 && now < w->deadline) continue;
+            if (got == 1) root_take_join(rs, &t, w->fd, &w->j, now, cfg.connect_timeout_ms);
+            else close(w->fd); /* gone, or no whole join within the handshake timeout */
+            *w = joining[--njoining];
+        }
+        if (!(pfd[0].revents & POLLIN)) continue;
+        int fd = accept4(rs->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
         if (fd < 0) continue;
         net_set_timeout(fd, 5000);
-        join_msg j;
-        if (net_recv_all(fd, &j, sizeof j) != 0 || j.magic != JOIN_MAGIC || j.version != COMM_VERSION ||
-            j.comm_id != rs->comm_id || memcmp(j.ticket, rs->ticket, 16) != 0) {
-            close(fd); /* not a rank of this communicator */
-            continue;
+        if (njoining == ROOT_MAX_JOINING) { /* the oldest gives way: a rank's join comes at once */
+            uint32_t old = 0;
+            for (uint32_t i = 1; i < njoining; i++)
+                if (joining[i].since < joining[old].since) old = i;
+            close(joining[old].fd);
+            joining[old] = joining[--njoining];
         }
-        if (nranks == 0 && j.nranks > 0 && j.nranks <= COMM_MAX_RANKS) {
-            fds = malloc(j.nranks * sizeof *fds);
-            ranks = calloc(j.nranks, sizeof *ranks);
-            if (fds == NULL || ranks == NULL) {
-                free(fds);
-                free(ranks);
-                fds = NULL;
-                ranks = NULL;
-                send_table(fd, HCCL_E_MEMORY, NULL, 0);
-                close(fd);
-                continue;
-            }
-            nranks = j.nranks;
-            for (uint32_t r = 0; r < nranks; r++) fds[r] = -1;
-            deadline = now + cfg.connect_timeout_ms; /* every rank joins within the timeout of the first */
-        }
-        if (j.nranks != nranks || j.rank >= nranks || fds[j.rank] >= 0) {
-            send_table(fd, HCCL_E_PARA, NULL, 0); /* another size, a rank out of range, or one already here */
-            close(fd);
-            continue;
-        }
-        fds[j.rank] = fd;
-        ranks[j.rank] = (rank_entry){j.ip, j.port, 0, {0}};
-        memcpy(ranks[j.rank].host_id, j.host_id, SOFT_HOST_ID_LEN);
-        ranks[j.rank].host_id[SOFT_HOST_ID_LEN - 1] = '\0';
-        joined++;
+        joining[njoining++] = (root_joiner){fd, 0, {0}, now, now + handshake_ms};
     }
-    for (uint32_t r = 0; r < nranks; r++) {
-        if (fds[r] < 0) continue;
-        send_table(fds[r], verdict, ranks, nranks);
-        close(fds[r]);
+    for (uint32_t i = 0; i < njoining; i++) close(joining[i].fd);
+    for (uint32_t r = 0; r < t.nranks; r++) {
+        if (t.fds[r] < 0) continue;
+        send_table(t.fds[r], verdict, t.ranks, t.nranks);
+        close(t.fds[r]);
     }
     close(rs->listen_fd);
-    free(fds);
-    free(ranks);
+    free(joining);
+    free(pfd);
+    free(t.fds);
+    free(t.ranks);
     free(rs);
     return NULL;
 }

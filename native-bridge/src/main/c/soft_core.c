@@ -41,6 +41,9 @@ static void init_once(void)
     g_cfg.force_tcp = tcp != NULL && strcmp(tcp, "1") == 0;
     g_cfg.exec_timeout_ms = env_int("HCOMM_SOFT_EXEC_TIMEOUT_MS", 60000, 1);
     g_cfg.connect_timeout_ms = env_int("HCCL_CONNECT_TIMEOUT", 120000, 1000);
+    g_cfg.handshake_timeout_ms = env_int("HCOMM_SOFT_HANDSHAKE_TIMEOUT_MS", SOFT_HANDSHAKE_MS, 1);
+    const char *zc = getenv("HCOMM_SOFT_ZEROCOPY");
+    g_cfg.zerocopy = zc == NULL || strcmp(zc, "0") != 0;
     const char *ifip = getenv("HCCL_IF_IP");
     struct in_addr probe;
     if (ifip != NULL && inet_pton(AF_INET, ifip, &probe) == 1) snprintf(g_cfg.if_ip, sizeof g_cfg.if_ip, "%s", ifip);
@@ -252,6 +255,12 @@ HCOMM_API int32_t HcommSoftConfigure(const char *key, const char *value)
         if (parse_ms(value, &g_cfg.exec_timeout_ms) != 0) rc = HCCL_E_PARA;
     } else if (strcmp(key, "connect_timeout_ms") == 0) {
         if (parse_ms(value, &g_cfg.connect_timeout_ms) != 0) rc = HCCL_E_PARA;
+    } else if (strcmp(key, "handshake_timeout_ms") == 0) {
+        if (parse_ms(value, &g_cfg.handshake_timeout_ms) != 0) rc = HCCL_E_PARA;
+    } else if (strcmp(key, "zerocopy") == 0) {
+        if (strcmp(value, "0") == 0) g_cfg.zerocopy = 0;
+        else if (strcmp(value, "1") == 0) g_cfg.zerocopy = 1;
+        else rc = HCCL_E_PARA;
     } else if (strcmp(key, "if_ip") == 0) {
         struct in_addr probe;
         if (inet_pton(AF_INET, value, &probe) != 1) rc = HCCL_E_PARA;

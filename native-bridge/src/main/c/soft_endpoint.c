@@ -4,6 +4,11 @@
  * blocking (every connection bounded by its deadlines, every hello by its declared size and the endpoint's
  * budget), verifies its proof of the shared secret and parks verified connections until the matching SERVER
  * channel claims them. What it refuses or drops, it logs.
+ *
+ * Unverified connections hold no thread, only a slot: at most SOFT_MAX_UNVERIFIED per endpoint and
+ * SOFT_MAX_UNVERIFIED_PER_ADDR per source address (past either, a new connection takes the slot of the one silent
+ * the longest), each with a whole hello due within the handshake timeout (handshake_timeout_ms, 10 s) of its accept
+ * and no silence of SOFT_HELLO_MS in the middle.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -83,6 +88,45 @@ static void log_drop(const endpoint *ep, const char *verb, const char *peer, con
     wire_log("endpoint %s:%u %s the connection from %s: %s", me, ep->listen_port, verb, peer, why);
 }
 
+/* When a connection whose hello is still coming last showed life: its latest bytes, else its accept. */
+static int64_t last_seen(const parked_conn *pc)
+{
+    return pc->rx.last_ms > pc->accepted_ms ? pc->rx.last_ms : pc->accepted_ms;
+}
+
+/* a has been silent longer than b (of two seen in the same millisecond, the one accepted first) */
+static int quieter(const parked_conn *a, const parked_conn *b)
+{
+    return last_seen(a) != last_seen(b) ? last_seen(a) < last_seen(b) : a->seq < b->seq;
+}
+
+/* Caller holds g_lock. Makes room for a connection from addr among those whose hello is still coming: at most
+ * SOFT_MAX_UNVERIFIED_PER_ADDR from one address and SOFT_MAX_UNVERIFIED in all; the one silent the longest gives way
+ * (marked; the reaper closes it). A peer's real hello comes within milliseconds of its connection, so what gives way
+ * is an idle or trickling connection, but for a flood of new ones faster than that. */
+static void make_room(endpoint *ep, uint32_t addr)
+{
+    uint32_t all = 0, same = 0;
+    parked_conn *oldest = NULL, *oldest_here = NULL;
+    for (parked_conn *pc = ep->parked; pc; pc = pc->next) {
+        if (pc->hello_ok || pc->deadline_ms == 0) continue;
+        all++;
+        if (oldest == NULL || quieter(pc, oldest)) oldest = pc;
+        if (pc->addr != addr) continue;
+        same++;
+        if (oldest_here == NULL || quieter(pc, oldest_here)) oldest_here = pc;
+    }
+    parked_conn *out = NULL;
+    if (same >= SOFT_MAX_UNVERIFIED_PER_ADDR) {
+        out = oldest_here;
+        out->evicted = "the silent longest of its address's hellos still coming, at the address's bound";
+    } else if (all >= SOFT_MAX_UNVERIFIED) {
+        out = oldest;
+        out->evicted = "the silent longest of the hellos still coming, at the endpoint's bound";
+    }
+    if (out != NULL) out->deadline_ms = 0; /* closed by the reaper, which logs why */
+}
+
 static void accept_one(endpoint *ep)
 {
     struct sockaddr_in sa;
@@ -91,6 +135,7 @@ static void accept_one(endpoint *ep)
     if (fd < 0) return;
     soft_config cfg;
     soft_config_get(&cfg);
+    memset(cfg.secret, 0, sizeof cfg.secret);
     parked_conn *pc = calloc(1, sizeof *pc);
     if (pc == NULL) {
         close(fd);
@@ -110,9 +155,16 @@ static void accept_one(endpoint *ep)
         return;
     }
     pc->fd = fd;
+    pc->addr = sa.sin_addr.s_addr;
     memcpy(pc->nonce, n.nonce, sizeof pc->nonce);
-    pc->deadline_ms = soft_now_ms() + cfg.connect_timeout_ms;
+    int64_t now = soft_now_ms();
+    pc->accepted_ms = now;
+    pc->seq = ep->accepted++;
+    pc->deadline_ms = now + cfg.connect_timeout_ms;
+    pc->hello_deadline_ms =
+        now + (cfg.handshake_timeout_ms < cfg.connect_timeout_ms ? cfg.handshake_timeout_ms : cfg.connect_timeout_ms);
     pthread_mutex_lock(&g_lock);
+    make_room(ep, pc->addr);
     pc->next = ep->parked;
     ep->parked = pc;
     pthread_mutex_unlock(&g_lock);
@@ -149,8 +201,10 @@ static void read_parked(endpoint *ep, parked_conn *pc, int64_t now)
     }
 }
 
-/* Drops connections past their deadline: no whole hello, or no SERVER channel claiming it, within the connect
- * timeout; a hello whose bytes stopped for SOFT_HELLO_MS (what a blocking receive's timeout used to allow). */
+/* Drops connections past their deadline: no whole hello within the handshake timeout (10 s unless configured,
+ * never more than the connect timeout), a hello whose bytes stopped for SOFT_HELLO_MS (what a blocking receive's
+ * timeout used to allow), a verified hello no SERVER channel claimed within the connect timeout; and those marked
+ * dropped (deadline 0) by read_parked or make_room. */
 static void reap_parked(endpoint *ep, int64_t now)
 {
     parked_conn *gone = NULL;
@@ -158,7 +212,8 @@ static void reap_parked(endpoint *ep, int64_t now)
     for (parked_conn **pp = &ep->parked; *pp;) {
         parked_conn *pc = *pp;
         int slow = !pc->hello_ok && pc->rx.last_ms != 0 && now - pc->rx.last_ms >= SOFT_HELLO_MS;
-        if (pc->deadline_ms <= now || slow) {
+        int late = !pc->hello_ok && now >= pc->hello_deadline_ms;
+        if (pc->deadline_ms <= now || slow || late) {
             *pp = pc->next;
             pc->next = gone;
             gone = pc;
@@ -170,11 +225,18 @@ static void reap_parked(endpoint *ep, int64_t now)
     while (gone != NULL) {
         parked_conn *pc = gone;
         gone = pc->next;
-        const char *why = pc->hello_ok             ? "no channel claimed its hello within the connect timeout"
-                          : pc->deadline_ms > now     ? "its hello stopped for 5 s before it was whole"
-                          : pc->rx.last_ms == 0       ? "no hello within the connect timeout"
-                                                      : "its hello was not whole within the connect timeout";
-        if (pc->deadline_ms != 0) log_drop(ep, "dropped", pc->peer, why); /* 0: read_parked logged it */
+        char why[128];
+        if (pc->evicted != NULL)
+            snprintf(why, sizeof why, "%s", pc->evicted);
+        else if (pc->hello_ok)
+            snprintf(why, sizeof why, "no channel claimed its hello within the connect timeout");
+        else if (pc->rx.last_ms != 0 && now - pc->rx.last_ms >= SOFT_HELLO_MS)
+            snprintf(why, sizeof why, "its hello stopped for %d s before it was whole", SOFT_HELLO_MS / 1000);
+        else
+            snprintf(why, sizeof why, "%s within the handshake timeout (%lld ms)",
+                     pc->rx.last_ms == 0 ? "no hello" : "its hello was not whole",
+                     (long long)(pc->hello_deadline_ms - pc->accepted_ms));
+        if (pc->deadline_ms != 0 || pc->evicted != NULL) log_drop(ep, "dropped", pc->peer, why); /* 0: logged */
         close(pc->fd);
         hello_rx_free(&pc->rx, &ep->hello_budget);
         free(pc->hello);
@@ -195,25 +257,25 @@ static void *nic_main(void *arg)
         pthread_mutex_lock(&g_lock);
         int stopping = ep->stopping;
         for (parked_conn *pc = ep->parked; pc && n < MAXP; pc = pc->next) {
-            if (pc->hello_ok) continue;
+            if (pc->hello_ok || pc->deadline_ms == 0) continue;
             who[n] = pc;
             pfd[n++] = (struct pollfd){pc->fd, POLLIN, 0};
         }
         pthread_mutex_unlock(&g_lock);
         if (stopping) return NULL;
-        /* with SOFT_MAX_UNVERIFIED hellos still coming, new connections wait in the listen backlog */
-        pfd[1] = (struct pollfd){n < MAXP ? ep->listen_fd : -1, POLLIN, 0};
+        /* a new connection is always taken: with SOFT_MAX_UNVERIFIED hellos still coming, the idlest gives way */
+        pfd[1] = (struct pollfd){ep->listen_fd, POLLIN, 0};
         if (poll(pfd, (nfds_t)n, 500) < 0 && errno != EINTR) return NULL;
         if (pfd[0].revents) {
             char buf[64];
             ssize_t r = read(ep->wake[0], buf, sizeof buf);
             (void)r;
         }
-        if (pfd[1].revents & POLLIN) accept_one(ep);
-        /* only this thread removes parked connections that are not yet verified */
+        /* only this thread removes parked connections that are not yet verified, and only in reap_parked */
         int64_t now = soft_now_ms();
         for (int i = 2; i < n; i++)
             if (pfd[i].revents) read_parked(ep, who[i], now);
+        if (pfd[1].revents & POLLIN) accept_one(ep);
         reap_parked(ep, soft_now_ms());
     }
 }

@@ -19,9 +19,25 @@
 #define SOFT_MAX_NOTIFY 64u
 #define SOFT_HOST_ID_LEN 72
 #define SOFT_SPIN_US 50               /* completion and queue waits spin this long before sleeping */
-#define SOFT_MAX_UNVERIFIED 1024u    /* connections per endpoint whose hello is still coming; more wait in the backlog */
+/* Connections per endpoint whose hello is still coming: at most SOFT_MAX_UNVERIFIED, and SOFT_MAX_UNVERIFIED_PER_ADDR
+ * from one source address; past either, a new connection takes the slot of the one silent the longest. */
+#define SOFT_MAX_UNVERIFIED 1024u
+#define SOFT_MAX_UNVERIFIED_PER_ADDR 256u
 #define SOFT_HELLO_MS 5000           /* a hello whose bytes stop this long before it is whole is dropped */
+#define SOFT_HANDSHAKE_MS 10000      /* default handshake_timeout_ms: a whole hello (or a join at a root) by then */
 #define SOFT_HELLO_BUDGET (64u << 20) /* bytes per endpoint buffering hellos that are still coming */
+/* A channel's soft NIC takes at most this many of the peer's requests, and this many bytes of its writes, before it
+ * has served them (the one being served included); past either it stops reading the socket until the queue drains
+ * (TCP backpressure). A reader keeps at most as many requests (and write bytes) unanswered on a channel, so a soft
+ * HComm peer never meets the bound, and two ends that read each other heavily cannot both stop reading. */
+#define SOFT_SERVE_QUEUE_MAX 1024u
+#define SOFT_SERVE_QUEUE_BYTES (16u << 20)
+/* Answers of at least this many bytes go out with MSG_ZEROCOPY (the kernel reads the registered pages itself; the
+ * registration stays pinned until its completion), until the kernel reports for the channel that it copied anyway
+ * (loopback, veth: then plain send(), which costs less than a deferred copy). At most SOFT_ZC_PENDING answers per
+ * channel wait for their completion; more are copied. */
+#define SOFT_ZC_MIN (16u << 10)
+#define SOFT_ZC_PENDING 256u
 
 enum obj_kind { KIND_ENDPOINT = 1, KIND_MEM = 2, KIND_CHANNEL = 3, KIND_THREAD = 4, KIND_COMM = 5 };
 
@@ -31,6 +47,8 @@ typedef struct {
     int force_tcp;
     int64_t exec_timeout_ms;
     int64_t connect_timeout_ms;
+    int64_t handshake_timeout_ms; /* an accepted connection's whole hello (a rank's join) within this, else dropped */
+    int zerocopy;             /* 1: the soft NIC may answer with MSG_ZEROCOPY (HCOMM_SOFT_ZEROCOPY, key "zerocopy") */
     char if_ip[16];           /* HCCL_IF_IP or "if_ip": the address communicators listen and connect on */
 } soft_config;
 
@@ -137,7 +155,12 @@ typedef struct hello_rx {
 typedef struct parked_conn {
     struct parked_conn *next;
     int fd;
+    uint32_t addr;             /* the client's IPv4 address (network byte order) */
+    uint64_t seq;              /* accept order (ties of accepted_ms) */
+    int64_t accepted_ms;
+    int64_t hello_deadline_ms; /* its whole hello by then (the handshake timeout), else dropped */
     int64_t deadline_ms;       /* 0: dropped, reaped next */
+    const char *evicted;       /* why a newer connection took its slot (logged when reaped), or NULL */
     int hello_ok;
     uint8_t nonce[16];
     hello_rx rx;               /* the client's hello while it arrives (listener thread only) */
@@ -165,6 +188,7 @@ typedef struct endpoint {
     import_entry *imports;
     parked_conn *parked;
     size_t hello_budget;      /* of SOFT_HELLO_BUDGET, what hellos still coming may take (listener thread only) */
+    uint64_t accepted;        /* connections accepted so far (listener thread only) */
     _Atomic uint64_t *state;  /* SOFT_STATE_SLOTS cookies, memfd-backed so same-host peers can check liveness */
     int state_fd;
     uint32_t state_next;
@@ -241,13 +265,24 @@ typedef struct channel {
     pthread_mutex_t pend_mu;   /* pending list and lazy peer mappings */
     op *pending_head, *pending_tail;   /* TCP reads awaiting the peer's answer, in order */
     uint64_t next_reqid;
+    uint32_t pend_n;           /* requests sent (or about to be) and not answered: at most SOFT_SERVE_QUEUE_MAX */
+    uint64_t pend_bytes;       /* of them, write bytes: at most SOFT_SERVE_QUEUE_BYTES */
+    pthread_cond_t window_cv;  /* a request answered, or the channel ends */
     /* soft NIC serving side (started at the first request) */
     pthread_t server;
     int server_started;
     pthread_mutex_t srv_mu;
     pthread_cond_t srv_cv;
+    pthread_cond_t srv_room_cv; /* room in the queue, or the channel ends: the receiver reads on */
     struct serve_req *srv_head, *srv_tail;
+    uint32_t srv_n;            /* requests taken and not yet served: at most SOFT_SERVE_QUEUE_MAX */
+    uint64_t srv_bytes;        /* their write bytes: at most SOFT_SERVE_QUEUE_BYTES */
     int srv_stop;
+    int srv_closing;           /* the channel ends: the receiver waits for no room */
+    struct zc_send *zc_head, *zc_tail; /* answers whose pages the kernel may still read (the server thread's) */
+    uint32_t zc_count;         /* entries of that list */
+    uint32_t zc_next;          /* MSG_ZEROCOPY ids the socket has handed out */
+    int zc;                    /* ZC_UNTRIED, ZC_ON, ZC_OFF (soft_nic_server.c) */
     /* ReadNbi queue */
     struct soft_thread *nbi;
     /* communicator channels (soft_comm.c) */
@@ -262,6 +297,8 @@ channel *channel_get_ref(ChannelHandle h);
 void channel_put(channel *ch);
 int channel_start_io(channel *ch);
 void channel_stop_io(channel *ch);
+/* After the socket is closed: releases the registrations of zero-copy answers whose completion never came. */
+void channel_release_sends(channel *ch);
 void channel_fail_pending(channel *ch, int32_t code);
 int channel_check_read(channel *ch, const void *dst, uint64_t src, uint64_t len, uint32_t *ridx, uint64_t *delta);
 int channel_send_notify(channel *ch, uint32_t idx);

@@ -17,6 +17,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 #include "soft_wire.h"
 
@@ -43,12 +44,40 @@ int channel_check_read(channel *ch, const void *dst, uint64_t src, uint64_t len,
     return HCCL_SUCCESS;
 }
 
+/* Takes room for one more unanswered request (write bytes of them: bytes) in the channel's window, waiting while
+ * SOFT_SERVE_QUEUE_MAX requests or SOFT_SERVE_QUEUE_BYTES write bytes are unanswered: the peer's soft NIC then never
+ * has more queued than it takes without stopping to read its socket. 0, or -1 when the channel ends first. */
+static int window_take(channel *ch, uint64_t bytes)
+{
+    pthread_mutex_lock(&ch->pend_mu);
+    int ended = 0;
+    while (!(ended = atomic_load(&ch->peer_dead) || atomic_load(&ch->destroyed)) &&
+           (ch->pend_n >= SOFT_SERVE_QUEUE_MAX || ch->pend_bytes + bytes > SOFT_SERVE_QUEUE_BYTES)) {
+        struct timespec ts; /* the end of the channel is also looked at every 50 ms */
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 50 * 1000000;
+        ts.tv_sec += ts.tv_nsec / 1000000000;
+        ts.tv_nsec %= 1000000000;
+        pthread_cond_timedwait(&ch->window_cv, &ch->pend_mu, &ts);
+    }
+    if (!ended) {
+        ch->pend_n++; /* given back by pop_pending when the answer (or the channel's end) comes */
+        ch->pend_bytes += bytes;
+    }
+    pthread_mutex_unlock(&ch->pend_mu);
+    return ended ? -1 : 0;
+}
+
 /* A request to the peer's soft NIC, pending until its answer: a read, or a write carrying its bytes (o->dst). */
 static void send_request(channel *ch, op *o)
 {
     const region_info *r = &ch->remote[o->ridx];
     int write = o->kind == OP_WRITE;
     data_msg m = {write ? MSG_WRITE_REQ : MSG_READ_REQ, 0, 0, o->src, o->len, r->cookie, r->slot, 0};
+    if (window_take(ch, write ? o->len : 0) != 0) {
+        op_complete(o, HCCL_E_NETWORK);
+        return;
+    }
     pthread_mutex_lock(&ch->wlock);
     pthread_mutex_lock(&ch->pend_mu);
     o->reqid = m.reqid = ++ch->next_reqid;

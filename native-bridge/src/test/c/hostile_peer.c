@@ -13,7 +13,9 @@
  *   (d) a wrong secret, the secret's proof for another channel name, a server's hello sent to the listener
  *   (e) a replay: (f)'s own valid client hello sent again on a new connection (a new server nonce)
  *   (f) a valid handshake with SECRET (the application's channel secret) for a made-up channel name, then
- *       out-of-range read requests and malformed data messages.
+ *       out-of-range read requests and malformed data messages; where a channel of that name answers (--channel),
+ *       also (g) up to PIPELINE_MAX read requests of the first exported region pipelined without reading an
+ *       answer: the owner's soft NIC must stop reading (it queues at most SOFT_SERVE_QUEUE_MAX) long before.
  *
  * What a listener does with (f) (soft_endpoint.c, soft_channel.c): a hello whose proof is valid is "parked", in
  * silence, until a SERVER channel of its name that expects a client from the hello's address claims it, or
@@ -54,6 +56,7 @@ static int g_step_ms = 3000; /* the longest wait of any step for the server (--s
 #define LARGEST_SEND_MS 10000 /* the largest hello (7.3 MB) may take this long to go out */
 #define CUT_AT 300            /* (b): the bytes of a hello sent before the silence */
 #define WRONG_PREFIX "not-"   /* a wrong secret: the right one with this in front */
+#define PIPELINE_MAX 2000000u /* (g): 96 MB of requests, far more than a bounded queue and the sockets' buffers hold */
 
 typedef enum { REFUSED, NOT_REFUSED, UNREACHABLE } verdict;
 
@@ -392,6 +395,32 @@ static void served_reads(target *t, session *s)
     message_attack(t, what, s->fd, &bad_messages[0].m);
 }
 
+/* (g) on a channel that accepted us: read requests of the first exported region (at most 64 KiB of it each)
+ * pipelined without reading an answer. A soft NIC that bounds its queue stops reading, and the sends stall. */
+static void served_pipeline(target *t, const char *name)
+{
+    char what[160];
+    snprintf(what, sizeof what, "(g) %u read requests pipelined, no answer read", PIPELINE_MAX);
+    session s;
+    if (handshake(t, what, name, &s) != 0) return;
+    if (s.outcome == 'S' && s.flaw == NULL && s.answer->nregions > 0) {
+        const wire_region *r = &s.answer->regions[0];
+        uint64_t len = r->size < 65536 ? r->size : 65536;
+        int64_t t0 = now_ms();
+        size_t sent = raw_pipeline(s.fd, r->addr, len, PIPELINE_MAX, g_step_ms);
+        if (sent < PIPELINE_MAX)
+            report(t, REFUSED, what, "the owner stopped reading after %zu requests (%lld ms; no send went out for %d "
+                   "ms)", sent, (long long)(now_ms() - t0), g_step_ms);
+        else
+            report(t, NOT_REFUSED, what, "all %zu went out in %lld ms: the owner kept reading (an unbounded queue?)",
+                   sent, (long long)(now_ms() - t0));
+    } else {
+        info(t, "%s: not sent: no channel took another client named '%s' (%s)", what, name,
+             s.outcome == 'O' ? "parked" : s.outcome == 'S' ? "no region, or its hello does not check" : "refused");
+    }
+    session_close(&s);
+}
+
 /* (f)'s remaining malformed messages, each on a channel of its own (a channel that sees one closes). */
 static void served_messages(target *t, const char *name)
 {
@@ -468,6 +497,7 @@ static void valid_proof(target *t)
     } else if (s.outcome == 'S' && s.answer != NULL && s.flaw == NULL) {
         served_reads(t, &s);
         served_messages(t, name);
+        served_pipeline(t, name);
     } else {
         info(t, "(f) out-of-range reads and malformed data messages: not sent: %s",
              s.outcome == 'S'   ? "the server's hello does not check"

@@ -70,8 +70,18 @@ int recv_all(int fd, void *buf, size_t len) { return recv_within(fd, buf, len, -
 
 int raw_connect_to(const struct sockaddr_in *to, int ms, uint8_t server_nonce[16])
 {
+    return raw_connect_from(to, 0, ms, server_nonce);
+}
+
+int raw_connect_from(const struct sockaddr_in *to, uint32_t from_ip, int ms, uint8_t server_nonce[16])
+{
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0) return RAW_UNREACHABLE;
+    struct sockaddr_in from = {.sin_family = AF_INET, .sin_port = 0, .sin_addr.s_addr = from_ip};
+    if (from_ip != 0 && bind(fd, (const struct sockaddr *)&from, sizeof from) != 0) {
+        close(fd);
+        return RAW_UNREACHABLE;
+    }
     struct timeval tv = {.tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000};
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
@@ -158,6 +168,33 @@ int raw_read(int fd, uint64_t reqid, uint64_t addr, uint64_t len, uint8_t *body,
     if (resp.status != 0) return resp.len == 0 ? resp.status : -2;
     if (resp.len != len) return -2;
     return recv_all(fd, body, len < cap ? len : cap) == 0 ? 0 : -1;
+}
+
+size_t raw_pipeline(int fd, uint64_t addr, uint64_t len, size_t max, int stall_ms)
+{
+    enum { BATCH = 256 };
+    data_msg batch[BATCH];
+    size_t sent = 0;
+    while (sent < max) {
+        size_t n = max - sent < BATCH ? max - sent : BATCH;
+        for (size_t i = 0; i < n; i++) batch[i] = (data_msg){MSG_READ_REQ, 0, sent + i + 1, addr, len, 0, 0, 0};
+        const uint8_t *p = (const uint8_t *)batch;
+        size_t left = n * sizeof *batch;
+        while (left > 0) {
+            ssize_t k = send(fd, p, left, MSG_NOSIGNAL | MSG_DONTWAIT);
+            if (k > 0) {
+                p += k;
+                left -= (size_t)k;
+                continue;
+            }
+            if (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return sent;
+            if (k < 0 && errno == EINTR) continue;
+            if (wait_ready(fd, POLLOUT, mono_ms() + stall_ms) != 1) /* stalled: what went out so far */
+                return sent + (n * sizeof *batch - left + sizeof *batch - 1) / sizeof *batch;
+        }
+        sent += n;
+    }
+    return sent;
 }
 
 size_t out_of_range_reads(uint64_t base, uint64_t size, bad_read out[OUT_OF_RANGE_READS])

@@ -24,6 +24,8 @@ int recv_all(int fd, void *buf, size_t len);
  * soft HComm nonce of this wire version within ms). */
 enum { RAW_UNREACHABLE = -1, RAW_NO_NONCE = -2 };
 int raw_connect_to(const struct sockaddr_in *to, int ms, uint8_t server_nonce[16]);
+/* The same from source address from_ip (network byte order; 0: any), e.g. 127.0.0.2 to look like another host. */
+int raw_connect_from(const struct sockaddr_in *to, uint32_t from_ip, int ms, uint8_t server_nonce[16]);
 
 /* The handshake proof as a peer that knows `secret` computes it, with the library's SHA-256. */
 void proof_of(char role, const char *secret, const uint8_t server_nonce[16], const uint8_t client_nonce[16],
@@ -44,6 +46,11 @@ char raw_outcome(int fd, int ms, uint32_t *reason, hello_msg *answer);
  * the socket's receive timeout passed), -2 for an answer that is not a response to this request (or of another
  * length than asked). */
 int raw_read(int fd, uint64_t reqid, uint64_t addr, uint64_t len, uint8_t *body, size_t cap);
+
+/* Pipelines read requests of len bytes at addr on fd (reqids from 1) and reads no answer, until max went out or the
+ * socket took nothing for stall_ms: how many went out (a request cut by the stall counts as out). An owner that
+ * bounds what it queues stops reading after its bound plus what the sockets' buffers hold. */
+size_t raw_pipeline(int fd, uint64_t addr, uint64_t len, size_t max, int stall_ms);
 
 /* Read requests that the owner of the one region [base, base + size) must answer HCCL_E_NOT_FOUND: before, after
  * and overlapping its edges, empty, huge, wrapping around the address space, at address 0. */

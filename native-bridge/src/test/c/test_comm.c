@@ -1184,6 +1184,8 @@ static void scenario_write(rank_ctx *x)
         CHECK_RC(HcommBatchModeStart("write"), 0);
         CHECK_RC(HcommWriteOnThread(c.th, ch[0], peer, c.buf, len), 0);                    /* HCCS: 0..9 MB */
         CHECK_RC(HcommWriteOnThread(c.th, ch[1], peer + 16 * MB, c.buf, len), 0);          /* ROCE: 16..25 MB */
+        for (int k = 0; k < 5; k++) /* 20 MB more of the same bytes: the window (16 MiB) is given back after each */
+            CHECK_RC(HcommWriteOnThread(c.th, ch[1], peer + 16 * MB, c.buf, 4 * MB), 0);
         CHECK_RC(HcommWriteOnThread(c.th, ch[0], peer, c.buf + 31 * MB, 2 * MB), HCCL_E_PARA); /* src outside */
         CHECK_RC(HcommWriteOnThread(c.th, ch[0], peer + 31 * MB, c.buf, 2 * MB), HCCL_E_PARA); /* dst outside */
         CHECK_RC(HcommChannelNotifyRecordOnThread(c.th, ch[0], 0), 0); /* after the writes, in stream order */
@@ -1209,6 +1211,15 @@ static void scenario_write(rank_ctx *x)
     check_clean("after the writes");
 }
 
+/* 13. A rank of two that joins while the root holds connections that never finish a join (test_idle_root). */
+static void scenario_join(rank_ctx *x)
+{
+    rank_comm c;
+    if (comm_open(&c, x, 0, 2, 2) != 0) return;
+    comm_close(&c);
+    check_clean("after a join past idle connections");
+}
+
 static const scenario_def g_scenarios[] = {
     {"basic", scenario_basic, SOC_A2},         {"mesh", scenario_mesh, SOC_A2},
     {"protocols", scenario_protocols, SOC_A2}, {"no_join", scenario_no_join, SOC_A2},
@@ -1216,7 +1227,7 @@ static const scenario_def g_scenarios[] = {
     {"oom", scenario_oom, SOC_A2},             {"refusals", scenario_refusals, SOC_A2},
     {"atlas350", scenario_atlas350, SOC_350},  {"threads", scenario_threads, SOC_A2},
     {"busy", scenario_busy, SOC_A2},           {"thread_ranks", scenario_thread_ranks, SOC_A2},
-    {"write", scenario_write, SOC_A2},
+    {"write", scenario_write, SOC_A2},         {"join", scenario_join, SOC_A2},
 };
 
 static int rank_main(char **argv)
@@ -1375,6 +1386,66 @@ static void test_busy(void)
     report(title, before, t0);
 }
 
+/* 13. The root's listener with connections that never finish a join: some silent, some with 10 bytes of one. The
+ * root reads every join without blocking, so rank 0 joins at once; each idle connection is closed at the handshake
+ * timeout (1.5 s here) while the root still waits for rank 1, which then joins too. (Before: one blocking read of
+ * up to 5 s per connection, in accept order, on the root's only thread.) */
+static void test_idle_root(void)
+{
+    const char *title = "13. idle and half joins at the root: closed at the handshake timeout, ranks join meanwhile";
+    enum { IDLE = 24, TIMEOUT = 1500 };
+    int before = failures;
+    int64_t t0 = now_ms();
+    CHECK_RC(HcommSoftConfigure("handshake_timeout_ms", "1500"), 0);
+    HcclRootInfo root;
+    CHECK_RC(HcclGetRootInfo(&root), 0);
+    struct sockaddr_in to = {.sin_family = AF_INET};
+    memcpy(&to.sin_addr.s_addr, root.internal + 8, 4); /* the root info: magic, version, ip, port (soft_comm.c) */
+    uint16_t port;
+    memcpy(&port, root.internal + 12, 2);
+    to.sin_port = htons(port);
+    int fds[IDLE];
+    int64_t opened[IDLE], closed[IDLE];
+    for (int i = 0; i < IDLE; i++) {
+        fds[i] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        CHECK(fds[i] >= 0 && connect(fds[i], (struct sockaddr *)&to, sizeof to) == 0, "idle connection %d", i);
+        if (i % 2 == 1) CHECK(send(fds[i], "HCRJ\1\0\0\0\0\0", 10, MSG_NOSIGNAL) == 10, "half a join");
+        opened[i] = now_ms();
+        closed[i] = 0;
+    }
+    rank_proc p[2];
+    spawn("join", 0, 2, &root, 1, &p[0]);
+    int left = IDLE;
+    while (left > 0 && now_ms() < opened[IDLE - 1] + TIMEOUT + 5000) {
+        struct pollfd q[IDLE];
+        for (int i = 0; i < IDLE; i++) q[i] = (struct pollfd){closed[i] ? -1 : fds[i], POLLIN, 0};
+        if (poll(q, IDLE, 100) <= 0) continue;
+        for (int i = 0; i < IDLE; i++) {
+            char b;
+            if (q[i].fd >= 0 && q[i].revents && recv(fds[i], &b, 1, MSG_DONTWAIT) <= 0) {
+                closed[i] = now_ms();
+                left--;
+            }
+        }
+    }
+    int64_t early = INT64_MAX, late = 0;
+    for (int i = 0; i < IDLE; i++) {
+        if (closed[i] == 0) continue;
+        if (closed[i] - opened[i] < early) early = closed[i] - opened[i];
+        if (closed[i] - opened[i] > late) late = closed[i] - opened[i];
+        close(fds[i]);
+    }
+    CHECK(left == 0 && early >= TIMEOUT - 100 && late <= TIMEOUT + 3000, "idle connections at the root: %d still "
+          "open, closed %lld to %lld ms after connecting, handshake timeout %d ms", left, (long long)early,
+          (long long)late, TIMEOUT);
+    printf("   %d idle or half joins closed %lld to %lld ms after connecting (timeout %d ms)\n", IDLE, (long long)early,
+           (long long)late, TIMEOUT);
+    spawn("join", 1, 2, &root, 1, &p[1]);
+    finish("join", p, 2, now_ms() + RANK_DEADLINE_MS);
+    CHECK_RC(HcommSoftConfigure("handshake_timeout_ms", "10000"), 0);
+    report(title, before, t0);
+}
+
 int main(int argc, char **argv)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -1403,6 +1474,7 @@ int main(int argc, char **argv)
     test_busy();
     run_ranks("11. two ranks as two threads of one process", "thread_ranks", 2, 1, 1);
     run_ranks("12. one-sided writes over HCCS and ROCE, in pieces, then a notify", "write", 2, 2, 1);
+    test_idle_root();
 
     HcommSoftCounters k = counters();
     CHECK(k.comms == 0 && k.channels == 0 && k.threads == 0 && k.endpoints == 0, "the root process holds objects");

@@ -951,6 +951,236 @@ static void hostile_short_files(arena *a, const capture *c)
     CHECK_RC(HcommSoftConfigure("force_tcp", g_force_tcp ? "1" : "0"), 0);
 }
 
+/* This process's resident memory, in KiB (the attacked endpoint lives here). */
+static long rss_kb(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long kb = -1;
+    while (f != NULL && fgets(line, sizeof line, f) != NULL)
+        if (sscanf(line, "VmRSS: %ld kB", &kb) == 1) break;
+    if (f != NULL) fclose(f);
+    return kb;
+}
+
+/* (h): a peer with the secret pipelines read requests and reads no answer. srv's soft NIC queues at most
+ * SOFT_SERVE_QUEUE_MAX of them and then stops reading the socket: the peer's sends stall after that plus what the
+ * sockets' buffers hold, srv's memory stays put, and destroying the channel ends its threads at once. (Before the
+ * bound, srv queued every request it was sent: all of them went out, and srv grew by about 100 bytes each.) */
+static void hostile_pipeline(arena *a)
+{
+    ChannelHandle end;
+    wire_region region;
+    int fd = hostile_session(a, "hostile-pipeline", &a->mh, 1, &end, &region, NULL, NULL);
+    if (fd >= 0) {
+        const size_t max = 2000000; /* 96 MB of requests for 64 KiB each */
+        long rss0 = rss_kb();
+        int64_t t0 = now_ms();
+        size_t sent = raw_pipeline(fd, region.addr, 65536, max, 1500);
+        int64_t took = now_ms() - t0;
+        long grew = rss_kb() - rss0;
+        CHECK(sent < max / 4, "(h) %zu of %zu pipelined requests went out: srv did not stop reading", sent, max);
+        CHECK(grew < 32 * 1024, "(h) srv grew by %ld KiB while a peer pipelined %zu requests", grew, sent);
+        printf("  (h) a peer pipelining reads it never takes: srv stopped reading after %zu requests (the sends "
+               "stalled %lld ms in), grew by %ld KiB\n", sent, (long long)(took > 1500 ? took - 1500 : took), grew);
+        close(fd);
+    }
+    int64_t t1 = now_ms();
+    CHECK_RC(HcommChannelDestroy(&end, 1), 0);
+    CHECK(now_ms() - t1 < 3000, "(h) destroying the channel took %lld ms", (long long)(now_ms() - t1));
+    still_serving(a, "(h) pipelined requests never taken");
+}
+
+/* (j): a peer that asks for 32 MiB and resets the connection while srv is in the middle of sending them (the peer
+ * read none): srv's sends fail, and the registration they read is let go at once, zero-copy completions included,
+ * so unregistering it does not wait for the channel's end. */
+static void hostile_reset(arena *a)
+{
+    enum { SIZE = 4 << 20, READS = 8 };
+    uint8_t *temp;
+    HcommMemHandle temp_mh;
+    CHECK_RC(HcommMemAlloc((void **)&temp, SIZE), 0);
+    CommMem tm = {COMM_MEM_TYPE_HOST, temp, SIZE};
+    CHECK_RC(HcommMemReg(a->srv, "reset", &tm, &temp_mh), 0);
+    ChannelHandle end;
+    wire_region region;
+    int fd = hostile_session(a, "hostile-reset", &temp_mh, 1, &end, &region, NULL, NULL);
+    if (fd >= 0) {
+        for (int i = 0; i < READS; i++) {
+            data_msg m = {MSG_READ_REQ, 0, (uint64_t)i + 1, region.addr, SIZE, 0, 0, 0};
+            CHECK(send_all(fd, &m, sizeof m) == 0, "(j) request %d", i);
+        }
+        usleep(200000); /* srv answers until the sockets' buffers are full, then waits in the middle of an answer */
+        struct linger reset = {1, 0};
+        setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
+        close(fd);
+    }
+    int64_t t0 = now_ms();
+    CHECK_RC(HcommMemUnreg(a->srv, temp_mh), 0);
+    int64_t took = now_ms() - t0;
+    CHECK(took < 3000, "(j) unregistering memory a reset peer was sent took %lld ms", (long long)took);
+    CHECK_RC(HcommMemFree(temp), 0);
+    CHECK_RC(HcommChannelDestroy(&end, 1), 0);
+    still_serving(a, "(j) a reset in the middle of answers");
+}
+
+/* Both ends of a channel pipeline four times more reads than a soft NIC queues (SOFT_SERVE_QUEUE_MAX) at each
+ * other at once, answers of 16 KiB that fill the sockets' buffers: each reader keeps at most SOFT_SERVE_QUEUE_MAX
+ * unanswered, so neither receiver ever stops reading and both finish with the right bytes. */
+static void mutual_pipelines(arena *a)
+{
+    enum { N = 4 * SOFT_SERVE_QUEUE_MAX, PIECE = 16384, HALF = 1 << 19, SLOTS = HALF / PIECE };
+    uint8_t *s_mem;
+    HcommMemHandle s_mh;
+    ThreadHandle s_th = 0;
+    uint32_t notifies = 0;
+    CHECK_RC(HcommMemAlloc((void **)&s_mem, 2 * HALF), 0);
+    CommMem m = {COMM_MEM_TYPE_HOST, s_mem, 2 * HALF};
+    CHECK_RC(HcommMemReg(a->srv, "mutual", &m, &s_mh), 0);
+    CHECK_RC(HcommThreadAlloc(COMM_ENGINE_CPU, 1, &notifies, &s_th), 0);
+    for (uint64_t i = 0; i < HALF; i++) s_mem[i] = pattern(i, 31); /* srv: [source | destination] */
+    for (uint64_t i = 0; i < HALF; i++) a->r.buf[i] = pattern(i, 32); /* r: [source | destination] */
+    HcommChannelDesc c = arena_desc(a, "mutual", HCOMM_SOCKET_ROLE_CLIENT, NULL, 0);
+    HcommChannelDesc sd = arena_desc(a, "mutual", HCOMM_SOCKET_ROLE_SERVER, &s_mh, 1);
+    ChannelHandle pair[2] = {0, 0};
+    CHECK_RC(HcommChannelCreate(a->r.ep, COMM_ENGINE_CPU, &c, 1, &pair[0]), 0);
+    CHECK_RC(HcommChannelCreate(a->srv, COMM_ENGINE_CPU, &sd, 1, &pair[1]), 0);
+    int32_t st = 0;
+    CHECK(await_ready(pair, 2, 10000, &st) == 0, "mutual channel: status %d", st);
+    int64_t t0 = now_ms();
+    for (int i = 0; i < N; i++) {
+        uint64_t off = (uint64_t)(i % SLOTS) * PIECE;
+        CHECK_RC(HcommReadOnThread(a->r.th, pair[0], a->r.buf + HALF + off, s_mem + off, PIECE), 0);
+        CHECK_RC(HcommReadOnThread(s_th, pair[1], s_mem + HALF + off, a->r.buf + off, PIECE), 0);
+    }
+    CHECK_RC(HcommChannelDrainOnThread(a->r.th, pair[0]), 0);
+    CHECK_RC(HcommChannelDrainOnThread(s_th, pair[1]), 0);
+    int64_t took = now_ms() - t0;
+    CHECK(verify(a->r.buf + HALF, 0, HALF, 31), "r's bytes read from srv");
+    CHECK(verify(s_mem + HALF, 0, HALF, 32), "srv's bytes read from r");
+    printf("  both ends pipelining %d reads of %d bytes at each other: %lld ms\n", N, PIECE, (long long)took);
+    CHECK_RC(HcommChannelDestroy(pair, 2), 0);
+    CHECK_RC(HcommThreadFree(&s_th, 1), 0);
+    CHECK_RC(HcommMemUnreg(a->srv, s_mh), 0);
+    CHECK_RC(HcommMemFree(s_mem), 0);
+}
+
+/* How many of fds[from, to) are closed by the other end within ms (each one's first byte is EOF or a reset). */
+static uint32_t closed_within(const int *fds, uint32_t from, uint32_t to, int ms)
+{
+    uint32_t n = to - from, gone = 0;
+    struct pollfd *p = malloc(n * sizeof *p);
+    for (uint32_t i = 0; i < n; i++) p[i] = (struct pollfd){fds[from + i], POLLIN, 0};
+    int64_t until = now_ms() + ms;
+    for (;;) {
+        int64_t left = until - now_ms();
+        if (poll(p, n, left > 0 ? (int)left : 0) <= 0) break;
+        for (uint32_t i = 0; i < n; i++) {
+            char b;
+            if (p[i].fd < 0 || !(p[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+            if (recv(p[i].fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) <= 0) gone++;
+            p[i].fd = -1;
+        }
+        if (gone == n || left <= 0) break;
+    }
+    free(p);
+    return gone;
+}
+
+/* (i): connections that never finish their handshake. From 127.0.0.2, SOFT_MAX_UNVERIFIED_PER_ADDR + 16 that send
+ * nothing: the first 16 give way at once to the newer ones of their address. From 127.0.0.3, 8 that send 300 bytes
+ * of a hello and then a byte every 500 ms (never silent for SOFT_HELLO_MS). From 127.0.0.4-7, enough silent ones to
+ * pass SOFT_MAX_UNVERIFIED by 16: 127.0.0.2's 16 oldest give way. A real peer connects meanwhile in milliseconds;
+ * every other connection is closed at its handshake timeout (4 s here), not before. */
+static void idle_handshakes(arena *a)
+{
+    enum { EXTRA = 16, HALF = 8, TIMEOUT = 4000, CUT = 300 };
+    const uint32_t per = SOFT_MAX_UNVERIFIED_PER_ADDR, wide = SOFT_MAX_UNVERIFIED - per - HALF + EXTRA;
+    const uint32_t total = per + EXTRA + HALF + wide;
+    CHECK_RC(HcommSoftConfigure("handshake_timeout_ms", "4000"), 0);
+    int *fds = malloc(total * sizeof *fds);
+    int64_t *opened = malloc(total * sizeof *opened), *closed = calloc(total, sizeof *closed);
+    struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons(a->port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    uint8_t nonce[16];
+    int64_t t0 = now_ms();
+    uint32_t n = 0;
+    for (; n < per + EXTRA; n++) { /* 127.0.0.2: silent */
+        fds[n] = raw_connect_from(&to, htonl(0x7f000002), 10000, nonce);
+        opened[n] = now_ms();
+    }
+    uint32_t evicted = closed_within(fds, 0, EXTRA, 2000), open = per - closed_within(fds, EXTRA, per + EXTRA, 0);
+    CHECK(evicted == EXTRA && open == per, "(i) one address past its bound: %u of the %d oldest closed, %u of the %u "
+          "newest open", evicted, EXTRA, open, per);
+    size_t hlen;
+    hello_msg *h = NULL;
+    for (; n < per + EXTRA + HALF; n++) { /* 127.0.0.3: half a hello, then a byte now and then */
+        fds[n] = raw_connect_from(&to, htonl(0x7f000003), 10000, nonce);
+        opened[n] = now_ms();
+        free(h);
+        h = raw_hello("half", nonce, HOSTILE_SECRET, 0, htonl(INADDR_LOOPBACK), &hlen);
+        CHECK(fds[n] >= 0 && send_all(fds[n], h, CUT) == 0, "(i) half a hello");
+    }
+    for (uint32_t i = 0; i < wide; n++, i++) { /* 127.0.0.4-7: silent, past the endpoint's bound */
+        fds[n] = raw_connect_from(&to, htonl(0x7f000004 + i % 4), 10000, nonce);
+        opened[n] = now_ms();
+    }
+    evicted = closed_within(fds, EXTRA, 2 * EXTRA, 2000);
+    open = n - 2 * EXTRA - closed_within(fds, 2 * EXTRA, n, 0);
+    int64_t setup = now_ms() - t0;
+    CHECK(evicted == EXTRA && open == n - 2 * EXTRA, "(i) the endpoint past its bound: %u of the %d oldest closed, %u "
+          "of %u others open", evicted, EXTRA, open, n - 2 * EXTRA);
+    CHECK(setup < TIMEOUT - 1000, "(i) %u connections took %lld ms to make", n, (long long)setup);
+    int64_t t1 = now_ms();
+    still_serving(a, "(i) idle and half handshakes at the endpoint's bound");
+    int64_t real = now_ms() - t1;
+    /* every connection left is closed at its handshake timeout; the half hellos keep trickling until then */
+    for (uint32_t i = 0; i < 2 * EXTRA + 1; i++) closed[i] = -1; /* gave way above (one to still_serving's peer) */
+    uint32_t left = 0;
+    for (uint32_t i = 0; i < n; i++) left += closed[i] == 0 && fds[i] >= 0;
+    struct pollfd *p = malloc(n * sizeof *p);
+    int64_t last_trickle = 0, until = opened[n - 1] + TIMEOUT + 6000;
+    while (left > 0 && now_ms() < until) {
+        if (now_ms() - last_trickle >= 500) {
+            for (uint32_t i = per + EXTRA; i < per + EXTRA + HALF; i++)
+                if (closed[i] == 0) send(fds[i], (const uint8_t *)h + CUT + (now_ms() - t0) / 500 % 64, 1,
+                                         MSG_NOSIGNAL | MSG_DONTWAIT);
+            last_trickle = now_ms();
+        }
+        for (uint32_t i = 0; i < n; i++) p[i] = (struct pollfd){closed[i] == 0 ? fds[i] : -1, POLLIN, 0};
+        if (poll(p, n, 100) <= 0) continue;
+        int64_t now = now_ms();
+        for (uint32_t i = 0; i < n; i++) {
+            if (!(p[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+            char b[64];
+            if (recv(fds[i], b, sizeof b, MSG_DONTWAIT) > 0) continue; /* nothing is sent to them: '?' below */
+            closed[i] = now;
+            left--;
+        }
+    }
+    int64_t early = INT64_MAX, late = 0;
+    for (uint32_t i = 2 * EXTRA + 1; i < n; i++) {
+        if (fds[i] < 0 || closed[i] <= 0) continue;
+        int64_t after = closed[i] - opened[i];
+        if (after < early) early = after;
+        if (after > late) late = after;
+    }
+    CHECK(left == 0, "(i) %u connections still open %d ms after their handshake timeout", left, 6000);
+    CHECK(early >= TIMEOUT - 100 && late <= TIMEOUT + 3000, "(i) closed %lld to %lld ms after the accept, handshake "
+          "timeout %d ms", (long long)early, (long long)late, TIMEOUT);
+    printf("  (i) %u idle or half handshakes (%u from 127.0.0.2): %d gave way at the bounds, the rest closed %lld to "
+           "%lld ms after their accept (timeout %d ms); a real peer's channel meanwhile: %lld ms\n", n, per + EXTRA,
+           2 * EXTRA, (long long)early, (long long)late, TIMEOUT, (long long)real);
+    for (uint32_t i = 0; i < n; i++)
+        if (fds[i] >= 0) close(fds[i]);
+    free(p);
+    free(h);
+    free(fds);
+    free(opened);
+    free(closed);
+    CHECK_RC(HcommSoftConfigure("handshake_timeout_ms", "10000"), 0);
+    still_serving(a, "(i) the idle handshakes closed");
+}
+
 static void test_hostile_peers(void)
 {
     printf("== hostile peers\n");
@@ -1059,6 +1289,13 @@ static void test_hostile_peers(void)
           (long long)after);
     close(stalled);
     still_serving(&a, "(b) the stalled connection dropped");
+
+    /* (h) a peer that pipelines requests it never takes; then both ends of a channel pipelining at each other */
+    hostile_pipeline(&a);
+    hostile_reset(&a);
+    mutual_pipelines(&a);
+    /* (i) connections that never finish their handshake, past the endpoint's bounds */
+    idle_handshakes(&a);
 
     CHECK_RC(HcommChannelDestroy(a.healthy, 2), 0);
     reader_close(&a.r);
