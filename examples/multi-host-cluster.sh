@@ -7,12 +7,17 @@
 # HComm metrics, among them the bytes read one-sidedly across hosts (soft HComm's soft NIC, over the namespaces'
 # links) and within a host (shared memory).
 #
-#   examples/multi-host-cluster.sh [--hosts N] [--executors-per-host M] [--link-rate RATE] [events]
+#   examples/multi-host-cluster.sh [--hosts N] [--executors-per-host M] [--link-rate RATE] [--link-delay RTT]
+#                                  [events]
 #
 #   --hosts               hosts (namespaces), default 2
 #   --executors-per-host  executors of 1 core and 1 GB per host, default 1
 #   --link-rate           shape every host's link to RATE in both directions with tc tbf (e.g. 1gbit, 10gbit);
 #                         default: not shaped
+#   --link-delay          add RTT to the round trip between two hosts (e.g. 0.2ms, 2ms): every host's link delays
+#                         each frame by RTT/4 in each direction (netns-hosts.sh "link I delay", a user-space
+#                         forwarder per host), so host to host the RTT grows by RTT and root (Master, driver) to
+#                         host by RTT/2; default: no delay. Composes with --link-rate
 #   events                the job's size (default 1000000)
 #
 # Needs root and iproute2 (it says so and exits 1 without them). Every namespace, link and process it creates is
@@ -23,17 +28,19 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 usage() { sed -n '2,/^set /{/^#/p}' "$0" | sed 's/^# \{0,1\}//'; exit "$1"; }
-hosts=2 per_host=1 rate="" events=1000000
+hosts=2 per_host=1 rate="" delay="" events=1000000
 positive() { [[ "$2" =~ ^[0-9]+$ ]] && [ "$2" -ge 1 ] || { echo "$1 needs a positive number, got '$2'" >&2; usage 2; }; }
 while [ $# -gt 0 ]; do
   case "$1" in
-    --hosts|--executors-per-host|--link-rate)
+    --hosts|--executors-per-host|--link-rate|--link-delay)
       [ $# -ge 2 ] || { echo "$1 needs a value" >&2; usage 2; }
       case "$1" in
         --hosts) positive "$1" "$2"; hosts="$2" ;;
         --executors-per-host) positive "$1" "$2"; per_host="$2" ;;
         --link-rate) [[ "${2,,}" =~ ^[0-9]+(bit|kbit|mbit|gbit)$ ]] \
                        || { echo "--link-rate like 1gbit or 10gbit, got '$2'" >&2; usage 2; }; rate="$2" ;;
+        --link-delay) [[ "$2" =~ ^[0-9]+(\.[0-9]+)?(us|ms)$ ]] \
+                        || { echo "--link-delay like 0.2ms, 2ms or 500us, got '$2'" >&2; usage 2; }; delay="$2" ;;
       esac
       shift 2 ;;
     -h|--help) usage 0 ;;
@@ -73,6 +80,13 @@ pkill -f -- "spark.driver.host=$root_addr" 2> /dev/null || true
 if [ -n "$rate" ]; then
   for i in $(seq 1 "$hosts"); do "$netns" s link "$i" rate "$rate"; done
   echo "   every host's link shaped to $rate (tc tbf, both directions)"
+fi
+if [ -n "$delay" ]; then
+  # one way, per link: a quarter of the round trip between two hosts (each crosses two links, each way)
+  one_way=$(awk -v d="$delay" 'BEGIN { v = d + 0; if (d ~ /ms$/) v *= 1000; printf "%gus", v / 4 }')
+  for i in $(seq 1 "$hosts"); do "$netns" s link "$i" delay "$one_way"; done
+  echo "   every host's link delayed by $one_way each way: host to host RTT +$delay, root to host +$(awk \
+    -v d="$delay" 'BEGIN { v = d + 0; printf "%g%s", v / 2, (d ~ /ms$/ ? "ms" : "us") }')"
 fi
 cluster_ports_free "$root_addr" 7177 18180
 
@@ -115,7 +129,7 @@ metric() { sed -n "s/^  $1 *\([0-9]*\)$/\1/p" "$work/logs/hcomm.log" | tail -n 1
 if [ "$rc" -eq 0 ]; then
   hcomm_sum=$(cluster_answer HComm hcomm) builtin_sum=$(cluster_answer built-in builtin)
   echo
-  echo "=== $hosts hosts x $per_host executors, links ${rate:-not shaped}, $events events ==="
+  echo "=== $hosts hosts x $per_host executors, links ${rate:-not shaped}${delay:+, RTT +$delay}, $events events ==="
   echo "built-in shuffle: $(cluster_seconds built-in builtin) s, checksum $builtin_sum"
   echo "HComm shuffle:    $(cluster_seconds HComm hcomm) s, checksum $hcomm_sum"
   echo "HComm one-sided bytes: across hosts $(metric bytesReadCrossHost), within a host $(metric bytesReadWithinHost)," \
@@ -136,9 +150,10 @@ trap - EXIT
 # JVMs killed by the cleanup may take a moment to be gone
 for _ in $(seq 1 40); do [ -z "$(pgrep -f -- "$spark_home/jars" || true)" ] && break; sleep 0.5; done
 left=$(pgrep -f -- "$spark_home/jars" || true)
+left="$left$(pgrep -f -- ' hcxsh[0-9]+ hcxsh[0-9]+f$' || true)"  # the links' forwarders (--link-delay)
 if [ -n "$left" ] || ip netns list | grep -q '^hcxs-'; then
   echo "== left behind: processes '${left}', namespaces '$(ip netns list | grep '^hcxs-' | tr '\n' ' ')'"
   exit 1
 fi
-echo "== the Master, every Worker and executor, the namespaces and links are gone"
+echo "== the Master, every Worker and executor, the namespaces, links and forwarders are gone"
 exit "$rc"

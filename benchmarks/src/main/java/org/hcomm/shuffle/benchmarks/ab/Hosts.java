@@ -1,6 +1,9 @@
 package org.hcomm.shuffle.benchmarks.ab;
 
+import java.math.BigDecimal;
 import java.nio.file.Path;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import org.apache.spark.SparkConf;
 import org.apache.spark.shuffle.hcomm.MultiHostCluster;
@@ -9,9 +12,12 @@ import org.apache.spark.shuffle.hcomm.MultiHostCluster;
  * The suite's multi-host mode: {@code -Dab.hosts=N} runs every cell on a standalone cluster of N hosts (network
  * namespaces, the Spark suites' {@link MultiHostCluster}, set "b": 198.18.98.0/24), the cell's executors spread
  * evenly over them, instead of {@code local-cluster}; {@code -Dab.linkRate=10gbit} shapes every host's link (tc tbf,
- * both directions; default unshaped). Between hosts, builtin-network's Netty and hcomm's soft NIC cross the link;
- * within a host, builtin reads files and hcomm shared memory. One cluster serves every run of the same executor count
- * (each run is a fresh application on it); {@link #close} removes it, and the JVM's shutdown does too.
+ * both directions; default unshaped); {@code -Dab.linkDelay=2ms} adds that round trip between two hosts (every
+ * host's link delays each frame by a quarter of it each way, a user-space forwarder of netns-hosts.sh; the driver
+ * and the Master, in the root namespace, get half of it to each host; default no delay). Between hosts,
+ * builtin-network's Netty and hcomm's soft NIC cross the link; within a host, builtin reads files and hcomm shared
+ * memory. One cluster serves every run of the same executor count (each run is a fresh application on it);
+ * {@link #close} removes it, and the JVM's shutdown does too.
  */
 final class Hosts {
     private static MultiHostCluster cluster;
@@ -40,10 +46,31 @@ final class Hosts {
         return v.isBlank() || v.startsWith("${") ? "none" : v.trim();
     }
 
+    /** The round trip added between two hosts, e.g. "2ms" ("none": no delay). */
+    static String linkDelay() {
+        String v = System.getProperty("ab.linkDelay", "");
+        return v.isBlank() || v.startsWith("${") ? "none" : v.trim();
+    }
+
+    /**
+     * The delay of every host's link, one way, as netns-hosts.sh takes it: a quarter of {@link #linkDelay} (host to
+     * host, a round trip crosses two links each way), e.g. "500us" for 2ms.
+     */
+    static String linkDelayOneWay() {
+        Matcher m = Pattern.compile("([0-9]+(?:\\.[0-9]+)?)(us|ms)").matcher(linkDelay());
+        if (!m.matches()) {
+            throw new IllegalArgumentException("ab.linkDelay: " + linkDelay()
+                    + " (a round trip like 0.2ms, 2ms, 500us)");
+        }
+        BigDecimal us = new BigDecimal(m.group(1)).multiply(BigDecimal.valueOf(m.group(2).equals("ms") ? 1000 : 1));
+        return us.divide(BigDecimal.valueOf(4)).stripTrailingZeros().toPlainString() + "us";
+    }
+
     /** What the settings line and the summary say about where the runs ran. */
     static String describe() {
         int n = count();
-        return n == 0 ? "local-cluster (one host)" : n + " hosts (network namespaces), links " + linkRate();
+        return n == 0 ? "local-cluster (one host)" : n + " hosts (network namespaces), links " + linkRate()
+                + ", delay " + (linkDelay().equals("none") ? "none" : linkDelay() + " RTT host to host");
     }
 
     /** Points {@code conf} at a cluster of the mode's hosts with {@code executors} executors of 1 core. */
@@ -56,6 +83,9 @@ final class Hosts {
             throw new IllegalArgumentException(executors + " executors cannot be spread evenly over " + hosts
                     + " hosts (ab.executors and ab.hosts)");
         }
+        if (!linkDelay().equals("none")) {
+            linkDelayOneWay(); // a malformed delay fails before a cluster is made
+        }
         if (cluster == null || clusterExecutors != executors) {
             close();
             if (!hooked) {
@@ -67,6 +97,11 @@ final class Hosts {
             if (!linkRate().equals("none")) {
                 for (int i = 1; i <= hosts; i++) {
                     cluster.rate(i, linkRate());
+                }
+            }
+            if (!linkDelay().equals("none")) {
+                for (int i = 1; i <= hosts; i++) {
+                    cluster.delay(i, linkDelayOneWay());
                 }
             }
         }

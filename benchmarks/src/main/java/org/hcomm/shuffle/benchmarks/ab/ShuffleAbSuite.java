@@ -162,7 +162,8 @@ public final class ShuffleAbSuite {
     static String settingsLine(Preset preset) {
         return "preset=" + preset.name() + " configs=" + preset.configs() + " reps=" + preset.reps() + " hcommConf="
                 + preset.hcommConf() + " sparkConf=" + preset.sparkConf() + " jfr=" + preset.jfr() + " warmExecutors=" + preset.warmExecutors()
-                + " order=balanced hosts=" + Hosts.count() + " linkRate=" + Hosts.linkRate() + "\n";
+                + " order=balanced hosts=" + Hosts.count() + " linkRate=" + Hosts.linkRate() + " linkDelay="
+                + Hosts.linkDelay() + "\n";
     }
 
     /**

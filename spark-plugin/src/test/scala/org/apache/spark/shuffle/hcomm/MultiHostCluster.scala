@@ -61,6 +61,13 @@ final class MultiHostCluster(set: String, val hosts: Int, val executorsPerHost: 
   /** Shapes host i's link to `rate` (tc tbf, both directions), or removes the shaping with "none". */
   def rate(i: Int, rate: String): Unit = netns(set, "link", i.toString, "rate", rate)
 
+  /**
+   * Delays every frame on host i's link by `delay` (e.g. "500us", "0.5ms") in each direction, or removes the delay
+   * with "none": a user-space forwarder, which `close` stops. One way, per link: between two hosts whose links both
+   * have it, the round trip grows by 4 x delay (root to host i by 2 x delay). Composes with rate and link.
+   */
+  def delay(i: Int, delay: String): Unit = netns(set, "link", i.toString, "delay", delay)
+
   /** Host i dies: every process in it is killed at once, its namespace and its link removed. */
   def killHost(i: Int): Unit = netns(set, "remove", i.toString)
 
