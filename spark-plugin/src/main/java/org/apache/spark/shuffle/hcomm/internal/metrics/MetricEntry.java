@@ -31,8 +31,9 @@ public enum MetricEntry {
     READS_ISSUED("readsIssued", Kind.COUNTER, "reads", ShuffleMetrics.Snapshot::readsIssued,
             "one-sided reads issued"),
     INDEX_ROUNDS("indexRounds", Kind.COUNTER, "rounds", ShuffleMetrics.Snapshot::indexRounds,
-            "the reduce tasks' round trips for batches of index reads: one per task unless its indexes overflow the "
-                    + "borrowed chunks"),
+            "the reduce tasks' round trips for batches of index reads: 0 unless an output's index is over "
+                    + "`spark.shuffle.hcomm.publishedIndexMaxBytes` (then one per task, more if such indexes "
+                    + "overflow the borrowed chunks)"),
     READ_WAVES("readWaves", Kind.COUNTER, "waves", ShuffleMetrics.Snapshot::readWaves,
             "the reduce tasks' round trips for batches of data reads, whatever the number of owners"),
     READ_TASKS("readTasks", Kind.COUNTER, "tasks", ShuffleMetrics.Snapshot::readTasks,
