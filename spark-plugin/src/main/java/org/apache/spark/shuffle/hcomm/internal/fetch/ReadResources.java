@@ -17,6 +17,15 @@ import org.slf4j.Logger;
  * buffer") and read batches (idle ones are kept for the next task). Owns the receive region and every idle batch;
  * a batch on loan is the borrower's until it gives it back. Chunks that a timed-out read may still write into are
  * retired until the channels of their stage attempt are destroyed. Thread-safe.
+ *
+ * <p>How many chunks a task borrows: what its bytes need (plus the rounding and its index), up to
+ * {@code maxBytesInFlight} and never more than the buffer, so that a task whose bytes fit them is read in two waves
+ * ({@link WavePlan}). The buffer shares them out ({@link ReceiveBuffer#borrow}): a lone reader (no chunk on loan,
+ * nobody waiting) gets that, but leaves a quarter of the free chunks (at least two) to a reader that opens while it
+ * reads, such as the same task's second shuffle reader; while other readers hold chunks or wait for them, a reader
+ * gets at most a quarter of what is free (which is less than half the buffer). A reader waits only for its first
+ * two chunks (the two waves need them), never for its full share; one that cannot get two within the read timeout
+ * falls back to Spark's fetch.
  */
 public final class ReadResources implements AutoCloseable {
     private static final Logger LOG = LogCategory.EXECUTOR_RUNTIME.logger();
@@ -82,12 +91,12 @@ public final class ReadResources implements AutoCloseable {
     /**
      * Chunks and two read batches for a reader of about {@code bytes} (the tracker's sizes), or null when no chunk
      * became free within the read timeout. It asks for no more chunks than the bytes need (plus one for the
-     * offsets), nor more than maxBytesInFlight or half the buffer.
+     * offsets), nor more than maxBytesInFlight or the buffer; the buffer may lend fewer (see the class comment).
      */
     Lease borrow(long bytes) {
         long needed = bytes / receive.chunkSize() + 2;
-        int max = (int) Math.max(2,
-                Math.min(Math.min(receive.totalChunks() / 2, maxBytesInFlight / receive.chunkSize()), needed));
+        long cap = Math.min(maxBytesInFlight / receive.chunkSize(), receive.totalChunks());
+        int max = (int) Math.max(2, Math.min(cap, needed));
         List<ReceiveBuffer.Chunk> chunks;
         try {
             chunks = receive.borrow(2, max, readTimeoutMs);

@@ -25,6 +25,8 @@ final class ReceiveBuffer implements AutoCloseable {
     private final Map<StageAttempt, List<Chunk>> retiredUntil = new HashMap<>();
     /** Chunks out of use for good (their read batch could not be freed). */
     private int retiredForGood;
+    /** Readers waiting in {@link #borrow} for chunks to come free. */
+    private int waiting;
     private boolean closed;
 
     /** A chunk: its address in the registered region and a private view of its bytes. */
@@ -60,9 +62,12 @@ final class ReceiveBuffer implements AutoCloseable {
     }
 
     /**
-     * Borrows between {@code min} and {@code max} chunks, but never more than a quarter of what is free (so readers
-     * that run at the same time — several shuffles read by one task, or several tasks — all get chunks), waiting up
-     * to {@code timeoutMs} for at least {@code min}.
+     * Borrows between {@code min} and {@code max} chunks, waiting up to {@code timeoutMs} for at least {@code min}.
+     * How many beyond {@code min} depends on who else reads: a lone reader (no chunk on loan, nobody waiting) takes
+     * up to {@code max} but leaves a quarter of what is free, and at least {@code min}, for a reader that opens while
+     * it reads (a task's second shuffle reader, or another task); a reader with others holding chunks or waiting
+     * takes no more than a quarter of what is free, so readers that overlap — several shuffles read by one task, or
+     * several tasks — all get chunks.
      *
      * @return the chunks, or an empty list when not even {@code min} became free in time
      */
@@ -73,12 +78,18 @@ final class ReceiveBuffer implements AutoCloseable {
             if (left <= 0) {
                 return List.of();
             }
-            TimeUnit.NANOSECONDS.timedWait(this, left);
+            waiting++;
+            try {
+                TimeUnit.NANOSECONDS.timedWait(this, left);
+            } finally {
+                waiting--;
+            }
         }
         if (closed) {
             throw new IllegalStateException("receive buffer is closed");
         }
-        int n = Math.max(min, Math.min(max, free.size() / 4));
+        int share = waiting > 0 || onLoan() > 0 ? free.size() / 4 : free.size() - Math.max(min, free.size() / 4);
+        int n = Math.max(min, Math.min(max, share));
         List<Chunk> out = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
             out.add(free.poll());

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Set;
 
@@ -15,7 +16,7 @@ import org.junit.jupiter.api.Test;
 class ReceiveBufferTest {
 
     /** A region over plain direct memory: the receive buffer only needs an address-like number and a view. */
-    private static Region region(int bytes) {
+    static Region region(int bytes) {
         ByteBuffer memory = ByteBuffer.allocateDirect(bytes);
         return new Region() {
             @Override
@@ -48,16 +49,58 @@ class ReceiveBufferTest {
     void readersThatOverlapAllGetChunks() throws InterruptedException {
         ReceiveBuffer buffer = new ReceiveBuffer(region(64 << 10), 1 << 10); // 64 chunks
         List<List<ReceiveBuffer.Chunk>> readers = new ArrayList<>();
-        for (int i = 0; i < 6; i++) { // e.g. one SQL task with several shuffle readers open at once
-            List<ReceiveBuffer.Chunk> got = buffer.borrow(2, 32, 0);
+        for (int i = 0; i < 7; i++) { // e.g. one SQL task with several shuffle readers open at once
+            List<ReceiveBuffer.Chunk> got = buffer.borrow(2, 40, 0);
             assertTrue(got.size() >= 2, "reader " + i + " got " + got.size() + " chunks");
             readers.add(got);
         }
-        assertEquals(16, readers.get(0).size(), "a reader takes at most a quarter of what is free");
+        assertEquals(40, readers.get(0).size(), "a lone reader takes what it asks for, up to three quarters");
+        assertEquals(6, readers.get(1).size(), "with a reader holding chunks, a quarter of the 24 free");
         int lent = readers.stream().mapToInt(List::size).sum();
         assertEquals(lent, buffer.onLoan());
         readers.forEach(buffer::giveBack);
         assertEquals(0, buffer.onLoan());
+    }
+
+    @Test
+    void aLoneReaderLeavesAQuarterOfTheFreeChunks() throws InterruptedException {
+        ReceiveBuffer buffer = new ReceiveBuffer(region(64 << 10), 1 << 10); // 64 chunks
+        List<ReceiveBuffer.Chunk> lone = buffer.borrow(2, 64, 0);
+        assertEquals(48, lone.size(), "the lone reader leaves 16 of 64");
+        assertEquals(4, buffer.borrow(2, 64, 0).size(), "the next reader gets a quarter of those 16 at once");
+        ReceiveBuffer small = new ReceiveBuffer(region(6 << 10), 1 << 10); // 6 chunks: a quarter is less than two
+        assertEquals(4, small.borrow(2, 6, 0).size(), "a lone reader leaves at least two chunks");
+        assertEquals(2, small.borrow(2, 6, 0).size());
+    }
+
+    @Test
+    void readersThatWaitTogetherEachGetAQuarter() throws Exception {
+        ReceiveBuffer buffer = new ReceiveBuffer(region(64 << 10), 1 << 10); // 64 chunks
+        List<ReceiveBuffer.Chunk> all = drain(buffer);
+        List<List<ReceiveBuffer.Chunk>> got = Collections.synchronizedList(new ArrayList<>());
+        List<Thread> waiters = new ArrayList<>();
+        for (int i = 0; i < 2; i++) {
+            Thread t = new Thread(() -> {
+                try {
+                    got.add(buffer.borrow(2, 64, 10_000));
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+            t.start();
+            waiters.add(t);
+        }
+        for (Thread t : waiters) {
+            while (t.isAlive() && t.getState() != Thread.State.TIMED_WAITING) {
+                Thread.sleep(1);
+            }
+        }
+        buffer.giveBack(all); // the first to wake sees the other waiting, the second sees the first holding chunks
+        for (Thread t : waiters) {
+            t.join(10_000);
+        }
+        List<Integer> sizes = got.stream().map(List::size).sorted().toList();
+        assertEquals(List.of(12, 16), sizes, "a quarter of 64, then a quarter of the 48 left; not the lone share");
     }
 
     @Test

@@ -20,7 +20,7 @@ import scala.Option;
 class WavePlanTest {
     private static final int CHUNK = 1024;
 
-    private static MapRead read(String owner, long mapId, int firstReduce, int endReduce, long dataAddress) {
+    static MapRead read(String owner, long mapId, int firstReduce, int endReduce, long dataAddress) {
         BlockManagerId id = BlockManagerId$.MODULE$.apply(owner, "host", 7337, Option.empty());
         return new MapRead(id, false, mapId, (int) mapId, firstReduce, endReduce, 0, dataAddress, null, List.of(), null);
     }

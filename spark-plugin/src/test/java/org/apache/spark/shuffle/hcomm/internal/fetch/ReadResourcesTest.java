@@ -1,0 +1,116 @@
+package org.apache.spark.shuffle.hcomm.internal.fetch;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.lang.reflect.Proxy;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+import org.apache.spark.shuffle.hcomm.internal.metrics.ShuffleMetrics;
+import org.hcomm.bridge.transport.ReadBatch;
+import org.hcomm.bridge.transport.Region;
+import org.hcomm.bridge.transport.Transport;
+import org.junit.jupiter.api.Test;
+
+/** How many receive-buffer chunks a reduce task borrows: alone, and while another task reads. */
+class ReadResourcesTest {
+    private static final int MIB = 1 << 20;
+
+    /** A transport that only allocates {@code region} and hands out read batches that do nothing. */
+    private static Transport transport(Region region) {
+        ReadBatch batch = (ReadBatch) Proxy.newProxyInstance(ReadBatch.class.getClassLoader(),
+                new Class<?>[] {ReadBatch.class}, (proxy, method, args) -> null);
+        return (Transport) Proxy.newProxyInstance(Transport.class.getClassLoader(), new Class<?>[] {Transport.class},
+                (proxy, method, args) -> switch (method.getName()) {
+                    case "allocate" -> region;
+                    case "newReadBatch" -> batch;
+                    default -> throw new UnsupportedOperationException(method.getName());
+                });
+    }
+
+    /** 64 chunks of 1 MiB, 48 MiB in flight (Spark's default maxSizeInFlight). */
+    private static ReadResources resources(long maxBytesInFlight, long readTimeoutMs) {
+        return new ReadResources(transport(ReceiveBufferTest.region(64 * MIB)), ShuffleMetrics.forExecutor(), "7",
+                64L * MIB, MIB, maxBytesInFlight, readTimeoutMs);
+    }
+
+    @Test
+    void aLoneTaskNeeding33ChunksGetsThemAndReadsInTwoWaves() {
+        try (ReadResources resources = resources(48L * MIB, 1_000)) {
+            // three outputs of 10.5 MiB: 31.5 MiB, which the plan packs into 33 chunks (11 per output)
+            List<MapRead> reads = List.of(WavePlanTest.read("a", 1, 0, 1, 0), WavePlanTest.read("b", 2, 0, 1, 0),
+                    WavePlanTest.read("c", 3, 0, 1, 0));
+            long each = 10L * MIB + MIB / 2;
+            long[][] offsets = {{0, each}, {0, each}, {0, each}};
+            ReadResources.Lease lease = resources.borrow(3 * each);
+            assertNotNull(lease);
+            assertEquals(33, lease.chunks().size(), "what the bytes need (it used to be capped at a quarter of what is free: 16)");
+            WavePlan plan = new WavePlan(0, reads, offsets, lease.chunks(), MIB, 4);
+            assertTrue(plan.fitsBorrowed);
+            assertEquals(2, plan.waves.size());
+            assertFalse(new WavePlan(0, reads, offsets, lease.chunks().subList(0, 32), MIB, 4).fitsBorrowed,
+                    "with one chunk fewer the task would need more waves");
+            resources.giveBack(lease);
+            assertEquals(0, resources.chunksNotFree());
+        }
+    }
+
+    @Test
+    void aLoneTaskGetsAtMostMaxBytesInFlightAndLeavesAQuarterOfTheBuffer() {
+        try (ReadResources resources = resources(48L * MIB, 1_000)) {
+            ReadResources.Lease lease = resources.borrow(100L * MIB);
+            assertEquals(48, lease.chunks().size(), "48 MiB in flight");
+            resources.giveBack(lease);
+        }
+        try (ReadResources resources = resources(1L << 34, 1_000)) {
+            ReadResources.Lease lease = resources.borrow(100L * MIB);
+            assertEquals(48, lease.chunks().size(), "a quarter of the buffer stays for the next reader");
+            resources.giveBack(lease);
+        }
+    }
+
+    @Test
+    void twoConcurrentTasksBothMakeProgress() throws Exception {
+        try (ReadResources resources = resources(48L * MIB, 100)) {
+            ReadResources.Lease first = resources.borrow(40L * MIB);
+            ReadResources.Lease second = resources.borrow(40L * MIB); // within 100 ms, while the first holds 42
+            assertEquals(42, first.chunks().size());
+            assertNotNull(second, "the second task got chunks without waiting for the first");
+            assertEquals(5, second.chunks().size(), "a quarter of the 22 chunks left");
+            resources.giveBack(first);
+            resources.giveBack(second);
+        }
+        try (ReadResources resources = resources(48L * MIB, 10_000)) {
+            ExecutorService tasks = Executors.newFixedThreadPool(2);
+            CyclicBarrier start = new CyclicBarrier(2);
+            List<Future<Integer>> done = new ArrayList<>();
+            for (int t = 0; t < 2; t++) {
+                done.add(tasks.submit(() -> {
+                    start.await();
+                    int rounds = 0;
+                    for (; rounds < 500; rounds++) {
+                        ReadResources.Lease lease = resources.borrow(40L * MIB);
+                        assertNotNull(lease, "no chunks within the read timeout in round " + rounds);
+                        assertTrue(lease.chunks().size() >= 2);
+                        Thread.yield();
+                        resources.giveBack(lease);
+                    }
+                    return rounds;
+                }));
+            }
+            for (Future<Integer> f : done) {
+                assertEquals(500, f.get(60, TimeUnit.SECONDS), "each task borrowed and gave back 500 times");
+            }
+            tasks.shutdown();
+            assertEquals(0, resources.chunksNotFree());
+        }
+    }
+}
