@@ -107,16 +107,20 @@ public final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId,
         }
     }
 
-    /**
-     * Every map output's offsets, in {@link #reads} order: those that travelled with the publication as they are,
-     * the others read from the owners' indexes, all owners in one batch per round (no round when none is needed).
-     */
+    /** Every map output's offsets, in {@link #reads} order: as they travelled with it, else read from its index. */
     private long[][] readIndexes() {
-        List<MapRead> unknown = reads.stream().filter(r -> r.offsets() == null).toList();
-        long[][] read = readIndexes(unknown);
         long[][] offsets = new long[reads.size()][];
+        boolean allTravelled = true;
+        for (int k = 0; k < reads.size(); k++) {
+            offsets[k] = reads.get(k).offsets();
+            allTravelled &= offsets[k] != null;
+        }
+        if (allTravelled) {
+            return offsets; // the usual case: no index round, nothing more allocated
+        }
+        long[][] read = readIndexes(reads.stream().filter(r -> r.offsets() == null).toList());
         for (int k = 0, u = 0; k < reads.size(); k++) {
-            offsets[k] = reads.get(k).offsets() != null ? reads.get(k).offsets() : read[u++];
+            offsets[k] = offsets[k] != null ? offsets[k] : read[u++];
         }
         return offsets;
     }

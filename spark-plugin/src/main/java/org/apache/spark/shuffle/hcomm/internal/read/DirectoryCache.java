@@ -9,7 +9,8 @@ import org.slf4j.Logger;
 
 /**
  * An executor's copy of each shuffle's {@link ShuffleDirectory}, fetched from the driver when a reduce task first
- * needs it and again when the tracker names an output the copy lacks. Thread-safe.
+ * needs it and again when the tracker names an output the copy lacks. The copy is shared by the executor's reduce
+ * tasks, so each output's packed index is decoded once per copy ({@link ShuffleDirectory.Entry}). Thread-safe.
  */
 public final class DirectoryCache {
     private static final Logger LOG = LogCategory.EXECUTOR_RUNTIME.logger();

@@ -1,5 +1,7 @@
 package org.apache.spark.shuffle.hcomm.internal.rpc;
 
+import java.util.Arrays;
+
 /**
  * A map output's partition lengths packed to travel with its publication ({@link Messages.Published}), so that a
  * reader knows where its partitions lie in the owner's memory without reading the owner's index first: one unsigned
@@ -37,24 +39,20 @@ public final class PackedIndex {
     }
 
     /**
-     * The offsets of partitions {@code [first, end)} and the end of the last, from the start of the output's data
-     * (Spark's index-file layout from entry {@code first} to entry {@code end}): {@code end - first + 1} values.
+     * The offsets of all {@code numPartitions} partitions and the end of the last, from the start of the output's data
+     * (Spark's index-file layout): {@code numPartitions + 1} values.
      *
-     * @throws IllegalArgumentException when {@code packed} is not {@code numPartitions} varints or the range is
-     *     outside them
+     * @throws IllegalArgumentException when {@code packed} is not exactly {@code numPartitions} varints
      */
-    public static long[] offsets(byte[] packed, int numPartitions, int first, int end) {
-        if (first < 0 || end < first || end > numPartitions) {
-            throw new IllegalArgumentException("partitions [" + first + ", " + end + ") outside the " + numPartitions
-                    + " of a map output");
+    public static long[] decode(byte[] packed, int numPartitions) {
+        if (numPartitions < 0) {
+            throw new IllegalArgumentException("a map output of " + numPartitions + " partitions");
         }
-        long[] out = new long[end - first + 1];
+        long[] out = new long[numPartitions + 1];
         long offset = 0;
         int at = 0;
-        for (int p = 0; p < end; p++) {
-            if (p >= first) {
-                out[p - first] = offset;
-            }
+        for (int p = 0; p < numPartitions; p++) {
+            out[p] = offset;
             long v = 0;
             int shift = 0;
             while (true) {
@@ -71,8 +69,27 @@ public final class PackedIndex {
             }
             offset += v;
         }
-        out[end - first] = offset;
+        if (at != packed.length) {
+            throw new IllegalArgumentException("packed index of " + packed.length + " bytes has " + (packed.length - at)
+                    + " left after its " + numPartitions + " partitions");
+        }
+        out[numPartitions] = offset;
         return out;
+    }
+
+    /**
+     * The offsets of partitions {@code [first, end)} and the end of the last, out of a map output's {@code offsets}
+     * ({@link #decode}): entries {@code first} to {@code end}, {@code end - first + 1} values.
+     *
+     * @throws IllegalArgumentException when the range is outside the output's partitions
+     */
+    public static long[] range(long[] offsets, int first, int end) {
+        int numPartitions = offsets.length - 1;
+        if (first < 0 || end < first || end > numPartitions) {
+            throw new IllegalArgumentException("partitions [" + first + ", " + end + ") outside the " + numPartitions
+                    + " of a map output");
+        }
+        return Arrays.copyOfRange(offsets, first, end + 1);
     }
 
     private static int varintSize(long v) {

@@ -14,10 +14,11 @@ class PackedIndexTest {
     @Test
     void offsetsAreSparksIndexLayoutForTheRange() {
         long[] lengths = {0, 100, 0, 300, 1L << 40};
-        byte[] packed = PackedIndex.pack(lengths, 1024);
-        assertArrayEquals(new long[] {0, 0, 100, 100, 400, 400 + (1L << 40)}, PackedIndex.offsets(packed, 5, 0, 5));
-        assertArrayEquals(new long[] {100, 100, 400}, PackedIndex.offsets(packed, 5, 2, 4));
-        assertArrayEquals(new long[] {400}, PackedIndex.offsets(packed, 5, 4, 4), "an empty range: its start");
+        long[] offsets = PackedIndex.decode(PackedIndex.pack(lengths, 1024), 5);
+        assertArrayEquals(new long[] {0, 0, 100, 100, 400, 400 + (1L << 40)}, offsets);
+        assertArrayEquals(offsets, PackedIndex.range(offsets, 0, 5));
+        assertArrayEquals(new long[] {100, 100, 400}, PackedIndex.range(offsets, 2, 4));
+        assertArrayEquals(new long[] {400}, PackedIndex.range(offsets, 4, 4), "an empty range: its start");
     }
 
     @Test
@@ -53,19 +54,27 @@ class PackedIndexTest {
             int first = rnd.nextInt(n);
             int end = first + rnd.nextInt(n - first + 1);
             long[] want = java.util.Arrays.copyOfRange(index, first, end + 1);
-            assertArrayEquals(want, PackedIndex.offsets(PackedIndex.pack(lengths, 1 << 20), n, first, end));
+            long[] offsets = PackedIndex.decode(PackedIndex.pack(lengths, 1 << 20), n);
+            assertArrayEquals(index, offsets);
+            assertArrayEquals(want, PackedIndex.range(offsets, first, end));
         }
     }
 
     @Test
     void badInputIsRefusedWithWhatIsWrong() {
-        byte[] packed = PackedIndex.pack(new long[] {5, 6}, 10);
-        assertThrows(IllegalArgumentException.class, () -> PackedIndex.offsets(packed, 2, 1, 3));
-        assertThrows(IllegalArgumentException.class, () -> PackedIndex.offsets(packed, 2, 2, 1));
+        long[] offsets = PackedIndex.decode(PackedIndex.pack(new long[] {5, 6}, 10), 2);
+        assertThrows(IllegalArgumentException.class, () -> PackedIndex.range(offsets, 1, 3));
+        assertThrows(IllegalArgumentException.class, () -> PackedIndex.range(offsets, 2, 1));
+        assertThrows(IllegalArgumentException.class, () -> PackedIndex.range(offsets, -1, 1));
         IllegalArgumentException truncated = assertThrows(IllegalArgumentException.class,
-                () -> PackedIndex.offsets(new byte[] {(byte) 0x85}, 1, 0, 1));
+                () -> PackedIndex.decode(new byte[] {(byte) 0x85}, 1));
         assertEquals("packed index of 1 bytes ends inside partition 0 of 1", truncated.getMessage());
-        assertThrows(IllegalArgumentException.class, () -> PackedIndex.offsets(packed, 3, 0, 3), "fewer than said");
+        byte[] packed = PackedIndex.pack(new long[] {5, 6}, 10);
+        assertThrows(IllegalArgumentException.class, () -> PackedIndex.decode(packed, 3), "fewer than said");
+        IllegalArgumentException more = assertThrows(IllegalArgumentException.class,
+                () -> PackedIndex.decode(packed, 1), "more than said");
+        assertEquals("packed index of 2 bytes has 1 left after its 1 partitions", more.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> PackedIndex.decode(packed, -1));
         assertThrows(IllegalArgumentException.class, () -> PackedIndex.pack(new long[] {-1}, 10));
     }
 }
