@@ -1,6 +1,7 @@
 package org.apache.spark.shuffle.hcomm.internal.driver;
 
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -55,6 +56,8 @@ public final class DriverState {
     private final Map<StageAttempt, Integer> ended = boundedMap();
     private final Map<StageAttempt, StageEnd> reportedEnds = boundedMap();
     private long registrations; // executors registered so far; a plan needs extending only when it moved
+    /** Executors not registered whose publications were dropped (warned once each): bounded. */
+    private final Set<String> unregisteredPublishers = Collections.newSetFromMap(boundedMap());
 
     /** The driver state of this JVM, or null when the plugin's driver component is not running here. */
     public static DriverState current() {
@@ -199,6 +202,11 @@ public final class DriverState {
 
     private synchronized void published(Messages.Published p) {
         if (!executors.containsKey(p.executorId())) {
+            if (unregisteredPublishers.add(p.executorId())) {
+                LOG.warn("HComm shuffle: executor {} is not registered (removed?): dropped its map output {} of "
+                        + "shuffle {}, and will drop its later ones without a warning", p.executorId(), p.mapId(),
+                        p.shuffleId());
+            }
             return; // a batch that arrived after its executor was removed: its outputs went with it
         }
         shuffles.computeIfAbsent(p.shuffleId(), k -> new HashMap<>()).put(p.mapId(), p);

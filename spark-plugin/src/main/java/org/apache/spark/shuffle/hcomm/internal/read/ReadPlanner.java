@@ -217,7 +217,7 @@ public final class ReadPlanner {
             int end = m.getValue().lastKey() + 1;
             oneSided.add(new MapRead(owner, crossHost, m.getKey(), mapIndex.get(m.getKey()), first, end,
                     where.indexAddress(), where.dataAddress(), channel, new ArrayList<>(m.getValue().values()),
-                    offsets(where, first, end)));
+                    offsets(where, shuffleId, m.getKey(), first, end)));
         }
         if (!otherKinds.isEmpty()) {
             fallBack(shuffleId, owner, otherKinds, sparkBlocks, "blocks of a kind HComm does not read ("
@@ -240,12 +240,12 @@ public final class ReadPlanner {
      * The offsets of partitions [first, end) that travelled with the output's publication, or null: then the reader
      * reads them from the owner's index (also when what travelled cannot be decoded: the index is the truth).
      */
-    private static long[] offsets(ShuffleDirectory.Entry where, int first, int end) {
+    private static long[] offsets(ShuffleDirectory.Entry where, int shuffleId, long mapId, int first, int end) {
         try {
             return where.offsets(first, end);
         } catch (IllegalArgumentException e) {
-            LOG.warn("Packed index of a map output of executor {} cannot be decoded ({}); reading its index instead",
-                    where.executorId(), e.getMessage());
+            LOG.warn("Packed index of map output {} of shuffle {} on executor {} cannot be decoded ({}); reading its "
+                    + "index instead", mapId, shuffleId, where.executorId(), e.getMessage());
             return null;
         }
     }

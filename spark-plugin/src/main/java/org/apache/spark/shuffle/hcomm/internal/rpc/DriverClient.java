@@ -17,12 +17,16 @@ import org.slf4j.Logger;
  */
 public final class DriverClient {
     private static final Logger LOG = LogCategory.EXECUTOR_RUNTIME.logger();
+    /** How long {@link #close()} waits for the sender to send what is queued. */
+    private static final long CLOSE_WAIT_MS = 5_000;
 
     private final PluginContext plugin;
     private final String executorId;
-    /** Publications not sent yet; guards itself, {@link #sender} and {@link #closed}. */
+    /** Publications not sent yet; guards itself, {@link #sender}, {@link #sending} and {@link #closed}. */
     private final List<Messages.Published> toPublish = new ArrayList<>();
     private Thread sender;
+    /** Publications in the batch the sender is sending. */
+    private int sending;
     private boolean closed;
 
     private final ShuffleMetrics metrics;
@@ -82,6 +86,7 @@ public final class DriverClient {
                 }
                 batch = new ArrayList<>(toPublish);
                 toPublish.clear();
+                sending = batch.size();
             }
             try {
                 plugin.send(Wire.pack(new Messages.PublishedBatch(batch)));
@@ -90,11 +95,18 @@ public final class DriverClient {
                 // the outputs stay readable: a reader that misses them asks this executor through the driver
                 LOG.warn("Executor {} could not tell the driver of {} published map outputs; readers will ask for "
                         + "them", executorId, batch.size(), e);
+            } finally {
+                synchronized (toPublish) {
+                    sending = 0;
+                }
             }
         }
     }
 
-    /** Sends what is queued, then stops the sender (the executor's end). */
+    /**
+     * Sends what is queued, then stops the sender (the executor's end); waits at most {@link #CLOSE_WAIT_MS} for it,
+     * and says how many publications the driver has not heard of by then.
+     */
     public void close() {
         Thread t;
         synchronized (toPublish) {
@@ -104,10 +116,20 @@ public final class DriverClient {
         }
         if (t != null) {
             try {
-                t.join(5_000);
+                t.join(CLOSE_WAIT_MS);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
+        }
+        int queued;
+        int inFlight;
+        synchronized (toPublish) {
+            queued = toPublish.size();
+            inFlight = sending;
+        }
+        if (queued + inFlight > 0) {
+            LOG.warn("Executor {} closes with {} map output publications still queued and {} still being sent after "
+                    + "{} ms: the driver may never hear of them", executorId, queued, inFlight, CLOSE_WAIT_MS);
         }
     }
 
