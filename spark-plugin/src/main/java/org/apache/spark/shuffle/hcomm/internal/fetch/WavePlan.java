@@ -64,7 +64,7 @@ final class WavePlan {
     final List<Wave> waves = new ArrayList<>();
     private final List<ReceiveBuffer.Chunk> chunks;
     private final int chunkSize;
-    /** The task's bytes fit the chunks it borrowed: two waves at most, so two round trips at most. */
+    /** The task's bytes fit the chunks it borrowed: every wave on chunks of its own. */
     final boolean fitsBorrowed;
     private int cursor; // piece the consumer is in
 
@@ -101,17 +101,23 @@ final class WavePlan {
         }
         int first = Math.max(1, firstWaveChunks);
         fitsBorrowed = chunksNeeded() <= chunks.size();
+        // wave w fills min(first * 2^w, half the chunks): the first fills the link's bandwidth-delay product, and one
+        // wave lands while the task deserialises the one before. When everything fits the borrowed chunks, each wave
+        // has chunks of its own, so none waits for the one before to be consumed; else two sets of chunks in turn.
+        // (Two waves, the second holding the rest, measured slower: fetch wait 0.35 -> 0.9 s on 1 GB, as the task
+        // cannot deserialise any of the big second wave before all of it landed.)
+        int perSet = Math.max(1, chunks.size() / 2);
+        IntUnaryOperator capacity = w -> (int) Math.min(perSet, (long) Math.min(first, perSet) << Math.min(w, 30));
         if (fitsBorrowed) {
-            // everything fits the borrowed chunks: two waves, both in flight at once (two round trips at most);
-            // the first one small enough that deserialising starts early, large enough to fill the link
-            int firstCapacity = Math.min(first, chunks.size() - 1);
-            packWaves(w -> w == 0 ? firstCapacity : chunks.size() - firstCapacity, w -> w == 0 ? 0 : firstCapacity);
+            packWaves(capacity, w -> {
+                int base = 0;
+                for (int i = 0; i < w; i++) {
+                    base += capacity.applyAsInt(i);
+                }
+                return base;
+            });
         } else {
-            // two sets of chunks in turn: wave w fills min(first * 2^w, half the chunks), so one wave lands while
-            // the task deserialises the other, and each read batch grows long
-            int perSet = Math.max(1, chunks.size() / 2);
-            packWaves(w -> (int) Math.min(perSet, (long) Math.min(first, perSet) << Math.min(w, 30)),
-                    w -> (w % 2) * perSet);
+            packWaves(capacity, w -> (w % 2) * perSet);
         }
     }
 

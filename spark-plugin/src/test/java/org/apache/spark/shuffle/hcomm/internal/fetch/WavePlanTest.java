@@ -14,8 +14,9 @@ import org.junit.jupiter.api.Test;
 import scala.Option;
 
 /**
- * The pure plan of a reduce task's one-sided reads: parts, pieces of at most a chunk, two waves when the bytes fit
- * the borrowed chunks, else waves that grow from the link's bandwidth-delay product: 1, 2, 4 ... chunks.
+ * The pure plan of a reduce task's one-sided reads: parts, pieces of at most a chunk, waves that grow from the
+ * link's bandwidth-delay product (1, 2, 4 ... chunks, at most half of them), each on chunks of its own when the
+ * bytes fit the borrowed chunks, else on two sets of chunks in turn.
  */
 class WavePlanTest {
     private static final int CHUNK = 1024;
@@ -91,16 +92,31 @@ class WavePlanTest {
     }
 
     @Test
-    void bytesThatFitTheBorrowedChunksAreTwoWavesOnDistinctChunks() {
-        // 3 chunks of a and 2.5 of b: 6 chunks of 8 borrowed; the link's product is 2 chunks
+    void bytesThatFitTheBorrowedChunksStartWithTheLinksProductOnDistinctChunks() {
+        // 3 chunks of a and 2.5 of b: 6 chunks of 8 borrowed; the link's product is 2 chunks, half the chunks 4
         WavePlan plan = twoOwners(3 * CHUNK, 2 * CHUNK + 512, 8, 2);
         assertEquals(true, plan.fitsBorrowed);
-        assertEquals(List.of(2, 4), waveSizes(plan), "a first wave of the link's product, then the rest at once");
+        assertEquals(List.of(2, 4), waveSizes(plan), "a first wave of the link's product, then twice that");
         List<Integer> used = new ArrayList<>();
         for (WavePlan.Piece p : plan.pieces) {
             used.add(p.chunk.index);
         }
         assertEquals(List.of(0, 1, 2, 3, 4, 5), used, "no chunk serves both waves: both can be in flight");
+    }
+
+    @Test
+    void bytesThatFitGrowFromTheLinksProductEachWaveOnChunksOfItsOwn() {
+        MapRead a = read("a", 1, 0, 1, 0);
+        // 14 chunks of 16 borrowed; the link's product is one chunk: waves of 1, 2, 4, then at most half the chunks
+        WavePlan plan = new WavePlan(0, List.of(a), new long[][] {{0, 14 * CHUNK}}, chunks(16), CHUNK, 1);
+        assertEquals(true, plan.fitsBorrowed);
+        assertEquals(List.of(1, 2, 4, 7), waveSizes(plan));
+        List<Integer> used = new ArrayList<>();
+        for (WavePlan.Piece p : plan.pieces) {
+            used.add(p.chunk.index);
+        }
+        assertEquals(java.util.stream.IntStream.range(0, 14).boxed().toList(), used,
+                "no chunk serves two waves: no wave waits for the one before to be consumed");
     }
 
     @Test
