@@ -22,6 +22,8 @@ import org.apache.spark.shuffle.hcomm.internal.conf.HcommConf;
 import org.apache.spark.shuffle.hcomm.internal.driver.DriverState;
 import org.apache.spark.shuffle.hcomm.internal.executor.ExecutorRuntime;
 import org.apache.spark.shuffle.hcomm.internal.read.HcommShuffleReader;
+import org.apache.spark.shuffle.hcomm.internal.executor.HcommShuffleDataIO;
+import org.apache.spark.shuffle.hcomm.internal.write.ArenaBlockResolver;
 import org.apache.spark.shuffle.hcomm.internal.write.MapOutputPublisher;
 import org.apache.spark.shuffle.hcomm.internal.write.PublishingShuffleWriter;
 import org.apache.spark.shuffle.sort.SortShuffleManager;
@@ -40,6 +42,8 @@ public final class HcommShuffleManager implements ShuffleManager {
     /** An executor whose configuration names the plugin: its runtime must be there by the first task. */
     private final boolean pluginExpected;
     private final Fallback fallback;
+    /** With {@code writeTarget=arena} on an executor: Spark's resolver that also serves outputs in the arena. */
+    private final ArenaBlockResolver resolver;
 
     public HcommShuffleManager(SparkConf conf, boolean isDriver) {
         LineCheck.verifyLine();
@@ -47,7 +51,12 @@ public final class HcommShuffleManager implements ShuffleManager {
             LineCheck.verifyManagerLoadable(conf);
         }
         HcommConf.validate(conf);
-        this.sort = new SortShuffleManager(conf);
+        // writeTarget=arena: Spark's writers on executors write through the plugin's shuffle I/O; the driver (and
+        // local mode, where it is the executor but the plugin reads nothing one-sidedly) keeps Spark's
+        boolean arena = !isDriver && HcommConf.writesToArena(conf);
+        this.sort = new SortShuffleManager(arena ? conf.clone().set("spark.shuffle.sort.io.plugin.class",
+                HcommShuffleDataIO.class.getName()) : conf);
+        this.resolver = arena ? new ArenaBlockResolver(conf, HcommShuffleDataIO::publishers) : null;
         // Spark starts the plugins of both settings (spark.plugins.defaultList is for cluster-wide defaults)
         this.pluginExpected = !isDriver && Stream.of("spark.plugins", "spark.plugins.defaultList")
                 .flatMap(key -> Arrays.stream(conf.get(key, "").split(",")))
@@ -123,7 +132,7 @@ public final class HcommShuffleManager implements ShuffleManager {
 
     @Override
     public ShuffleBlockResolver shuffleBlockResolver() {
-        return sort.shuffleBlockResolver();
+        return resolver != null ? resolver : sort.shuffleBlockResolver();
     }
 
     @Override

@@ -142,4 +142,44 @@ class CommunicatorFailureSuite extends LocalClusterSuite {
       assert(metric("bytesStaged") == 0)
     }
   }
+
+  test("writeTarget=arena: outputs written into the HCCL buffer's arena outlive their communicator; when a new one " +
+    "forms they are copied to Spark's files and read from there, only the lost executor's recomputed") {
+    val conf = onA2(baseConf).set("spark.shuffle.hcomm.writeTarget", "arena")
+      .set("spark.shuffle.readHostLocalDisk", "false")
+    withContext(conf) { c =>
+      formed(c)
+      val rdd = c.parallelize(1 to 100000, 6).map(i => (i % 500, i.toLong)).reduceByKey(_ + _, 4)
+      val dep = rdd.dependencies.head.asInstanceOf[org.apache.spark.ShuffleDependency[Int, Long, Long]]
+      assert(rdd.collect().toMap == sums(100000, 500)) // executors report their counters at a reduce stage's end
+      eventually("every output written into an arena and staged") {
+        metric("outputsWrittenToArena") == 6 && metric("bytesStaged") > 0
+      }
+      val tracker = c.env.mapOutputTracker.asInstanceOf[org.apache.spark.MapOutputTrackerMaster]
+      val owners = tracker.shuffleStatuses(dep.shuffleId).mapStatuses.toSeq.map(_.location.executorId)
+      val victim = owners.head
+      val survivors = owners.count(_ != victim)
+      val rerun = new AtomicInteger()
+      c.addSparkListener(new SparkListener {
+        override def onStageSubmitted(e: SparkListenerStageSubmitted): Unit =
+          if (e.stageInfo.shuffleDepId.contains(dep.shuffleId)) rerun.addAndGet(e.stageInfo.numTasks)
+      })
+      assert(ProcessHandle.of(executorPids(c)(victim)).get().destroyForcibly(), s"could not kill executor $victim")
+      awaitReplaced(victim, c)
+      eventually("a new communicator with the replacement", 90) {
+        Option(driverState.communicatorMembers()).exists(m => m.asScala.toSet == liveExecutors(c).toSet)
+      }
+      assert(rdd.collect().toMap == sums(100000, 500))
+      assert(rerun.get == owners.size - survivors, s"map tasks run again: ${rerun.get}, outputs lost with the " +
+        s"executor: ${owners.size - survivors}")
+      // executors report at a reduce stage's end; the retirement (copies first) runs on its own thread meanwhile
+      eventually("the old communicators retired, their arenas' outputs copied out: " + Seq("communicatorsJoined",
+          "communicatorsDestroyed", "communicatorsLive", "outputsMaterialized", "outputsWrittenToArena",
+          "outputsPublishedLate").map(m => s"$m ${metric(m)}").mkString(", ") + s"; survivors' outputs $survivors", 60) {
+        c.parallelize(1 to 8, 4).map(i => (i % 2, i)).reduceByKey(_ + _, 2).count()
+        metric("communicatorsDestroyed") >= 1 && metric("outputsMaterialized") == survivors &&
+          metric("outputsPublishedLate") >= survivors // staged again in the new arena when readers asked
+      }
+    }
+  }
 }

@@ -320,11 +320,27 @@ class MultiHostSuite extends LocalClusterSuite {
 
   test("graceful decommission with shuffle block migration: outputs moved to another executor are read from " +
       "their new owner one-sidedly, never from the old one, and not recomputed") {
+    decommissionMovesOutputs(arena = false)
+  }
+
+  test("graceful decommission with writeTarget=arena: outputs held only in the arena are copied to Spark's files, " +
+      "moved, read from their new owner one-sidedly and not recomputed") {
+    decommissionMovesOutputs(arena = true)
+  }
+
+  /**
+   * Decommissions the executor that holds a shuffle's first map output; checks its outputs moved and were read.
+   * With `arena`, every output was first written into the arena only (no file: Spark could not move it unless the
+   * plugin copied it out to Spark's files).
+   */
+  private def decommissionMovesOutputs(arena: Boolean): Unit = {
     needsHosts()
     startOn(Seq("spark.decommission.enabled" -> "true", "spark.storage.decommission.enabled" -> "true",
       "spark.storage.decommission.shuffleBlocks.enabled" -> "true",
       "spark.storage.decommission.rddBlocks.enabled" -> "false",
-      "spark.storage.decommission.replicationReattemptInterval" -> "2s"))
+      "spark.storage.decommission.replicationReattemptInterval" -> "2s") ++ (if (arena) {
+      Seq("spark.shuffle.hcomm.writeTarget" -> "arena", "spark.shuffle.readHostLocalDisk" -> "false")
+    } else Nil))
     val n = 200000
     val rdd = shuffled(n)
     assert(sums(rdd) == expected(n))
@@ -332,6 +348,10 @@ class MultiHostSuite extends LocalClusterSuite {
     val tracker = sc.env.mapOutputTracker.asInstanceOf[org.apache.spark.MapOutputTrackerMaster]
     def owners: Seq[String] = tracker.shuffleStatuses(shuffleId).mapStatuses.toSeq.map(_.location.executorId)
     val victim = owners.head
+    if (arena) {
+      eventually("every output reported written into the arena")(metric("outputsWrittenToArena") == owners.size)
+      assert(metric("outputsOverflowed") == 0)
+    }
     val mapTasks0 = recorder.tasksOf(0) // stage 0 wrote the shuffle: no task of it may run again
     val movedIn0 = metric("outputsPublishedLate")
     val backend = sc.schedulerBackend.asInstanceOf[org.apache.spark.scheduler.cluster.CoarseGrainedSchedulerBackend]

@@ -38,6 +38,16 @@ public final class HcommConf {
                     + "registering Spark's mapped data and index files instead (0: always).",
             "256m", "a size from 0 to 1g", ConfigEntry.bytes(0, 1L << 30));
 
+    public static final ConfigEntry<String> WRITE_TARGET = ConfigEntry.of(PREFIX + "writeTarget",
+            "Where map outputs are written. `file`: Spark's writers write Spark's files, and each committed output is "
+                    + "then copied into the send arena (or its files registered). `arena`: Spark's writers write "
+                    + "each output straight into the send arena, once, with no data or index file (Spark's local "
+                    + "reads and its fetch serve it from there); an output the arena has no room for goes to "
+                    + "Spark's file and is registered from there, not copied (on the communicator path, copied: only "
+                    + "the HCCL buffer is readable). Needs spark.shuffle.readHostLocalDisk=false and no external "
+                    + "shuffle service: both read the files.",
+            "file", "file, arena", ConfigEntry.oneOf("file", "arena"));
+
     public static final ConfigEntry<Long> PUBLISHED_INDEX_MAX_BYTES = ConfigEntry.of(PREFIX
                     + "publishedIndexMaxBytes",
             "Largest partition index of a map output, packed (one varint per partition: 1 to 4 bytes), that travels "
@@ -119,7 +129,7 @@ public final class HcommConf {
             "120s", "a duration of at least 1s", ConfigEntry.millis(1000));
 
     public static final List<ConfigEntry<?>> ENTRIES = List.of(PROVIDER, LIBRARY_PATH, RECEIVE_BUFFER_SIZE,
-            READ_CHUNK_SIZE, SEND_ARENA_SIZE, PUBLISHED_INDEX_MAX_BYTES, READ_STRATEGY, MAX_BYTES_IN_FLIGHT, CHANNEL_SETUP_TIMEOUT, READ_TIMEOUT,
+            READ_CHUNK_SIZE, SEND_ARENA_SIZE, WRITE_TARGET, PUBLISHED_INDEX_MAX_BYTES, READ_STRATEGY, MAX_BYTES_IN_FLIGHT, CHANNEL_SETUP_TIMEOUT, READ_TIMEOUT,
             FALLBACK, SECRET, API, COMMUNICATOR_BUFFER_SIZE, COMMUNICATOR_RESOURCE, COMMUNICATOR_SETTLE,
             COMMUNICATOR_FORM_TIMEOUT);
 
@@ -154,12 +164,38 @@ public final class HcommConf {
                     + SEND_ARENA_SIZE.key() + " + " + RECEIVE_BUFFER_SIZE.key() + " (" + (SEND_ARENA_SIZE.get(conf)
                     + buffer) + " bytes)");
         }
+        if (writesToArena(conf)) {
+            String why = WRITE_TARGET.key() + "=arena writes map outputs where only this plugin and the owner's "
+                    + "block manager read them (no file), but ";
+            if (conf.getBoolean("spark.shuffle.service.enabled", false)) {
+                throw new IllegalArgumentException(why + "spark.shuffle.service.enabled=true serves outputs from "
+                        + "their files: set " + WRITE_TARGET.key() + "=file, or turn the external shuffle service off");
+            }
+            if (!"false".equals(conf.get("spark.shuffle.readHostLocalDisk", "true"))) {
+                throw new IllegalArgumentException(why + "spark.shuffle.readHostLocalDisk (default true) makes "
+                        + "executors read other executors' files on their host: set it to false, or "
+                        + WRITE_TARGET.key() + "=file");
+            }
+            String io = conf.get("spark.shuffle.sort.io.plugin.class", LOCAL_DISK_IO);
+            if (!LOCAL_DISK_IO.equals(io)) {
+                throw new IllegalArgumentException(why + "spark.shuffle.sort.io.plugin.class=" + io + " is another "
+                        + "shuffle I/O plugin: unset it (Spark's " + LOCAL_DISK_IO + "), or " + WRITE_TARGET.key()
+                        + "=file");
+            }
+        }
         String resource = COMMUNICATOR_RESOURCE.get(conf);
         if (!resource.isEmpty() && !conf.contains("spark.executor.resource." + resource + ".amount")) {
             throw new IllegalArgumentException(COMMUNICATOR_RESOURCE.key() + "=" + resource + " is not a resource "
                     + "Spark schedules: set spark.executor.resource." + resource + ".amount (and its discovery "
                     + "script), or leave " + COMMUNICATOR_RESOURCE.key() + " empty for device 0");
         }
+    }
+
+    /** Spark's default shuffle I/O plugin, the only one {@code writeTarget=arena} builds on. */
+    public static final String LOCAL_DISK_IO = "org.apache.spark.shuffle.sort.io.LocalDiskShuffleDataIO";
+
+    public static boolean writesToArena(SparkConf conf) {
+        return "arena".equals(WRITE_TARGET.get(conf));
     }
 
     public static Duration duration(ConfigEntry<Long> entry, SparkConf conf) {

@@ -57,6 +57,8 @@ public final class ExecutorRuntime implements AutoCloseable {
     private final CommunicatorMember member;
     /** What reads one-sidedly: built at start (endpoint path) or when the communicator formed; null until then. */
     private volatile OneSidedParts parts;
+    /** Parts of earlier communicators, until their retirement closed them. */
+    private final List<OneSidedParts> retiring = new java.util.concurrent.CopyOnWriteArrayList<>();
     /** Why this executor could not join its communicator, or null. */
     private volatile String communicatorFailure;
     private final ReadPlanner sparkOnly;
@@ -181,6 +183,17 @@ public final class ExecutorRuntime implements AutoCloseable {
         return p == null ? sparkOnly : p.planner;
     }
 
+    /** Every publisher whose arena may hold outputs: the current one, then those of communicators retiring. */
+    public List<MapOutputPublisher> publishers() {
+        List<MapOutputPublisher> all = new ArrayList<>(1 + retiring.size());
+        OneSidedParts p = parts;
+        if (p != null) {
+            all.add(p.publisher);
+        }
+        retiring.forEach(r -> all.add(r.publisher));
+        return all;
+    }
+
     /** What publishes map outputs for one-sided reads, or null while there is nothing to read them with. */
     public MapOutputPublisher publisher() {
         OneSidedParts p = parts;
@@ -278,29 +291,13 @@ public final class ExecutorRuntime implements AutoCloseable {
         return Messages.Ack.OK;
     }
 
-    /**
-     * Closes the parts of an earlier communicator (its channels, receive buffer, staged outputs, the communicator)
-     * once no read uses them any more, at most the read timeout after the switch: new tasks already plan with the
-     * new parts, and outputs staged in the old one are staged again when a reader asks, or read by Spark's fetch.
-     */
+    /** Closes an earlier communicator's parts once unused ({@link OneSidedParts#retire}), listed until then. */
     private void retire(OneSidedParts old) {
-        old.resources.stopLending();
-        long waitNanos = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(HcommConf.READ_TIMEOUT.get(conf) + 5000);
-        Thread t = new Thread(() -> {
-            long deadline = System.nanoTime() + waitNanos;
-            while (old.resources.chunksNotFree() > 0 && System.nanoTime() < deadline) {
-                try {
-                    Thread.sleep(100);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    break;
-                }
-            }
+        retiring.add(old);
+        old.retire(executorId, HcommConf.READ_TIMEOUT.get(conf) + 5000, () -> {
             runSteps(old.closeSteps(metrics.communicatorsDestroyed::inc));
-            LOG.info("Executor {} retired communicator {}", executorId, old.epoch);
-        }, "hcomm-communicator-retire-" + old.epoch);
-        t.setDaemon(true);
-        t.start();
+            retiring.remove(old);
+        });
     }
 
     void endStage(Messages.EndStage e) {

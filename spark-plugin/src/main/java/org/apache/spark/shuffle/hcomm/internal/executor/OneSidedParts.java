@@ -1,13 +1,18 @@
 package org.apache.spark.shuffle.hcomm.internal.executor;
 
+import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 import org.apache.spark.SparkConf;
+import org.apache.spark.SparkEnv;
+import org.apache.spark.shuffle.IndexShuffleBlockResolver;
 import org.apache.spark.shuffle.hcomm.internal.channels.Roster;
 import org.apache.spark.shuffle.hcomm.internal.channels.StageChannels;
 import org.apache.spark.shuffle.hcomm.internal.conf.Fallback;
 import org.apache.spark.shuffle.hcomm.internal.conf.HcommConf;
+import org.apache.spark.shuffle.hcomm.internal.conf.LogCategory;
 import org.apache.spark.shuffle.hcomm.internal.fetch.Blame;
 import org.apache.spark.shuffle.hcomm.internal.fetch.ReadResources;
 import org.apache.spark.shuffle.hcomm.internal.metrics.ShuffleMetrics;
@@ -27,6 +32,7 @@ import org.hcomm.bridge.transport.Transport;
  * communicator path one when its communicator formed.
  */
 final class OneSidedParts {
+    private static final org.slf4j.Logger LOG = LogCategory.EXECUTOR_RUNTIME.logger();
     /** The communicator these parts read in (0: the endpoint path). */
     final long epoch;
     final Transport transport;
@@ -52,7 +58,8 @@ final class OneSidedParts {
                     (int) (long) HcommConf.READ_CHUNK_SIZE.get(conf), HcommConf.MAX_BYTES_IN_FLIGHT.get(conf),
                     HcommConf.READ_TIMEOUT.get(conf));
             p = new MapOutputPublisher(transport, HcommConf.SEND_ARENA_SIZE.get(conf),
-                    (int) (long) HcommConf.PUBLISHED_INDEX_MAX_BYTES.get(conf), metrics, driver, epoch);
+                    (int) (long) HcommConf.PUBLISHED_INDEX_MAX_BYTES.get(conf), metrics, driver, epoch,
+                    HcommConf.writesToArena(conf));
             c = new StageChannels(transport, metrics, roster, r::reclaim);
         } catch (RuntimeException | Error e) {
             for (AutoCloseable built : new AutoCloseable[] {p, r, transport}) {
@@ -85,6 +92,40 @@ final class OneSidedParts {
         steps.add(transport::close);
         steps.add(reportLeak);
         return steps;
+    }
+
+    /**
+     * Retires these parts, on a thread of their own: outputs written only into their arena are copied to Spark's
+     * files first (Spark's fetch and the next communicator's arena take them from there), then {@code close} runs
+     * once no read uses them any more, at most {@code waitMs} after the switch (new tasks already plan with the new
+     * parts; outputs staged here are staged again when a reader asks, or read by Spark's fetch).
+     */
+    void retire(String executorId, long waitMs, Runnable close) {
+        resources.stopLending();
+        Thread t = new Thread(() -> {
+            try {
+                int copied = publisher.retire(
+                        (IndexShuffleBlockResolver) SparkEnv.get().shuffleManager().shuffleBlockResolver());
+                LOG.info("Executor {} copied {} map outputs out of communicator {}'s arena", executorId, copied,
+                        epoch);
+            } catch (IOException | RuntimeException e) {
+                LOG.warn("Executor {} could not copy the map outputs written into communicator {}'s arena to "
+                        + "Spark's files; their readers fail and Spark recomputes them", executorId, epoch, e);
+            }
+            long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMs);
+            while (resources.chunksNotFree() > 0 && System.nanoTime() < deadline) {
+                try {
+                    Thread.sleep(100);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    break;
+                }
+            }
+            close.run();
+            LOG.info("Executor {} retired communicator {}", executorId, epoch);
+        }, "hcomm-communicator-retire-" + epoch);
+        t.setDaemon(true);
+        t.start();
     }
 
     /** What the library still counts alive (null when it cannot tell). */

@@ -70,6 +70,23 @@ public enum MetricEntry {
             "map outputs published by registering Spark's data file"),
     INDEXES_MAPPED("indexesMapped", Kind.COUNTER, "map outputs", ShuffleMetrics.Snapshot::indexesMapped,
             "map outputs whose index was published by registering Spark's index file: the arena was full"),
+    OUTPUTS_WRITTEN_TO_ARENA("outputsWrittenToArena", Kind.COUNTER, "map outputs",
+            ShuffleMetrics.Snapshot::outputsWrittenToArena, "map outputs Spark's writers wrote straight into the send "
+                    + "arena (`writeTarget=arena`): written once, no data or index file"),
+    OUTPUTS_SENT_TO_FILE("outputsSentToFile", Kind.COUNTER, "map outputs", ShuffleMetrics.Snapshot::outputsSentToFile,
+            "map outputs Spark's writers wrote to Spark's file from the start because the arena had no room for their "
+                    + "expected size (the largest of their shuffle so far); registered from the file, not copied "
+                    + "(`writeTarget=arena`)"),
+    OUTPUTS_OVERFLOWED("outputsOverflowed", Kind.COUNTER, "map outputs", ShuffleMetrics.Snapshot::outputsOverflowed,
+            "map outputs begun in the send arena that did not fit it and went on in Spark's file "
+                    + "(`writeTarget=arena`)"),
+    BYTES_OVERFLOW_COPIED("bytesOverflowCopied", Kind.COUNTER, "bytes", ShuffleMetrics.Snapshot::bytesOverflowCopied,
+            "bytes of overflowed outputs copied from the arena into Spark's file (what they had written there)"),
+    ARENA_RELOCATIONS("arenaRelocations", Kind.COUNTER, "moves", ShuffleMetrics.Snapshot::arenaRelocations,
+            "times an output being written into the arena had to move to grow (a copy of what it had written)"),
+    OUTPUTS_MATERIALIZED("outputsMaterialized", Kind.COUNTER, "map outputs",
+            ShuffleMetrics.Snapshot::outputsMaterialized, "map outputs written into the arena that were copied to "
+                    + "Spark's files so that Spark could move them off a decommissioning executor"),
     PUBLICATION_BATCHES("publicationBatches", Kind.COUNTER, "batches", ShuffleMetrics.Snapshot::publicationBatches,
             "messages that told the driver of published map outputs: each carries what its executor published while "
                     + "the previous one was on its way, and no map task waits for it"),

@@ -29,7 +29,10 @@ public final class ShuffleMetrics implements Source {
             long chunksRetired, long chunksReclaimed, long bytesReadCrossHost,
             long outputsPublishedLate, long communicatorsJoined, long communicatorsDestroyed, long bytesStaged,
             long outputsNotStaged, long tasksBeforeCommunicator, long bytesToHost, long readTasks,
-            long readTasksOverTwoRoundTrips, long publicationBatches) implements Serializable {
+            long readTasksOverTwoRoundTrips, long publicationBatches, long outputsWrittenToArena,
+            long outputsSentToFile, long outputsOverflowed, long bytesOverflowCopied, long arenaRelocations,
+            long outputsMaterialized)
+            implements Serializable {
         public long channelsLive() {
             return channelsCreated - channelsDestroyed;
         }
@@ -58,6 +61,13 @@ public final class ShuffleMetrics implements Source {
     public final Counter readTasks;
     public final Counter readTasksOverTwoRoundTrips;
     public final Counter publicationBatches;
+    /** Map outputs written straight into the send arena, and what happened to those that did not fit. */
+    public final Counter outputsWrittenToArena;
+    public final Counter outputsSentToFile;
+    public final Counter outputsOverflowed;
+    public final Counter bytesOverflowCopied;
+    public final Counter arenaRelocations;
+    public final Counter outputsMaterialized;
     /**
      * Receive-buffer chunks taken out of use after a read into them timed out, and lent again once the channels
      * those reads were on were destroyed.
@@ -117,7 +127,8 @@ public final class ShuffleMetrics implements Source {
                     indexRounds = readWaves = chunksRetired = chunksReclaimed = outputsCopied = outputsMapped =
                     indexesMapped = outputsPublishedLate = fetchWaitSpark = communicatorsJoined =
                     communicatorsDestroyed = bytesStaged = outputsNotStaged = tasksBeforeCommunicator = bytesToHost =
-                    readTasks = readTasksOverTwoRoundTrips = publicationBatches = null;
+                    readTasks = readTasksOverTwoRoundTrips = publicationBatches = outputsWrittenToArena =
+                    outputsSentToFile = outputsOverflowed = bytesOverflowCopied = arenaRelocations = outputsMaterialized = null;
             channelSetupTime = readLatency = null;
             for (MetricEntry m : MetricEntry.values()) {
                 if (m.onDriver()) {
@@ -139,6 +150,12 @@ public final class ShuffleMetrics implements Source {
             readTasks = counter(MetricEntry.READ_TASKS);
             readTasksOverTwoRoundTrips = counter(MetricEntry.READ_TASKS_OVER_TWO_ROUND_TRIPS);
             publicationBatches = counter(MetricEntry.PUBLICATION_BATCHES);
+            outputsWrittenToArena = counter(MetricEntry.OUTPUTS_WRITTEN_TO_ARENA);
+            outputsSentToFile = counter(MetricEntry.OUTPUTS_SENT_TO_FILE);
+            outputsOverflowed = counter(MetricEntry.OUTPUTS_OVERFLOWED);
+            bytesOverflowCopied = counter(MetricEntry.BYTES_OVERFLOW_COPIED);
+            arenaRelocations = counter(MetricEntry.ARENA_RELOCATIONS);
+            outputsMaterialized = counter(MetricEntry.OUTPUTS_MATERIALIZED);
             chunksRetired = counter(MetricEntry.CHUNKS_RETIRED);
             chunksReclaimed = counter(MetricEntry.CHUNKS_RECLAIMED);
             outputsCopied = counter(MetricEntry.OUTPUTS_COPIED);
@@ -242,7 +259,9 @@ public final class ShuffleMetrics implements Source {
                 bytesReadCrossHost.getCount(), outputsPublishedLate.getCount(), communicatorsJoined.getCount(),
                 communicatorsDestroyed.getCount(), bytesStaged.getCount(), outputsNotStaged.getCount(),
                 tasksBeforeCommunicator.getCount(), bytesToHost.getCount(), readTasks.getCount(),
-                readTasksOverTwoRoundTrips.getCount(), publicationBatches.getCount());
+                readTasksOverTwoRoundTrips.getCount(), publicationBatches.getCount(), outputsWrittenToArena.getCount(),
+                outputsSentToFile.getCount(), outputsOverflowed.getCount(), bytesOverflowCopied.getCount(), arenaRelocations.getCount(),
+                outputsMaterialized.getCount());
     }
 
     /** Driver: the latest counters of one executor. */

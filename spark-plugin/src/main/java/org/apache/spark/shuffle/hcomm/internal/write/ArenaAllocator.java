@@ -42,6 +42,37 @@ final class ArenaAllocator {
         return -1;
     }
 
+    /**
+     * Grows the allocation at {@code offset} from {@code bytes} to {@code newBytes} in place, by taking the free run
+     * that starts where it ends; false (and nothing changed) when that run is missing or too short.
+     */
+    boolean extend(long offset, long bytes, long newBytes) {
+        long have = aligned(Math.max(bytes, 1));
+        long want = aligned(Math.max(newBytes, 1));
+        if (want <= have) {
+            return true;
+        }
+        Long run = free.get(offset + have);
+        if (run == null || run < want - have) {
+            return false;
+        }
+        free.remove(offset + have);
+        if (run > want - have) {
+            free.put(offset + want, run - (want - have));
+        }
+        used += want - have;
+        return true;
+    }
+
+    /** Gives back the tail of the allocation at {@code offset}, keeping its first {@code newBytes} (at least one). */
+    void shrink(long offset, long bytes, long newBytes) {
+        long have = aligned(Math.max(bytes, 1));
+        long keep = aligned(Math.max(newBytes, 1));
+        if (keep < have) {
+            release(offset + keep, have - keep);
+        }
+    }
+
     void release(long offset, long bytes) {
         long len = aligned(Math.max(bytes, 1));
         if (offset < 0 || offset + len > capacity) {

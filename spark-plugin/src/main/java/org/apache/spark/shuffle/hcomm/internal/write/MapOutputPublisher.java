@@ -4,82 +4,98 @@ import java.io.File;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.nio.channels.FileChannel;
-import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
+import org.apache.spark.shuffle.IndexShuffleBlockResolver;
 import org.apache.spark.shuffle.hcomm.internal.conf.LogCategory;
 import org.apache.spark.shuffle.hcomm.internal.metrics.ShuffleMetrics;
 import org.apache.spark.shuffle.hcomm.internal.rpc.DriverClient;
 import org.apache.spark.shuffle.hcomm.internal.rpc.Messages;
 import org.apache.spark.shuffle.hcomm.internal.rpc.PackedIndex;
-import org.hcomm.bridge.transport.Region;
 import org.hcomm.bridge.transport.Transport;
 import org.hcomm.bridge.transport.TransportException;
 import org.slf4j.Logger;
 
 /**
  * Makes committed map outputs readable one-sidedly. Each output's index is {@code numPartitions + 1} big-endian
- * offsets, the layout of Spark's own index file: written into the registered send arena when it has room, else
- * Spark's committed index file is mapped and registered. Its bytes are copied into the arena when they fit and the
- * arena keeps an eighth of itself free for indexes afterwards, else the committed data file is mapped and
- * registered. So a full arena costs registrations, never an output: the arena lives as long as the application's
- * shuffles, and an application with many of them fills it. Thread-safe; owns the arena and every mapped region
- * until {@link #release(int)} or {@link #close()}.
+ * offsets, the layout of Spark's own index file. With {@code writeTarget=arena} Spark's writers wrote the output
+ * straight into the registered send arena ({@link ArenaMapOutputWriter}, recorded by {@link #written}): it is only
+ * announced. Otherwise the committed files are placed: the index written into the arena when it has room, else
+ * Spark's index file mapped and registered; the bytes copied into the arena when they fit and the arena keeps an
+ * eighth of itself free for indexes afterwards, else the data file mapped and registered. So a full arena costs
+ * registrations, never an output: the arena lives as long as the application's shuffles, and an application with
+ * many of them fills it. Thread-safe; owns the arena ({@link SendArena}) and every mapped region until
+ * {@link #release(int)} or {@link #close()}.
  */
 public final class MapOutputPublisher implements AutoCloseable {
     private static final Logger LOG = LogCategory.PUBLISHER.logger();
 
     private final Transport transport;
-    private final Region arena;
-    private final ArenaAllocator allocator;
-    /** Arena bytes a data copy must leave free, so indexes (tiny, one per output) keep fitting. */
-    private final long indexReserve;
+    private final SendArena arena;
     private final ShuffleMetrics metrics;
     private final DriverClient driver;
     /** The communicator its outputs are staged in (0: the endpoint path); readers of another one do not use them. */
     private final long epoch;
     /** The largest packed index that travels with a publication ({@link PackedIndex}). */
     private final int packedIndexMax;
-    private final Map<Integer, List<Publication>> byShuffle = new HashMap<>();
+    private final Map<Integer, Map<Long, Publication>> byShuffle = new HashMap<>();
+    /** {@code writeTarget=arena}: Spark's writers write into the arena, and outputs they could not are mapped. */
+    private final boolean writesOnce;
+    /** The largest output of each shuffle published here so far: what the next one of it is expected to be. */
+    private final Map<Integer, Long> largest = new HashMap<>();
     private boolean closed;
+    private boolean retiring;
     private boolean arenaFullLogged;
-
-    /**
-     * Where one output lives: arena offsets (or -1) and mapped file regions (or null) of its index and data, and what
-     * the driver was told of it.
-     */
-    private static final class Publication {
-        final long mapId;
-        final long indexBytes;
-        final long dataBytes;
-        Messages.Published told;
-        long indexOffset = -1;
-        long dataOffset = -1;
-        Region mappedIndex;
-        Region mappedData;
-
-        Publication(long mapId, long indexBytes, long dataBytes) {
-            this.mapId = mapId;
-            this.indexBytes = indexBytes;
-            this.dataBytes = dataBytes;
-        }
-    }
 
     /** Registers a send arena of {@code arenaSize} bytes; outputs are announced to the driver by {@code driver}. */
     public MapOutputPublisher(Transport transport, long arenaSize, int packedIndexMax, ShuffleMetrics metrics,
-            DriverClient driver, long epoch) {
+            DriverClient driver, long epoch, boolean writesOnce) {
         this.transport = transport;
+        this.writesOnce = writesOnce;
         this.packedIndexMax = packedIndexMax;
         this.driver = driver;
         this.epoch = epoch;
-        this.arena = arenaSize > 0 ? transport.allocate("hcomm-send-arena", arenaSize) : null;
-        this.allocator = new ArenaAllocator(arenaSize);
-        this.indexReserve = arenaSize / 8;
+        this.arena = new SendArena(transport, arenaSize);
         this.metrics = metrics;
+    }
+
+    /**
+     * Whether Spark's writers may write outputs straight into the arena: with {@code writeTarget=arena}, an arena, and
+     * not once its communicator retires.
+     */
+    synchronized boolean writesInPlace() {
+        return writesOnce && !closed && !retiring && arena.capacity() > 0;
+    }
+
+    /**
+     * Its communicator is being retired: every output written only into the arena is copied to Spark's files, so
+     * Spark's fetch and a new communicator's arena can take it from there (readers keep reading the arena copy until
+     * it closes); outputs committed from now on go to Spark's files. Returns how many were copied.
+     */
+    public synchronized int retire(IndexShuffleBlockResolver resolver) throws IOException {
+        retiring = true;
+        int copied = 0;
+        for (long[] output : arenaOnly()) {
+            materialize((int) output[0], output[1], resolver);
+            copied++;
+        }
+        return copied;
+    }
+
+    /** How large the next output of the shuffle is expected to be: the largest of it published here, or 0. */
+    synchronized long expectedBytes(int shuffleId) {
+        return largest.getOrDefault(shuffleId, 0L);
+    }
+
+    SendArena arena() {
+        return arena;
+    }
+
+    ShuffleMetrics metrics() {
+        return metrics;
     }
 
     String executorId() {
@@ -92,17 +108,59 @@ public final class MapOutputPublisher implements AutoCloseable {
      */
     void publishAndAnnounce(int shuffleId, long mapId, long[] lengths, File dataFile, File indexFile)
             throws Exception {
-        driver.published(publish(shuffleId, mapId, lengths, dataFile, indexFile));
+        Messages.Published written = announceWritten(shuffleId, mapId, lengths.length);
+        driver.published(written != null ? written : publish(shuffleId, mapId, lengths, dataFile, indexFile));
     }
 
     /** What this executor published of map task {@code mapId} of the shuffle (and still holds), or null. */
     synchronized Messages.Published published(int shuffleId, long mapId) {
-        for (Publication p : byShuffle.getOrDefault(shuffleId, List.of())) {
-            if (p.mapId == mapId) {
-                return p.told;
-            }
+        Publication p = byShuffle.getOrDefault(shuffleId, Map.of()).get(mapId);
+        return p == null ? null : p.told;
+    }
+
+    /**
+     * Records an output Spark's writer committed into the arena ({@link ArenaMapOutputWriter}): its index is already
+     * written at {@code indexOffset}, its data at {@code dataOffset}. From here this publisher owns both extents;
+     * false (the caller still owns them) once it retires ({@link #retire}): the output belongs in Spark's file then.
+     */
+    synchronized boolean written(int shuffleId, long mapId, long indexOffset, long dataOffset, long[] offsets,
+            long[] checksums) {
+        if (closed || retiring) { // its outputs were copied to files already: the writer must put this one there too
+            return false;
         }
-        return null;
+        long dataBytes = offsets[offsets.length - 1];
+        Publication p = new Publication(mapId, 8L * offsets.length, dataBytes);
+        p.indexOffset = indexOffset;
+        p.dataOffset = dataBytes == 0 ? -1 : dataOffset;
+        p.offsets = offsets;
+        p.checksums = checksums;
+        Publication before = byShuffle.computeIfAbsent(shuffleId, k -> new HashMap<>()).put(mapId, p);
+        if (before != null) { // a task attempt's map id is unique: a second commit of it is a bug in the caller
+            byShuffle.get(shuffleId).put(mapId, before);
+            throw new IllegalStateException("shuffle " + shuffleId + " map " + mapId + " committed twice");
+        }
+        largest.merge(shuffleId, dataBytes, Math::max);
+        metrics.outputsWrittenToArena.inc();
+        return true;
+    }
+
+    /** The publication of an output written into the arena, made now; null when it was not written there. */
+    private synchronized Messages.Published announceWritten(int shuffleId, long mapId, int numPartitions) {
+        Publication p = byShuffle.getOrDefault(shuffleId, Map.of()).get(mapId);
+        if (p == null || p.offsets == null) {
+            return null;
+        }
+        if (p.told == null) {
+            long[] lengths = new long[numPartitions];
+            for (int i = 0; i < numPartitions; i++) {
+                lengths[i] = p.offsets[i + 1] - p.offsets[i];
+            }
+            long index = arena.address(p.indexOffset);
+            p.told = new Messages.Published(shuffleId, mapId, driver.executorId(), index,
+                    p.dataOffset < 0 ? index : arena.address(p.dataOffset), numPartitions, epoch,
+                    PackedIndex.pack(lengths, packedIndexMax));
+        }
+        return p.told;
     }
 
     /**
@@ -122,7 +180,7 @@ public final class MapOutputPublisher implements AutoCloseable {
 
     private Messages.Published place(int shuffleId, long mapId, long[] lengths, File dataFile, File indexFile)
             throws IOException {
-        if (closed) { // retired with its communicator while the writer ran: readers fetch the output with Spark
+        if (closed || retiring) { // retired with its communicator while the writer ran: read with Spark's fetch
             throw new NotStaged("shuffle " + shuffleId + " map " + mapId + ": the communicator it would be staged in "
                     + "was retired");
         }
@@ -130,12 +188,16 @@ public final class MapOutputPublisher implements AutoCloseable {
         for (long len : lengths) {
             total += len;
         }
+        largest.merge(shuffleId, total, Math::max);
         Publication p = new Publication(mapId, 8L * (lengths.length + 1), total);
         try {
             long indexAddress = placeIndex(p, lengths, indexFile, shuffleId, mapId);
             // an empty output has no data to read: any address will do
             long dataAddress = total == 0 ? indexAddress : placeData(p, dataFile, shuffleId, mapId);
-            byShuffle.computeIfAbsent(shuffleId, k -> new ArrayList<>()).add(p);
+            Publication before = byShuffle.computeIfAbsent(shuffleId, k -> new HashMap<>()).put(mapId, p);
+            if (before != null) { // published again (moved back to this executor): the newer placement serves
+                free(before);
+            }
             p.told = new Messages.Published(shuffleId, mapId, driver.executorId(), indexAddress, dataAddress,
                     lengths.length, epoch, PackedIndex.pack(lengths, packedIndexMax));
             return p.told;
@@ -148,9 +210,9 @@ public final class MapOutputPublisher implements AutoCloseable {
     /** Writes the offsets into the arena, or registers Spark's index file when the arena has no room. */
     private long placeIndex(Publication p, long[] lengths, File indexFile, int shuffleId, long mapId)
             throws IOException {
-        p.indexOffset = allocator.allocate(p.indexBytes);
+        p.indexOffset = arena.allocate(p.indexBytes);
         if (p.indexOffset >= 0) {
-            ByteBuffer index = view(p.indexOffset, p.indexBytes).order(ByteOrder.BIG_ENDIAN);
+            ByteBuffer index = arena.view(p.indexOffset, p.indexBytes).order(ByteOrder.BIG_ENDIAN);
             long at = 0;
             index.putLong(0);
             for (long len : lengths) {
@@ -158,7 +220,7 @@ public final class MapOutputPublisher implements AutoCloseable {
                 index.putLong(at);
             }
             stage(p.indexOffset, p.indexBytes);
-            return arena.address() + p.indexOffset;
+            return arena.address(p.indexOffset);
         }
         arenaFull(shuffleId, mapId);
         notStageable(shuffleId, mapId);
@@ -167,13 +229,17 @@ public final class MapOutputPublisher implements AutoCloseable {
         return p.mappedIndex.address();
     }
 
-    /** Copies the bytes into the arena while it keeps its index reserve, else registers Spark's data file. */
+    /**
+     * Copies the bytes into the arena while it keeps its index reserve, else registers Spark's data file; with
+     * {@code writeTarget=arena} (where Spark's writer found no room for it in the arena) always the latter: no copy.
+     */
     private long placeData(Publication p, File dataFile, int shuffleId, long mapId) throws IOException {
-        if (allocator.free() - p.dataBytes >= indexReserve && (p.dataOffset = allocator.allocate(p.dataBytes)) >= 0) {
-            copy(dataFile, view(p.dataOffset, p.dataBytes));
+        boolean copy = !(writesOnce && transport.canRegisterFiles());
+        if (copy && (p.dataOffset = arena.allocateData(p.dataBytes)) >= 0) {
+            arena.copyIn(dataFile, p.dataOffset, p.dataBytes);
             stage(p.dataOffset, p.dataBytes);
             metrics.outputsCopied.inc();
-            return arena.address() + p.dataOffset;
+            return arena.address(p.dataOffset);
         }
         notStageable(shuffleId, mapId);
         p.mappedData = transport.mapFile("hcomm-map-" + shuffleId + "-" + mapId, dataFile.toPath(), p.dataBytes);
@@ -186,8 +252,8 @@ public final class MapOutputPublisher implements AutoCloseable {
      * communicator path a host-to-device copy into the HCCL buffer (the readiness that follows is the driver's
      * directory: readers learn of an output only after this returned).
      */
-    private void stage(long offset, long bytes) throws TransportException {
-        arena.commit(offset, bytes);
+    void stage(long offset, long bytes) throws TransportException {
+        arena.stage(offset, bytes);
         if (!transport.canRegisterFiles()) {
             metrics.bytesStaged.inc(bytes);
         }
@@ -201,7 +267,7 @@ public final class MapOutputPublisher implements AutoCloseable {
         if (!transport.canRegisterFiles()) {
             metrics.outputsNotStaged.inc();
             throw new NotStaged("shuffle " + shuffleId + " map " + mapId + " does not fit the HCCL buffer's send "
-                    + "arena (" + allocator.used() + " of " + allocator.capacity() + " bytes used; "
+                    + "arena (" + arena.used() + " of " + arena.capacity() + " bytes used; "
                     + "spark.shuffle.hcomm.sendArenaSize, spark.shuffle.hcomm.communicator.bufferSize)");
         }
     }
@@ -217,46 +283,86 @@ public final class MapOutputPublisher implements AutoCloseable {
 
     /** Logs (once per executor) that indexes no longer fit the arena. */
     private void arenaFull(int shuffleId, long mapId) {
-        if (!arenaFullLogged && allocator.capacity() > 0) {
+        if (!arenaFullLogged && arena.capacity() > 0) {
             arenaFullLogged = true;
             LOG.info("Send arena full ({} of {} bytes used) at shuffle {} map {}: map outputs are published by "
                     + "registering Spark's index and data files until it has room again "
                     + "(spark.shuffle.hcomm.sendArenaSize; counters outputsMapped, indexesMapped)",
-                    allocator.used(), allocator.capacity(), shuffleId, mapId);
+                    arena.used(), arena.capacity(), shuffleId, mapId);
         }
     }
 
-    private ByteBuffer view(long offset, long bytes) {
-        return arena.buffer().position((int) offset).limit((int) (offset + bytes)).slice();
+    /** Bytes of partitions {@code [start, end)} of an output written into the arena, or -1 when it was not. */
+    synchronized long blockBytes(int shuffleId, long mapId, int start, int end) {
+        Publication p = byShuffle.getOrDefault(shuffleId, Map.of()).get(mapId);
+        return p == null || p.offsets == null || start < 0 || end >= p.offsets.length || start > end ? -1
+                : p.offsets[end] - p.offsets[start];
     }
 
-    private static void copy(File file, ByteBuffer dst) throws IOException {
-        try (FileChannel ch = FileChannel.open(file.toPath(), StandardOpenOption.READ)) {
-            long pos = 0;
-            while (dst.hasRemaining()) {
-                int n = ch.read(dst, pos);
-                if (n < 0) {
-                    throw new IOException("map output " + file + " is shorter than its partition lengths say");
-                }
-                pos += n;
+    /**
+     * A view of partitions {@code [start, end)} of an output written into the arena, for Spark's own readers
+     * (counted until {@link SendArena#unlease()}); null when it is not there (released, or the arena closing).
+     */
+    synchronized ByteBuffer leaseBlocks(int shuffleId, long mapId, int start, int end) {
+        if (blockBytes(shuffleId, mapId, start, end) < 0) {
+            return null;
+        }
+        Publication p = byShuffle.get(shuffleId).get(mapId);
+        long from = p.offsets[start];
+        long bytes = p.offsets[end] - from;
+        return arena.lease(bytes == 0 ? 0 : p.dataOffset + from, bytes); // an empty block has no extent
+    }
+
+    /** Every output written into the arena and not copied to Spark's files: (shuffle id, map id) pairs. */
+    synchronized List<long[]> arenaOnly() {
+        List<long[]> out = new ArrayList<>();
+        byShuffle.forEach((shuffleId, pubs) -> pubs.values().forEach(p -> {
+            if (p.offsets != null && !p.materialized) {
+                out.add(new long[] {shuffleId, p.mapId});
             }
+        }));
+        return out;
+    }
+
+    /**
+     * Copies an output written into the arena to Spark's data, index and checksum files (once), so Spark can move
+     * it (decommission) as it moves its own; readers keep reading it in the arena. False when it has no arena copy.
+     */
+    synchronized boolean materialize(int shuffleId, long mapId, IndexShuffleBlockResolver resolver)
+            throws IOException {
+        Publication p = byShuffle.getOrDefault(shuffleId, Map.of()).get(mapId);
+        if (p == null || p.offsets == null) {
+            return false;
         }
+        if (!p.materialized) {
+            File tmp = resolver.createTempFile(resolver.getDataFile(shuffleId, mapId));
+            arena.copyOut(p.dataOffset, p.dataBytes, tmp);
+            long[] lengths = new long[p.offsets.length - 1];
+            for (int i = 0; i < lengths.length; i++) {
+                lengths[i] = p.offsets[i + 1] - p.offsets[i];
+            }
+            resolver.writeMetadataFileAndCommit(shuffleId, mapId, lengths, p.checksums, tmp);
+            p.materialized = true;
+            metrics.outputsMaterialized.inc();
+        }
+        return true;
     }
 
     /** Frees what the shuffle's outputs used; reads of them fail from now on. */
     public synchronized void release(int shuffleId) {
-        List<Publication> pubs = byShuffle.remove(shuffleId);
+        largest.remove(shuffleId);
+        Map<Long, Publication> pubs = byShuffle.remove(shuffleId);
         if (pubs != null) {
-            pubs.forEach(this::free);
+            pubs.values().forEach(this::free);
         }
     }
 
     private void free(Publication p) {
         if (p.indexOffset >= 0) {
-            allocator.release(p.indexOffset, p.indexBytes);
+            arena.release(p.indexOffset, p.indexBytes);
         }
         if (p.dataOffset >= 0) {
-            allocator.release(p.dataOffset, p.dataBytes);
+            arena.release(p.dataOffset, p.dataBytes);
         }
         if (p.mappedIndex != null) {
             p.mappedIndex.close();
@@ -272,8 +378,6 @@ public final class MapOutputPublisher implements AutoCloseable {
         for (Integer shuffleId : List.copyOf(byShuffle.keySet())) {
             release(shuffleId);
         }
-        if (arena != null) {
-            arena.close();
-        }
+        arena.close();
     }
 }

@@ -49,4 +49,30 @@ class ConfigDocTest {
         assertEquals(48L << 20, HcommConf.MAX_BYTES_IN_FLIGHT.get(conf));
         assertEquals(32L << 20, HcommConf.MAX_BYTES_IN_FLIGHT.get(conf.set("spark.reducer.maxSizeInFlight", "32m")));
     }
+
+    @Test
+    void arenaWritesAreRefusedWhereSomethingElseReadsTheFilesNamingTheKeys() {
+        SparkConf ok = new SparkConf(false).set(HcommConf.WRITE_TARGET.key(), "arena")
+                .set("spark.shuffle.readHostLocalDisk", "false");
+        HcommConf.validate(ok);
+        assertTrue(HcommConf.writesToArena(ok));
+
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> HcommConf.validate(
+                new SparkConf(false).set(HcommConf.WRITE_TARGET.key(), "arena")));
+        assertTrue(e.getMessage().contains("spark.shuffle.readHostLocalDisk"), e.getMessage());
+        assertTrue(e.getMessage().contains(HcommConf.WRITE_TARGET.key()), e.getMessage());
+
+        e = assertThrows(IllegalArgumentException.class, () -> HcommConf.validate(ok.clone()
+                .set("spark.shuffle.service.enabled", "true")));
+        assertTrue(e.getMessage().contains("spark.shuffle.service.enabled"), e.getMessage());
+
+        e = assertThrows(IllegalArgumentException.class, () -> HcommConf.validate(ok.clone()
+                .set("spark.shuffle.sort.io.plugin.class", "com.example.OtherDataIO")));
+        assertTrue(e.getMessage().contains("spark.shuffle.sort.io.plugin.class=com.example.OtherDataIO"),
+                e.getMessage());
+
+        e = assertThrows(IllegalArgumentException.class, () -> HcommConf.validate(
+                new SparkConf(false).set(HcommConf.WRITE_TARGET.key(), "memory")));
+        assertTrue(e.getMessage().contains("file, arena"), e.getMessage());
+    }
 }

@@ -5,11 +5,11 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import com.codahale.metrics.MetricRegistry;
 import java.util.Map;
 import org.apache.spark.SparkConf;
 import org.apache.spark.api.plugin.PluginContext;
 import org.apache.spark.resource.ResourceInformation;
+import org.apache.spark.shuffle.hcomm.TestPluginContext;
 import org.apache.spark.shuffle.hcomm.internal.conf.HcommConf;
 import org.junit.jupiter.api.Test;
 
@@ -18,42 +18,7 @@ class CommunicatorMemberTest {
 
     /** A plugin context that only knows its executor id and resources. */
     private static PluginContext context(Map<String, ResourceInformation> resources) {
-        return new PluginContext() {
-            @Override
-            public MetricRegistry metricRegistry() {
-                return new MetricRegistry();
-            }
-
-            @Override
-            public SparkConf conf() {
-                return new SparkConf(false);
-            }
-
-            @Override
-            public String executorID() {
-                return "7";
-            }
-
-            @Override
-            public String hostname() {
-                return "localhost";
-            }
-
-            @Override
-            public Map<String, ResourceInformation> resources() {
-                return resources;
-            }
-
-            @Override
-            public void send(Object message) {
-                throw new UnsupportedOperationException();
-            }
-
-            @Override
-            public Object ask(Object message) {
-                throw new UnsupportedOperationException();
-            }
-        };
+        return new TestPluginContext("7", resources);
     }
 
     private static SparkConf resource(String name) {

@@ -1,6 +1,7 @@
 package org.apache.spark.shuffle.hcomm.internal.write;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -61,5 +62,35 @@ class ArenaAllocatorTest {
         assertEquals(0, a.allocate(1024));
         assertEquals(-1, a.allocate(1));
         assertEquals(-1, new ArenaAllocator(0).allocate(1));
+    }
+
+    @Test
+    void extendTakesTheAdjacentFreeRun() {
+        ArenaAllocator a = new ArenaAllocator(4096);
+        long at = a.allocate(100);
+        assertTrue(a.extend(at, 100, 1000));
+        assertEquals(ArenaAllocator.aligned(1000), a.used());
+        assertEquals(at + ArenaAllocator.aligned(1000), a.allocate(64), "the next allocation starts after the grown one");
+    }
+
+    @Test
+    void extendFailsWhenTheNeighbourIsUsed() {
+        ArenaAllocator a = new ArenaAllocator(4096);
+        long first = a.allocate(128);
+        a.allocate(128);
+        long used = a.used();
+        assertFalse(a.extend(first, 128, 256));
+        assertEquals(used, a.used(), "nothing taken on failure");
+        assertFalse(a.extend(first + 256, 128, 8192), "no run that long");
+    }
+
+    @Test
+    void shrinkReleasesTheTailAndItMergesWithTheFreeRunAfter() {
+        ArenaAllocator a = new ArenaAllocator(4096);
+        long at = a.allocate(2048);
+        a.shrink(at, 2048, 100);
+        assertEquals(ArenaAllocator.aligned(100), a.used());
+        assertEquals(ArenaAllocator.aligned(100), a.allocate(4096 - ArenaAllocator.aligned(100)),
+                "the tail and the rest of the arena are one run again");
     }
 }

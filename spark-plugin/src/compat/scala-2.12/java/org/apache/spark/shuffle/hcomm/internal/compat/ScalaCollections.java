@@ -24,6 +24,14 @@ public final class ScalaCollections {
         return JavaConverters.asScalaBuffer(list).toList();
     }
 
+    /**
+     * An immutable Scala list with the elements of a Java list: a type that is a {@code Seq} of both meanings, so
+     * Java code overriding a Spark method that returns {@code Seq} compiles on every line.
+     */
+    public static <T> scala.collection.immutable.List<T> toList(List<T> list) {
+        return JavaConverters.asScalaBuffer(list).toList();
+    }
+
     /** A view of a Java iterator as a Scala iterator. */
     public static <T> Iterator<T> asScala(java.util.Iterator<T> it) {
         return JavaConverters.asScalaIterator(it);

@@ -25,6 +25,14 @@ public final class ScalaCollections {
         return CollectionConverters.asScala(list).toSeq();
     }
 
+    /**
+     * An immutable Scala list with the elements of a Java list: a type that is a {@code Seq} of both meanings, so
+     * Java code overriding a Spark method that returns {@code Seq} compiles on every line.
+     */
+    public static <T> scala.collection.immutable.List<T> toList(List<T> list) {
+        return CollectionConverters.asScala(list).toList();
+    }
+
     /** A view of a Java iterator as a Scala iterator. */
     public static <T> Iterator<T> asScala(java.util.Iterator<T> it) {
         return CollectionConverters.asScala(it);

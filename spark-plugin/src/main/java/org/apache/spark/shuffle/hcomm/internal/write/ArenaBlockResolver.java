@@ -1,0 +1,217 @@
+package org.apache.spark.shuffle.hcomm.internal.write;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
+
+import org.apache.spark.SparkConf;
+import org.apache.spark.network.buffer.ManagedBuffer;
+import org.apache.spark.network.buffer.NioManagedBuffer;
+import org.apache.spark.shuffle.IndexShuffleBlockResolver;
+import org.apache.spark.shuffle.ShuffleBlockInfo;
+import org.apache.spark.shuffle.hcomm.internal.compat.ScalaCollections;
+import org.apache.spark.storage.BlockId;
+import org.apache.spark.storage.ShuffleBlockBatchId;
+import org.apache.spark.storage.ShuffleBlockId;
+import org.apache.spark.util.collection.OpenHashSet;
+import scala.Option;
+import scala.Tuple2;
+
+/**
+ * Spark's block resolver, serving also the map outputs its writers wrote into the send arena
+ * ({@link ArenaMapOutputWriter}: they have no file): Spark's local reads of an executor's own blocks and its fetch
+ * (the fallback's) get them from the arena; decommission copies them to Spark's files first and then moves those.
+ * Everything else is Spark's. It must be an {@link IndexShuffleBlockResolver}: Spark's checksum diagnosis and its
+ * fallback storage match on that type.
+ */
+public final class ArenaBlockResolver extends IndexShuffleBlockResolver {
+    private final Supplier<List<MapOutputPublisher>> publishers;
+
+    /**
+     * {@code publishers}: this executor's, the current one first (none without a plugin or a transport; on the
+     * communicator path also those of communicators retiring, whose arenas still hold outputs).
+     */
+    public ArenaBlockResolver(SparkConf conf, Supplier<List<MapOutputPublisher>> publishers) {
+        super(conf, null, new ConcurrentHashMap<Object, OpenHashSet<Object>>());
+        this.publishers = publishers;
+    }
+
+    @Override
+    public ManagedBuffer getBlockData(BlockId blockId, Option<String[]> dirs) {
+        if (dirs.isEmpty()) { // with dirs: another executor's file, read from here (host-local reads)
+            for (MapOutputPublisher p : publishers.get()) {
+                ManagedBuffer arena = null;
+                if (blockId instanceof ShuffleBlockId id) {
+                    arena = ArenaBlock.of(p, id.shuffleId(), id.mapId(), id.reduceId(), id.reduceId() + 1);
+                } else if (blockId instanceof ShuffleBlockBatchId id) {
+                    arena = ArenaBlock.of(p, id.shuffleId(), id.mapId(), id.startReduceId(), id.endReduceId());
+                }
+                if (arena != null) {
+                    return arena;
+                }
+            }
+        }
+        return super.getBlockData(blockId, dirs);
+    }
+
+    /** Spark's stored outputs (index files) and those only in an arena. */
+    @Override
+    public scala.collection.immutable.List<ShuffleBlockInfo> getStoredShuffles() {
+        List<ShuffleBlockInfo> all = new ArrayList<>(ScalaCollections.asJava(super.getStoredShuffles()));
+        for (MapOutputPublisher p : publishers.get()) {
+            for (long[] output : p.arenaOnly()) {
+                all.add(new ShuffleBlockInfo((int) output[0], output[1]));
+            }
+        }
+        return ScalaCollections.toList(all);
+    }
+
+    /** An output only in an arena is copied to Spark's files first (once); then Spark moves the files. */
+    @Override
+    public scala.collection.immutable.List<Tuple2<BlockId, ManagedBuffer>> getMigrationBlocks(ShuffleBlockInfo info) {
+        for (MapOutputPublisher p : publishers.get()) {
+            try {
+                if (p.materialize(info.shuffleId(), info.mapId(), this)) {
+                    break;
+                }
+            } catch (IOException e) {
+                throw new UncheckedIOException("executor " + p.executorId() + " could not copy shuffle "
+                        + info.shuffleId() + " map " + info.mapId() + " out of its send arena for migration", e);
+            }
+        }
+        return super.getMigrationBlocks(info);
+    }
+
+    /**
+     * Blocks of an output in the arena. Spark's counts of a buffer's uses are not balanced, so this buffer holds no
+     * memory of its own: each stream holds a view of the arena until closed; Netty and nio users get a copy.
+     */
+    private static final class ArenaBlock extends ManagedBuffer {
+        private final MapOutputPublisher publisher;
+        private final int shuffleId;
+        private final long mapId;
+        private final int start;
+        private final int end;
+        private final long size;
+
+        private ArenaBlock(MapOutputPublisher publisher, int shuffleId, long mapId, int start, int end, long size) {
+            this.publisher = publisher;
+            this.shuffleId = shuffleId;
+            this.mapId = mapId;
+            this.start = start;
+            this.end = end;
+            this.size = size;
+        }
+
+        /** Partitions {@code [start, end)} of the output, or null when it was not written into the arena. */
+        static ArenaBlock of(MapOutputPublisher publisher, int shuffleId, long mapId, int start, int end) {
+            long bytes = publisher.blockBytes(shuffleId, mapId, start, end);
+            return bytes < 0 ? null : new ArenaBlock(publisher, shuffleId, mapId, start, end, bytes);
+        }
+
+        @Override
+        public long size() {
+            return size;
+        }
+
+        private ByteBuffer lease() throws IOException {
+            ByteBuffer view = publisher.leaseBlocks(shuffleId, mapId, start, end);
+            if (view == null) {
+                throw new IOException("shuffle " + shuffleId + " map " + mapId + " partitions [" + start + ", " + end
+                        + ") are no longer in executor " + publisher.executorId() + "'s send arena (released, or the "
+                        + "executor is stopping)");
+            }
+            return view;
+        }
+
+        @Override
+        public ByteBuffer nioByteBuffer() throws IOException {
+            ByteBuffer view = lease();
+            try {
+                ByteBuffer copy = ByteBuffer.allocate(view.remaining());
+                copy.put(view).flip();
+                return copy;
+            } finally {
+                publisher.arena().unlease();
+            }
+        }
+
+        @Override
+        public InputStream createInputStream() throws IOException {
+            ByteBuffer view = lease();
+            return new InputStream() {
+                private boolean closed;
+
+                @Override
+                public int read() throws IOException {
+                    open();
+                    return view.hasRemaining() ? view.get() & 0xff : -1;
+                }
+
+                @Override
+                public int read(byte[] b, int off, int len) throws IOException {
+                    open();
+                    if (len == 0) {
+                        return 0;
+                    }
+                    if (!view.hasRemaining()) {
+                        return -1;
+                    }
+                    int n = Math.min(len, view.remaining());
+                    view.get(b, off, n);
+                    return n;
+                }
+
+                @Override
+                public int available() {
+                    return closed ? 0 : view.remaining();
+                }
+
+                private void open() throws IOException {
+                    if (closed) {
+                        throw new IOException("stream closed");
+                    }
+                }
+
+                @Override
+                public void close() {
+                    if (!closed) {
+                        closed = true;
+                        publisher.arena().unlease();
+                    }
+                }
+            };
+        }
+
+        @Override
+        public ManagedBuffer retain() {
+            return this;
+        }
+
+        @Override
+        public ManagedBuffer release() {
+            return this;
+        }
+
+        @Override
+        public Object convertToNetty() throws IOException {
+            return new NioManagedBuffer(nioByteBuffer()).convertToNetty();
+        }
+
+        /** Spark 4's TLS transfer (no {@code @Override}: Spark 3.5 has no such method). */
+        public Object convertToNettyForSsl() throws IOException {
+            return convertToNetty();
+        }
+
+        @Override
+        public String toString() {
+            return "ArenaBlock[shuffle " + shuffleId + " map " + mapId + " partitions " + start + "-" + end + ", "
+                    + size + " bytes]";
+        }
+    }
+}

@@ -1,0 +1,32 @@
+package org.apache.spark.shuffle.hcomm.internal.write;
+
+import org.apache.spark.shuffle.hcomm.internal.rpc.Messages;
+import org.hcomm.bridge.transport.Region;
+
+/**
+ * Where one of {@link MapOutputPublisher}'s outputs lives: arena offsets (or -1) and mapped file regions (or null)
+ * of its index and data, and what the driver was told of it (null until announced). An output Spark's writers wrote
+ * into the arena also keeps its offsets and checksums: it has no file, so Spark's own readers and
+ * {@link MapOutputPublisher#materialize} need them. Guarded by its publisher.
+ */
+final class Publication {
+    final long mapId;
+    final long indexBytes;
+    final long dataBytes;
+    Messages.Published told;
+    long indexOffset = -1;
+    long dataOffset = -1;
+    Region mappedIndex;
+    Region mappedData;
+    /** Written into the arena: the partition offsets (numPartitions + 1) and Spark's checksums; else null. */
+    long[] offsets;
+    long[] checksums;
+    /** Written into the arena and since copied to Spark's files (for decommission): Spark serves those. */
+    boolean materialized;
+
+    Publication(long mapId, long indexBytes, long dataBytes) {
+        this.mapId = mapId;
+        this.indexBytes = indexBytes;
+        this.dataBytes = dataBytes;
+    }
+}

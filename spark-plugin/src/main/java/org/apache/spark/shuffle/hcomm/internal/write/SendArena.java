@@ -1,0 +1,142 @@
+package org.apache.spark.shuffle.hcomm.internal.write;
+
+import java.io.File;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.StandardOpenOption;
+
+import org.hcomm.bridge.transport.Region;
+import org.hcomm.bridge.transport.Transport;
+import org.hcomm.bridge.transport.TransportException;
+
+/**
+ * The executor's registered send arena: memory peers read one-sidedly, handed out in aligned extents. Data extents
+ * must leave an eighth of the arena free, so indexes (tiny, one per output) keep fitting. Spark's own readers of an
+ * output held here (local reads, its fetch) hold a view each; {@link #close()} waits for them (boundedly) before the
+ * memory goes. Thread-safe; owns the region.
+ */
+final class SendArena implements AutoCloseable {
+    /** How long close waits for Spark's readers of views (a local reduce task deserialising a block) to finish. */
+    static final long CLOSE_WAIT_MS = 10_000;
+
+    private final Region region;
+    private final ArenaAllocator allocator;
+    private final long indexReserve;
+    private int views;
+    private boolean closed;
+
+    SendArena(Transport transport, long size) {
+        this.region = size > 0 ? transport.allocate("hcomm-send-arena", size) : null;
+        this.allocator = new ArenaAllocator(size);
+        this.indexReserve = size / 8;
+    }
+
+    /** An extent of {@code bytes} for an index, or -1. */
+    synchronized long allocate(long bytes) {
+        return closed ? -1 : allocator.allocate(bytes);
+    }
+
+    /** An extent of {@code bytes} for data, or -1 when it would eat into the index reserve. */
+    synchronized long allocateData(long bytes) {
+        return closed || dataRoom() < ArenaAllocator.aligned(bytes) ? -1 : allocator.allocate(bytes);
+    }
+
+    /** Grows a data extent in place; false when its neighbour is taken or the index reserve would shrink. */
+    synchronized boolean extendData(long offset, long bytes, long newBytes) {
+        long more = ArenaAllocator.aligned(newBytes) - ArenaAllocator.aligned(Math.max(bytes, 1));
+        return !closed && dataRoom() >= more && allocator.extend(offset, bytes, newBytes);
+    }
+
+    synchronized void shrink(long offset, long bytes, long newBytes) {
+        allocator.shrink(offset, bytes, newBytes);
+    }
+
+    synchronized void release(long offset, long bytes) {
+        allocator.release(offset, bytes);
+    }
+
+    /** Bytes a data extent may still take. */
+    synchronized long dataRoom() {
+        return allocator.free() - indexReserve;
+    }
+
+    synchronized long used() {
+        return allocator.used();
+    }
+
+    long capacity() {
+        return allocator.capacity();
+    }
+
+    /** A writable view of {@code [offset, offset + bytes)}; valid until close. */
+    ByteBuffer view(long offset, long bytes) {
+        return region.buffer().position((int) offset).limit((int) (offset + bytes)).slice();
+    }
+
+    long address(long offset) {
+        return region.address() + offset;
+    }
+
+    /** Reads the first {@code bytes} of {@code file} into the arena at {@code offset}. */
+    void copyIn(File file, long offset, long bytes) throws IOException {
+        ByteBuffer dst = view(offset, bytes);
+        try (FileChannel ch = FileChannel.open(file.toPath(), StandardOpenOption.READ)) {
+            while (dst.hasRemaining()) {
+                if (ch.read(dst) < 0) {
+                    throw new IOException("map output " + file + " is shorter than its partition lengths say");
+                }
+            }
+        }
+    }
+
+    /** Writes {@code bytes} of the arena at {@code offset} to a new file {@code to} (nothing when 0). */
+    void copyOut(long offset, long bytes, File to) throws IOException {
+        ByteBuffer src = bytes == 0 ? ByteBuffer.allocate(0) : view(offset, bytes);
+        try (FileChannel ch = FileChannel.open(to.toPath(), StandardOpenOption.WRITE, StandardOpenOption.CREATE,
+                StandardOpenOption.TRUNCATE_EXISTING)) {
+            while (src.hasRemaining()) {
+                ch.write(src);
+            }
+        }
+    }
+
+    /** Makes bytes written at {@code offset} readable by peers (a host-to-device copy on the communicator path). */
+    void stage(long offset, long bytes) throws TransportException {
+        region.commit(offset, bytes);
+    }
+
+    /** A read-only view for Spark's reader, counted until {@link #unlease()}; null once the arena is closing. */
+    synchronized ByteBuffer lease(long offset, long bytes) {
+        if (closed) {
+            return null;
+        }
+        views++;
+        return view(offset, bytes).asReadOnlyBuffer();
+    }
+
+    synchronized void unlease() {
+        views--;
+        notifyAll();
+    }
+
+    /** Frees the memory once Spark's readers gave their views back, or after {@link #CLOSE_WAIT_MS}. */
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        long deadline = System.currentTimeMillis() + CLOSE_WAIT_MS;
+        try {
+            for (long left = CLOSE_WAIT_MS; views > 0 && left > 0; left = deadline - System.currentTimeMillis()) {
+                wait(left);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        if (region != null) {
+            region.close();
+        }
+    }
+}

@@ -1,0 +1,245 @@
+package org.apache.spark.shuffle.hcomm.internal.write;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Random;
+
+import org.apache.spark.shuffle.api.ShuffleMapOutputWriter;
+import org.apache.spark.shuffle.api.ShufflePartitionWriter;
+import org.apache.spark.shuffle.api.WritableByteChannelWrapper;
+import org.apache.spark.shuffle.api.metadata.MapOutputCommitMessage;
+import org.apache.spark.shuffle.hcomm.TestPluginContext;
+import org.apache.spark.shuffle.hcomm.internal.metrics.ShuffleMetrics;
+import org.apache.spark.shuffle.hcomm.internal.rpc.DriverClient;
+import org.hcomm.bridge.transport.HcommTransport;
+import org.hcomm.bridge.transport.TransportOptions;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Map outputs written straight into a real send arena (soft HComm's registered memory): Spark's index layout, growth
+ * in place and by moving, the overflow into Spark's writer, abort. Spark's file writer is a recorder here (the
+ * Spark suites run the real one).
+ */
+class ArenaMapOutputWriterTest {
+    private HcommTransport transport;
+    private MapOutputPublisher publisher;
+    private final ShuffleMetrics metrics = ShuffleMetrics.forExecutor();
+    private final Random random = new Random(7);
+
+    private MapOutputPublisher open(long arenaSize) throws Exception {
+        transport = HcommTransport.open(new TransportOptions(InetAddress.getByName("127.0.0.1"), false, null,
+                Duration.ofSeconds(10), Duration.ofSeconds(10)));
+        publisher = new MapOutputPublisher(transport, arenaSize, 4096, metrics,
+                new DriverClient(new TestPluginContext("1", Map.of()), metrics), 0, true);
+        return publisher;
+    }
+
+    @AfterEach
+    void close() {
+        if (publisher != null) {
+            publisher.close();
+        }
+        if (transport != null) {
+            transport.close();
+            assertTrue(transport.liveObjects().isEmpty(), () -> "native objects left: " + transport.liveObjects());
+        }
+    }
+
+    private ArenaMapOutputWriter writer(long mapId, int partitions, Recorder spark) {
+        long index = publisher.arena().allocate(8L * (partitions + 1));
+        return new ArenaMapOutputWriter(publisher, 0, mapId, partitions, index, () -> spark, (s, m, c) -> { });
+    }
+
+    private byte[] bytes(int n) {
+        byte[] b = new byte[n];
+        random.nextBytes(b);
+        return b;
+    }
+
+    private static void write(ShuffleMapOutputWriter w, int partition, byte[] data) throws IOException {
+        try (OutputStream out = w.getPartitionWriter(partition).openStream()) {
+            for (int at = 0; at < data.length; at += 10_000) { // as Spark's buffered streams do: pieces
+                out.write(data, at, Math.min(10_000, data.length - at));
+            }
+        }
+    }
+
+    private byte[] arenaBlock(long mapId, int start, int end) {
+        ByteBuffer view = publisher.leaseBlocks(0, mapId, start, end);
+        assertNotNull(view, "map " + mapId + " is in the arena");
+        byte[] b = new byte[view.remaining()];
+        view.get(b);
+        publisher.arena().unlease();
+        return b;
+    }
+
+    @Test
+    void smallOutputStaysInTheArenaInSparksIndexLayout() throws Exception {
+        open(16 << 20);
+        Recorder spark = new Recorder();
+        ArenaMapOutputWriter w = writer(1, 4, spark);
+        byte[] p0 = bytes(5000);
+        byte[] p2 = bytes(70_000);
+        write(w, 0, p0);
+        write(w, 2, p2); // partition 1 skipped (empty), 3 never opened
+        MapOutputCommitMessage m = w.commitAllPartitions(new long[0]);
+        assertArrayEquals(new long[] {5000, 0, 70_000, 0}, m.getPartitionLengths());
+        assertArrayEquals(p0, arenaBlock(1, 0, 1));
+        assertArrayEquals(p2, arenaBlock(1, 1, 3));
+        assertEquals(0, spark.calls.size(), "Spark's writer never used");
+        assertEquals(1, metrics.outputsWrittenToArena.getCount());
+        assertEquals(ArenaAllocator.aligned(8 * 5) + ArenaAllocator.aligned(75_000), publisher.arena().used(),
+                "trimmed to what was written");
+    }
+
+    @Test
+    void indexIsSparksBigEndianOffsets() throws Exception {
+        open(16 << 20);
+        ArenaMapOutputWriter w = writer(2, 3, new Recorder());
+        write(w, 0, bytes(10));
+        write(w, 1, bytes(300));
+        write(w, 2, bytes(7));
+        w.commitAllPartitions(new long[0]);
+        // the only index extent is the first allocation: offset 0
+        ByteBuffer index = publisher.arena().view(0, 32).order(ByteOrder.BIG_ENDIAN);
+        assertArrayEquals(new long[] {0, 10, 310, 317},
+                new long[] {index.getLong(), index.getLong(), index.getLong(), index.getLong()});
+    }
+
+    @Test
+    void growsInPlaceThenMovesWithBytesIntact() throws Exception {
+        open(32 << 20); // first extent 2 MiB
+        ArenaMapOutputWriter a = writer(1, 2, new Recorder());
+        byte[] big = bytes(5 << 20);
+        write(a, 0, big); // grows in place: nothing after it
+        assertEquals(0, metrics.arenaRelocations.getCount());
+        ArenaMapOutputWriter b = writer(2, 1, new Recorder());
+        write(b, 0, bytes(1000)); // b's extent right after a's
+        byte[] more = bytes(8 << 20);
+        write(a, 1, more); // a cannot grow in place any more: it moves
+        assertTrue(metrics.arenaRelocations.getCount() >= 1, "moved");
+        a.commitAllPartitions(new long[0]);
+        b.commitAllPartitions(new long[0]);
+        assertArrayEquals(big, arenaBlock(1, 0, 1));
+        assertArrayEquals(more, arenaBlock(1, 1, 2));
+    }
+
+    @Test
+    void overflowReplaysEarlierPartitionsInOrderAndContinuesInSparksWriter() throws Exception {
+        open(4 << 20); // data may use 3.5 MiB
+        Recorder spark = new Recorder();
+        ArenaMapOutputWriter w = writer(1, 5, spark);
+        byte[] p0 = bytes(1 << 20);
+        byte[] p2 = bytes(2 << 20);
+        byte[] p3 = bytes(2 << 20);
+        byte[] p4 = bytes(1000);
+        write(w, 0, p0);
+        write(w, 2, p2);
+        write(w, 3, p3); // over the room: overflow in the middle of partition 3
+        write(w, 4, p4);
+        long[] checksums = {1, 2, 3, 4, 5};
+        w.commitAllPartitions(checksums);
+        assertEquals(List.of(0, 2, 3, 4), spark.partitions, "non-empty partitions, in order, once each");
+        assertArrayEquals(p0, spark.data.get(0));
+        assertArrayEquals(p2, spark.data.get(1));
+        assertArrayEquals(p3, spark.data.get(2), "the head written into the arena, then the tail");
+        assertArrayEquals(p4, spark.data.get(3));
+        assertArrayEquals(checksums, spark.committed);
+        assertEquals(1, metrics.outputsOverflowed.getCount());
+        assertEquals(0, metrics.outputsWrittenToArena.getCount());
+        assertEquals(0, publisher.arena().used(), "nothing of it left in the arena");
+        assertEquals(-1, publisher.blockBytes(0, 1, 0, 1), "not an arena output");
+    }
+
+    @Test
+    void abortFreesEverything() throws Exception {
+        open(16 << 20);
+        ArenaMapOutputWriter w = writer(1, 2, new Recorder());
+        write(w, 0, bytes(3 << 20));
+        w.abort(new RuntimeException("task killed"));
+        assertEquals(0, publisher.arena().used());
+        assertEquals(-1, publisher.blockBytes(0, 1, 0, 1));
+    }
+
+    @Test
+    void emptyOutputHasOnlyAnIndex() throws Exception {
+        open(16 << 20);
+        ArenaMapOutputWriter w = writer(1, 3, new Recorder());
+        assertArrayEquals(new long[3], w.commitAllPartitions(new long[0]).getPartitionLengths());
+        assertEquals(ArenaAllocator.aligned(32), publisher.arena().used());
+        assertEquals(0, arenaBlock(1, 0, 3).length);
+    }
+
+    /** Spark's file writer, recording what it was given. */
+    private static final class Recorder implements ShuffleMapOutputWriter {
+        final List<Integer> partitions = new ArrayList<>();
+        final List<byte[]> data = new ArrayList<>();
+        final List<String> calls = new ArrayList<>();
+        long[] committed;
+
+        @Override
+        public ShufflePartitionWriter getPartitionWriter(int reducePartitionId) {
+            calls.add("partition " + reducePartitionId);
+            partitions.add(reducePartitionId);
+            ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+            return new ShufflePartitionWriter() {
+                @Override
+                public OutputStream openStream() {
+                    return new OutputStream() {
+                        @Override
+                        public void write(int b) {
+                            bytes.write(b);
+                        }
+
+                        @Override
+                        public void write(byte[] b, int off, int len) {
+                            bytes.write(b, off, len);
+                        }
+
+                        @Override
+                        public void close() {
+                            data.add(bytes.toByteArray());
+                        }
+                    };
+                }
+
+                @Override
+                public Optional<WritableByteChannelWrapper> openChannelWrapper() {
+                    return Optional.empty();
+                }
+
+                @Override
+                public long getNumBytesWritten() {
+                    return bytes.size();
+                }
+            };
+        }
+
+        @Override
+        public MapOutputCommitMessage commitAllPartitions(long[] checksums) {
+            calls.add("commit");
+            committed = checksums;
+            return MapOutputCommitMessage.of(new long[0]);
+        }
+
+        @Override
+        public void abort(Throwable error) {
+            calls.add("abort");
+        }
+    }
+}
