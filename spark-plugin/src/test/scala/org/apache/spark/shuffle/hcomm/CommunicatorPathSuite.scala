@@ -35,14 +35,22 @@ class CommunicatorPathSuite extends HcommShuffleSuite {
 
   test("the communicator path: one communicator per executor, outputs staged host to device, no endpoint", CrossLine) {
     val before = metric("bytesReadOneSided")
+    val toHost = metric("bytesToHost")
     val got = sc.parallelize(1 to 50000, 6).map(i => (i % 300, i.toLong)).reduceByKey(_ + _, 5).collect().toMap
     assert(got == (1 to 50000).groupBy(_ % 300).map { case (k, v) => k -> v.map(_.toLong).sum })
     assertReadOneSided(before)
     eventually("staged bytes reported")(metric("bytesStaged") > 0)
-    assert(metric("communicatorsLive") == executors, "each executor holds one communicator")
-    assert(metric("communicatorsJoined") == executors)
+    // each executor holds one communicator: the driver forms a first one of the executors that had registered
+    // when the set settled, and another once a late one joined (seen on a loaded host, cross-line 4.1: "formed by 2
+    // executors", then by 3, 0.6 s apart); the earlier one retires, and the counters say so at a later stage's end
+    eventually("each executor holds one communicator", 60) {
+      sc.parallelize(1 to 8, 4).map(i => (i % 2, i)).reduceByKey(_ + _, 2).count()
+      metric("communicatorsLive") == executors
+    }
+    assert(metric("communicatorsJoined") >= executors)
     assert(metric("outputsMapped") == 0 && metric("indexesMapped") == 0, "no file is registered on A2")
-    // every one-sided byte came to the host by a device-to-host copy (and the index reads too)
-    assert(metric("bytesToHost") > metric("bytesReadOneSided") - before)
+    // every one-sided byte came to the host by a device-to-host copy (and index reads, when there are any, too)
+    assert(metric("bytesToHost") - toHost >= metric("bytesReadOneSided") - before)
+    assert(metric("bytesReadOneSided") > before)
   }
 }
