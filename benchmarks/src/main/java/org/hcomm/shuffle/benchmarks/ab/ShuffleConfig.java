@@ -20,7 +20,13 @@ public enum ShuffleConfig {
      * runner waits for the driver's communicator before it times anything ({@code Runner.awaitCommunicator}). Not in
      * the presets' matrix (they stay as measured); chosen with {@code -Dab.configs=...,hcomm-communicator}.
      */
-    HCOMM_COMMUNICATOR("hcomm-communicator");
+    HCOMM_COMMUNICATOR("hcomm-communicator"),
+    /**
+     * This plugin on soft HComm with {@code spark.shuffle.hcomm.writeTarget=arena}: Spark's writers write each map
+     * output straight into the send arena, once (host-local disk reads off, as that mode needs). Not in the presets'
+     * matrix; chosen with {@code -Dab.configs=...,hcomm-arena}.
+     */
+    HCOMM_ARENA("hcomm-arena");
 
     static final String FORCE_TCP_ENV = "HCOMM_SOFT_FORCE_TCP";
     /** The SoC soft HComm behaves like ({@code aclrtGetSocName}); an Atlas A2 one selects the communicator path. */
@@ -40,7 +46,7 @@ public enum ShuffleConfig {
     }
 
     public boolean isHcomm() {
-        return this == HCOMM || this == HCOMM_TCP || this == HCOMM_COMMUNICATOR;
+        return this == HCOMM || this == HCOMM_TCP || this == HCOMM_COMMUNICATOR || this == HCOMM_ARENA;
     }
 
     /** Whether this configuration reads through an HCCL communicator (Atlas A2/A3) instead of the endpoint API. */
@@ -51,7 +57,7 @@ public enum ShuffleConfig {
     /** What the executors' HCOMM_SOFT_FORCE_TCP must be for this configuration ("unset" for the built-in ones). */
     String expectedForceTcp() {
         return switch (this) {
-            case HCOMM, HCOMM_COMMUNICATOR -> "0";
+            case HCOMM, HCOMM_COMMUNICATOR, HCOMM_ARENA -> "0";
             case HCOMM_TCP -> "1";
             default -> "unset";
         };
@@ -61,21 +67,24 @@ public enum ShuffleConfig {
         switch (this) {
             case BUILTIN -> conf.set("spark.shuffle.readHostLocalDisk", "true");
             case BUILTIN_NETWORK -> conf.set("spark.shuffle.readHostLocalDisk", "false");
-            case HCOMM, HCOMM_TCP -> conf
-                    .set("spark.plugins", "org.apache.spark.shuffle.hcomm.HcommShufflePlugin")
-                    .set("spark.shuffle.manager", "org.apache.spark.shuffle.hcomm.HcommShuffleManager")
-                    .set("spark.shuffle.hcomm.fallback", "never")
-                    // Set explicitly both ways, so an exported variable in the caller's shell cannot leak in.
-                    .set("spark.executorEnv." + FORCE_TCP_ENV, this == HCOMM_TCP ? "1" : "0");
-            case HCOMM_COMMUNICATOR -> conf
-                    .set("spark.plugins", "org.apache.spark.shuffle.hcomm.HcommShufflePlugin")
-                    .set("spark.shuffle.manager", "org.apache.spark.shuffle.hcomm.HcommShuffleManager")
-                    .set("spark.shuffle.hcomm.fallback", "never")
-                    .set("spark.executorEnv." + FORCE_TCP_ENV, "0")
+            case HCOMM, HCOMM_TCP -> plugin(conf, this == HCOMM_TCP);
+            case HCOMM_ARENA -> plugin(conf, false)
+                    .set("spark.shuffle.hcomm.writeTarget", "arena")
+                    .set("spark.shuffle.readHostLocalDisk", "false");
+            case HCOMM_COMMUNICATOR -> plugin(conf, false)
                     .set("spark.executorEnv." + SOC_ENV, A2_SOC)
                     .set("spark.shuffle.hcomm.communicator.settle", COMMUNICATOR_SETTLE);
             default -> throw new AssertionError(this);
         }
+    }
+
+    /** The plugin's two settings, fallback {@code never}, and the soft NIC forced or not in every executor. */
+    private static SparkConf plugin(SparkConf conf, boolean forceTcp) {
+        return conf.set("spark.plugins", "org.apache.spark.shuffle.hcomm.HcommShufflePlugin")
+                .set("spark.shuffle.manager", "org.apache.spark.shuffle.hcomm.HcommShuffleManager")
+                .set("spark.shuffle.hcomm.fallback", "never")
+                // Set explicitly both ways, so an exported variable in the caller's shell cannot leak in.
+                .set("spark.executorEnv." + FORCE_TCP_ENV, forceTcp ? "1" : "0");
     }
 
     public static ShuffleConfig of(String label) {
