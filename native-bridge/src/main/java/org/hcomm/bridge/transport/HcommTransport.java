@@ -156,6 +156,15 @@ public final class HcommTransport implements Transport {
         return track(new Batch(thread, ReadStrategy.onThread(thread, ReadStrategy.Completion.DRAIN)));
     }
 
+    /**
+     * On threads, eight: each batch has an HComm thread of its own and completes by draining it (well under the 200
+     * threads CANN allows per allocation). A fence waits for every read on the channel, so with ReadNbi, two.
+     */
+    @Override
+    public int independentBatches() {
+        return nbiFence ? 2 : 8;
+    }
+
     @Override
     public LiveObjects liveObjects() {
         return LiveObjects.current();

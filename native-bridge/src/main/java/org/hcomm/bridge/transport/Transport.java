@@ -57,6 +57,15 @@ public interface Transport extends AutoCloseable {
     /** A new batch context for reads; owns an HComm thread when the read strategy needs one. */
     ReadBatch newReadBatch();
 
+    /**
+     * How many read batches one reader may keep in flight so that each completes on its own (where completion is per
+     * channel, a fence, waiting for one waits for all: two). By default four: on a communicator each batch is a stream
+     * with a thread of the communicator's, and CANN allows about 40 of those per communicator.
+     */
+    default int independentBatches() {
+        return 4;
+    }
+
     /** What is live in the native library, when it can tell ({@code null} otherwise). */
     LiveObjects liveObjects();
 

@@ -69,8 +69,8 @@ class HcommShuffleSuite extends LocalClusterSuite {
   test("a reduce task reading from two owners waits for one wave: no index round, not one per owner", CrossLine) {
     sc.parallelize(1 to 100, 3).map(i => (i % 7, i)).reduceByKey(_ + _, 3).count()
     lastStageReported() // this and every earlier stage's counters are in: the ones below move by this job alone
-    val before = Seq("indexRounds", "readWaves", "readTasks", "readTasksOverTwoRoundTrips", "publicationBatches")
-      .map(m => m -> metric(m)).toMap
+    val before = Seq("indexRounds", "readWaves", "readTasks", "readRoundTrips", "readTasksOverTwoRoundTrips",
+      "publicationBatches").map(m => m -> metric(m)).toMap
     val mapExecutors = sc.collectionAccumulator[String]("map task executors")
     val got = sc.parallelize(0 until 12, 12).mapPartitions { it =>
       Thread.sleep(200) // keep every executor busy, so the map outputs spread over all three
@@ -86,11 +86,41 @@ class HcommShuffleSuite extends LocalClusterSuite {
     assert(metric("indexRounds") - before("indexRounds") == 0)
     assert(metric("readWaves") - before("readWaves") == 6)
     assert(metric("readTasks") - before("readTasks") == 6)
+    assert(metric("readRoundTrips") - before("readRoundTrips") == 6)
     assert(metric("readTasksOverTwoRoundTrips") == before("readTasksOverTwoRoundTrips"))
     // the 12 outputs reached the driver in batches no map task waited for (one each at most)
     val batches = metric("publicationBatches") - before("publicationBatches")
     assert(batches >= 1 && batches <= 12, s"$batches batches")
     assert(metric("bytesReadFallback") == 0)
+  }
+
+  test("a reduce task whose blocks fill several chunks waits for one round trip: every wave in flight at once") {
+    sc.parallelize(1 to 100, 3).map(i => (i % 7, i)).reduceByKey(_ + _, 3).count()
+    lastStageReported()
+    val before = Seq("readWaves", "readTasks", "readRoundTrips", "readTasksOverTwoRoundTrips", "bytesReadFallback")
+      .map(m => m -> metric(m)).toMap
+    // 6 map tasks write 1 MiB of random (incompressible) bytes per reduce partition: each of the 3 reduce tasks
+    // reads about 4 MiB from the other executors, several 1 MiB chunks in waves of 1, 2, 4 ... chunks
+    val digests = sc.parallelize(0 until 6, 6).flatMap { m =>
+      (0 until 3).map { r =>
+        val bytes = new Array[Byte](1 << 20)
+        new java.util.Random(m * 3 + r).nextBytes(bytes)
+        (r, bytes)
+      }
+    }.partitionBy(new HashPartitioner(3)).mapValues(b => java.util.Arrays.hashCode(b)).collect()
+    val want = for (m <- 0 until 6; r <- 0 until 3) yield {
+      val bytes = new Array[Byte](1 << 20)
+      new java.util.Random(m * 3 + r).nextBytes(bytes)
+      (r, java.util.Arrays.hashCode(bytes))
+    }
+    assert(digests.sorted.toSeq == want.sorted)
+    lastStageReported()
+    val tasks = metric("readTasks") - before("readTasks")
+    assert(tasks == 3)
+    assert(metric("readWaves") - before("readWaves") > tasks, "each task's bytes came in more than one wave")
+    assert(metric("readRoundTrips") - before("readRoundTrips") == tasks, "one round trip per task")
+    assert(metric("readTasksOverTwoRoundTrips") == before("readTasksOverTwoRoundTrips"))
+    assert(metric("bytesReadFallback") == before("bytesReadFallback"))
   }
 
   test("groupByKey keeps every value", CrossLine) {

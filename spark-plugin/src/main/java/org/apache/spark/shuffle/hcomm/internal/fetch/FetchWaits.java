@@ -6,14 +6,16 @@ import org.hcomm.bridge.transport.ReadBatch;
 import org.hcomm.bridge.transport.TransportException;
 
 /**
- * A reduce task's waits for its batches of one-sided reads: each is one round trip, its time is fetch wait time
- * (summed in ns, reported to Spark in whole ms, and split by what was waited for in the plugin's metrics). Confined
- * to the task's thread.
+ * A reduce task's waits for its batches of one-sided reads, and its round trips: the length of the chain of waits
+ * its reads depended on. A batch issued before the task's previous wait ended lands within that wait's round trip (its
+ * request was already on the wire); one issued after a wait ended is one round trip deeper than that wait. Wait time
+ * is fetch wait time (summed in ns, reported to Spark in whole ms, and split by what was waited for in the plugin's
+ * metrics). Confined to the task's thread.
  */
 final class FetchWaits {
     private final ShuffleMetrics metrics;
     private final ShuffleReadMetricsReporter readMetrics;
-    private int roundTrips;
+    private int depth;
     private long waitNanos;
     private long waitReportedMs;
 
@@ -22,14 +24,22 @@ final class FetchWaits {
         this.readMetrics = readMetrics;
     }
 
-    /** Waits for {@code batch}, one round trip of the task's; returns how long it waited. */
-    long await(ReadBatch batch, ShuffleMetrics.FetchWait what) throws TransportException {
+    /** The round trip a batch issued now lands in: one after the deepest wait that ended so far. */
+    int issueDepth() {
+        return depth + 1;
+    }
+
+    /**
+     * Waits for {@code batch}, issued at round trip {@code issuedAt} ({@link #issueDepth()} when it was flushed);
+     * returns how long it waited.
+     */
+    long await(ReadBatch batch, ShuffleMetrics.FetchWait what, int issuedAt) throws TransportException {
         long t0 = System.nanoTime();
         long waited = 0;
-        roundTrips++;
         try {
             batch.await();
         } finally {
+            depth = Math.max(depth, issuedAt);
             waited = System.nanoTime() - t0;
             metrics.fetchWaited(what, waited);
             waitNanos += waited;
@@ -40,9 +50,9 @@ final class FetchWaits {
         return waited;
     }
 
-    /** Batches the task waited for so far: index rounds and waves. */
+    /** Round trips on the task's critical path so far: index rounds and data waves issued after a wait. */
     int roundTrips() {
-        return roundTrips;
+        return depth;
     }
 
     /**

@@ -1,9 +1,6 @@
 package org.apache.spark.shuffle.hcomm.internal.fetch;
 
 import java.io.InputStream;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
@@ -21,10 +18,14 @@ import scala.collection.AbstractIterator;
  * Reads a reduce task's remote blocks with one-sided reads into borrowed chunks of the receive buffer, and hands
  * them out as streams that deserialise straight from that memory.
  *
- * <p>First the index of every map output (the offsets of the task's partitions) is read: one batch for all owners,
- * as many rounds as it takes to fit the borrowed chunks (usually one). Then the data, as the {@link WavePlan} cuts
- * it: two waves are in flight at once on two read batches: while the task deserialises wave {@code w}, wave
- * {@code w + 1} is landing. Rounds and waves span owners, so a task's round trips do not grow with the number of
+ * <p>First the offsets of the task's partitions in every map output: they travelled with the publications, else
+ * they are read from the owners' indexes ({@link IndexRounds}).
+ * Then the data, as the {@link WavePlan} cuts it, each wave on a read batch of its own. When the task's bytes fit
+ * its chunks, every wave goes out at once (up to the transport's {@link
+ * org.hcomm.bridge.transport.Transport#independentBatches() independent batches}, the next one as soon as a batch
+ * has landed): the waves land one after the other within one round trip, and the task deserialises each as soon as
+ * it is there. Otherwise two waves are in flight over two sets of chunks: while the task deserialises wave {@code w},
+ * wave {@code w + 1} is landing. Rounds and waves span owners, so a task's round trips do not grow with the number of
  * executors it reads from; a failed read leaves through {@link Blame}, which names the executor whose output must be
  * recomputed.
  *
@@ -40,13 +41,19 @@ public final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId,
     private final List<MapRead> reads;
     private final ShuffleReadMetricsReporter readMetrics;
     private final SerializerManager serializerManager;
-    private final ReadResources.Lease lease;
+    private ReadResources.Lease lease;
     private final List<ReceiveBuffer.Chunk> chunks;
-    private final ReadBatch[] batches;
+    private ReadBatch[] batches;
     private final int chunkSize;
 
     private WavePlan plan;
+    /** Waves in flight at once: every batch when the task fits its chunks, else two (two sets of chunks). */
+    private int ahead = 2;
+    /** Waves issued so far: 0 .. issued - 1. */
+    private int issued;
     private int nextPart;
+    /** When the last wave landed (ns): a wave issued before that was queued behind it until then. */
+    private long lastLandedAt;
     private final FetchWaits waits;
     /**
      * A wait timed out: reads it gave up on may still land in the chunks, which serve no other task until the stage
@@ -92,6 +99,12 @@ public final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId,
             } catch (WavePlan.BadIndex e) {
                 throw readFailed(e.read, e.reduceId, e.getMessage(), null);
             }
+            if (plan.fitsBorrowed && plan.waves.size() > 2) {
+                this.lease = resources.withBatches(lease, plan.waves.size());
+                this.batches = this.lease.batches();
+                ahead = batches.length;
+            }
+            issueThrough(ahead - 1); // before Spark opens the first stream: the reads are on their way meanwhile
         } catch (Throwable e) {
             // not only RuntimeException: the FetchFailedException of a failed index read is checked (thrown
             // sneakily), and missing it leaked the borrowed chunks and batches for the executor's lifetime
@@ -125,64 +138,18 @@ public final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId,
         return offsets;
     }
 
-    /** Reads the offsets of {@code reads} from the owners' indexes, all owners in one batch per round. */
+    /** Reads the offsets of {@code reads} from the owners' indexes; a failed round leaves as {@link Blame} says. */
     private long[][] readIndexes(List<MapRead> reads) {
-        long[][] offsets = new long[reads.size()][];
-        int i = 0;
-        while (i < reads.size()) {
-            // one round: the next reads whose offsets fit in the borrowed chunks
-            int roundStart = i;
-            int chunk = 0;
-            int at = 0;
-            List<int[]> places = new ArrayList<>();
-            ReadBatch batch = batches[0];
-            try {
-                while (i < reads.size()) {
-                    MapRead r = reads.get(i);
-                    int bytes = 8 * (r.endReduce() - r.firstReduce() + 1);
-                    if (bytes > chunkSize) {
-                        throw new IllegalStateException("index of " + (bytes / 8) + " offsets does not fit a chunk of "
-                                + chunkSize + " bytes (raise spark.shuffle.hcomm.readChunkSize)");
-                    }
-                    if (at + bytes > chunkSize) {
-                        if (chunk + 1 == chunks.size()) {
-                            break;
-                        }
-                        chunk++;
-                        at = 0;
-                    }
-                    try {
-                        batch.read(r.channel(), chunks.get(chunk).address + at,
-                                r.indexAddress() + 8L * r.firstReduce(), bytes);
-                    } catch (TransportException e) {
-                        throw readFailed(r, r.firstReduce(), "one-sided read of the map output index refused", e);
-                    }
-                    places.add(new int[] {chunk, at, bytes});
-                    at += bytes;
-                    i++;
-                }
-                waits.await(batch, ShuffleMetrics.FetchWait.INDEX);
-                metrics.indexRounds.inc();
-                if (resources.onDevice()) {
-                    metrics.bytesToHost.inc(places.stream().mapToLong(p -> p[2]).sum());
-                }
-            } catch (TransportException e) {
-                long scratch = chunks.get(0).address;
-                MapRead failed = Blame.blame(e, reads.subList(roundStart, i),
-                        r -> blame.probe(scratch, r, e, () -> readsMayLandLate = true));
-                throw readFailed(failed, failed.firstReduce(), "one-sided read of the map output index failed", e);
-            }
-            for (int k = roundStart; k < i; k++) {
-                int[] p = places.get(k - roundStart);
-                ByteBuffer v = chunks.get(p[0]).view.duplicate().order(ByteOrder.BIG_ENDIAN); // Spark's layout
-                long[] off = new long[p[2] / 8];
-                for (int j = 0; j < off.length; j++) {
-                    off[j] = v.getLong(p[1] + 8 * j);
-                }
-                offsets[k] = off;
-            }
+        try {
+            return IndexRounds.read(reads, batches[0], chunks, chunkSize, waits, metrics, resources.onDevice());
+        } catch (IndexRounds.Refused e) {
+            throw readFailed(e.read, e.read.firstReduce(), "one-sided read of the map output index refused", e.cause);
+        } catch (IndexRounds.Failed e) {
+            long scratch = chunks.get(0).address;
+            MapRead failed = Blame.blame(e.cause, e.round,
+                    r -> blame.probe(scratch, r, e.cause, () -> readsMayLandLate = true));
+            throw readFailed(failed, failed.firstReduce(), "one-sided read of the map output index failed", e.cause);
         }
-        return offsets;
     }
 
     private void noteTimeout(TransportException e) {
@@ -191,13 +158,23 @@ public final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId,
 
     // ---- the pipeline ----
 
+    private ReadBatch batchOf(int wave) {
+        return batches[wave % batches.length];
+    }
+
+    /** Issues the waves up to {@code last} not issued yet, in order (their batches are free: see the callers). */
+    private void issueThrough(int last) {
+        int end = Math.min(last, plan.waves.size() - 1);
+        while (issued <= end) {
+            issue(issued++);
+        }
+    }
+
     private void issue(int index) {
         WavePlan.Wave w = plan.waves.get(index);
-        if (w.issued) {
-            return;
-        }
         w.issued = true;
-        ReadBatch batch = batches[index % 2];
+        w.depth = waits.issueDepth();
+        ReadBatch batch = batchOf(index);
         for (int j = w.first; j <= w.last; j++) {
             WavePlan.Piece p = plan.pieces.get(j);
             try {
@@ -225,13 +202,15 @@ public final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId,
         w.landed = true;
         long waited;
         try {
-            waited = waits.await(batches[index % 2],
-                    index == 0 ? ShuffleMetrics.FetchWait.FIRST_WAVE : ShuffleMetrics.FetchWait.LATER_WAVES);
+            waited = waits.await(batchOf(index),
+                    index == 0 ? ShuffleMetrics.FetchWait.FIRST_WAVE : ShuffleMetrics.FetchWait.LATER_WAVES, w.depth);
         } catch (TransportException e) {
             throw waveFailed(index, e, "one-sided read failed");
         }
-        long took = System.nanoTime() - w.issuedAt;
-        metrics.readLanded(took);
+        long now = System.nanoTime();
+        metrics.readLanded(now - w.issuedAt);
+        long took = now - Math.max(w.issuedAt, lastLandedAt); // the link's time for this wave alone
+        lastLandedAt = now;
         metrics.readWaves.inc();
         long bytes = 0;
         long crossHost = 0;
@@ -263,7 +242,7 @@ public final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId,
             WavePlan.Wave w = plan.waves.get(i);
             if (w.issued && !w.landed) {
                 w.landed = true;
-                batches[i % 2].await();
+                batchOf(i).await();
             }
         }
     }
@@ -290,15 +269,19 @@ public final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId,
         return blame.readFailed(stage, shuffleId, read, reduceId, why, cause);
     }
 
-    /** The piece holding sequence position {@code pos}, landed (and the next wave issued). */
+    /**
+     * The piece holding sequence position {@code pos}, landed, and the waves after it issued: with two sets of chunks
+     * the next one (its chunks were freed when the consumer left wave w - 1); when every wave has chunks of its own,
+     * also the one that takes the batch wave {@code w} just freed, before the task deserialises it.
+     */
     WavePlan.Piece landedPieceAt(long pos) {
         WavePlan.Piece p = plan.pieceAt(pos);
         int w = p.wave;
-        issue(w);
-        if (w + 1 < plan.waves.size()) {
-            issue(w + 1); // its chunks were freed when the consumer left wave w - 1
-        }
+        issueThrough(w + ahead - 1);
         land(w);
+        if (plan.fitsBorrowed) {
+            issueThrough(w + ahead);
+        }
         return p;
     }
 
@@ -373,6 +356,7 @@ public final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId,
         }
         closed = true;
         metrics.readTasks.inc();
+        metrics.readRoundTrips.inc(waits.roundTrips());
         if (plan != null && plan.fitsBorrowed && waits.roundTrips() > 2) {
             metrics.readTasksOverTwoRoundTrips.inc();
         }
@@ -382,7 +366,7 @@ public final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId,
                 if (w.issued && !w.landed) {
                     w.landed = true;
                     try {
-                        batches[i % 2].await();
+                        batchOf(i).await();
                     } catch (TransportException e) {
                         noteTimeout(e); // the task is over; only the chunks matter now
                     }

@@ -1,5 +1,6 @@
 package org.apache.spark.shuffle.hcomm.internal.fetch;
 
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.function.BooleanSupplier;
@@ -19,8 +20,8 @@ import org.slf4j.Logger;
  * retired until the channels of their stage attempt are destroyed. Thread-safe.
  *
  * <p>How many chunks a task borrows: what its bytes need (plus the rounding and its index), up to
- * {@code maxBytesInFlight} and never more than the buffer, so that a task whose bytes fit them is read in two waves
- * ({@link WavePlan}). The buffer shares them out ({@link ReceiveBuffer#borrow}): a lone reader (no chunk on loan,
+ * {@code maxBytesInFlight} and never more than the buffer, so that a task whose bytes fit them has every wave in
+ * flight at once ({@link WavePlan}, {@link #withBatches}). The buffer shares them out ({@link ReceiveBuffer#borrow}): a lone reader (no chunk on loan,
  * nobody waiting) gets that, but leaves a quarter of the free chunks (at least two) to a reader that opens while it
  * reads, such as the same task's second shuffle reader; while other readers hold chunks or wait for them, a reader
  * gets at most a quarter of what is free (which is less than half the buffer). A reader waits only for its first
@@ -123,6 +124,30 @@ public final class ReadResources implements AutoCloseable {
             throw e;
         }
         return new Lease(chunks, batches);
+    }
+
+    /**
+     * The batches of {@code lease} grown to {@code wanted}, at most as many as the transport completes apart
+     * ({@link Transport#independentBatches()}), for a reader whose waves can all be in flight at once; the lease
+     * as it was when it has them, or when no more can be made (the reader then keeps two waves in flight).
+     */
+    Lease withBatches(Lease lease, int wanted) {
+        int n = Math.min(wanted, transport.independentBatches());
+        if (n <= lease.batches().length) {
+            return lease;
+        }
+        ReadBatch[] batches = Arrays.copyOf(lease.batches(), n);
+        for (int i = lease.batches().length; i < n; i++) {
+            ReadBatch b = idleBatches.poll();
+            try {
+                batches[i] = b != null ? b : transport.newReadBatch();
+            } catch (RuntimeException e) {
+                LOG.debug("HComm: no read batch beyond {} for a reader ({}); it keeps fewer waves in flight", i,
+                        e.toString());
+                return new Lease(lease.chunks(), Arrays.copyOf(batches, i));
+            }
+        }
+        return new Lease(lease.chunks(), batches);
     }
 
     /** A read batch of its own, for a probe that must not queue behind a batch's reads; the caller closes it. */

@@ -2,15 +2,14 @@ package org.apache.spark.shuffle.hcomm.internal.fetch;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.function.IntUnaryOperator;
 
 import org.apache.spark.storage.ShuffleBlockId;
 
 /**
  * What a reduce task's one-sided reads are, once the offsets of its partitions are known: the partitions to hand
- * out ({@link Part}, positions in the task's byte sequence), each map output's contiguous range cut into pieces of
- * at most a chunk ({@link Piece}), and the pieces packed into waves ({@link Wave}) over two sets of the borrowed
- * chunks, so that one wave lands while the task deserialises the other. Pure: no I/O, confined to the task's thread.
+ * out ({@link Part}, positions in the task's byte sequence), the sequence laid over the borrowed chunks end to end and
+ * cut where a map output or a chunk ends ({@link Piece}: one read each), and the pieces grouped into waves
+ * ({@link Wave}) that land while the task deserialises the ones before. Pure: no I/O, confined to the task's thread.
  */
 final class WavePlan {
     /** A reduce partition to hand out: its bytes are [start, end) of the task's sequence. */
@@ -41,6 +40,7 @@ final class WavePlan {
         boolean issued;
         boolean landed;
         long issuedAt;
+        int depth; // the round trip it lands in (FetchWaits)
 
         Wave(int first) {
             this.first = first;
@@ -62,8 +62,6 @@ final class WavePlan {
     final List<Part> parts = new ArrayList<>();
     final List<Piece> pieces = new ArrayList<>();
     final List<Wave> waves = new ArrayList<>();
-    private final List<ReceiveBuffer.Chunk> chunks;
-    private final int chunkSize;
     /** The task's bytes fit the chunks it borrowed: every wave on chunks of its own. */
     final boolean fitsBorrowed;
     private int cursor; // piece the consumer is in
@@ -75,8 +73,6 @@ final class WavePlan {
      */
     WavePlan(int shuffleId, List<MapRead> reads, long[][] offsets, List<ReceiveBuffer.Chunk> chunks, int chunkSize,
             int firstWaveChunks) {
-        this.chunks = chunks;
-        this.chunkSize = chunkSize;
         long position = 0;
         for (int i = 0; i < reads.size(); i++) {
             MapRead r = reads.get(i);
@@ -92,76 +88,44 @@ final class WavePlan {
                             position + off[k] - base, position + off[k + 1] - base));
                 }
             }
+            // the task's sequence lies over its chunks end to end: a piece ends where the output or a chunk ends
             long total = off[off.length - 1] - base;
-            for (long done = 0; done < total; done += chunkSize) {
-                int len = (int) Math.min(chunkSize, total - done);
-                pieces.add(new Piece(r, r.dataAddress() + base + done, len, position + done));
+            for (long done = 0; done < total;) {
+                long at = position + done;
+                int len = (int) Math.min(total - done, chunkSize - at % chunkSize);
+                pieces.add(new Piece(r, r.dataAddress() + base + done, len, at));
+                done += len;
             }
             position += total;
         }
+        int spanned = (int) ((position + chunkSize - 1) / chunkSize);
+        fitsBorrowed = spanned <= chunks.size();
         int first = Math.max(1, firstWaveChunks);
-        fitsBorrowed = chunksNeeded() <= chunks.size();
-        // wave w fills min(first * 2^w, half the chunks): the first fills the link's bandwidth-delay product, and one
-        // wave lands while the task deserialises the one before. When everything fits the borrowed chunks, each wave
-        // has chunks of its own, so none waits for the one before to be consumed; else two sets of chunks in turn.
-        // (Two waves, the second holding the rest, measured slower: fetch wait 0.35 -> 0.9 s on 1 GB, as the task
-        // cannot deserialise any of the big second wave before all of it landed.)
+        // wave w spans min(first * 2^w, half the chunks) of the sequence's chunks: the first fills the link's
+        // bandwidth-delay product, and each later one lands while the task deserialises the ones before. When the
+        // sequence fits the borrowed chunks, it lies on them as it is, so each wave has chunks of its own and all can
+        // be in flight at once; else waves take two sets of chunks in turn. (Two waves, the second holding the rest,
+        // measured slower: fetch wait 0.35 -> 0.9 s on 1 GB, as nothing of the big second wave can be deserialised
+        // before all of it landed.)
         int perSet = Math.max(1, chunks.size() / 2);
-        IntUnaryOperator capacity = w -> (int) Math.min(perSet, (long) Math.min(first, perSet) << Math.min(w, 30));
-        if (fitsBorrowed) {
-            packWaves(capacity, w -> {
-                int base = 0;
-                for (int i = 0; i < w; i++) {
-                    base += capacity.applyAsInt(i);
-                }
-                return base;
-            });
-        } else {
-            packWaves(capacity, w -> (w % 2) * perSet);
-        }
-    }
-
-    /** How many chunks the pieces fill when packed in order, each chunk holding as many whole pieces as fit. */
-    private int chunksNeeded() {
-        int n = 0;
-        int at = chunkSize;
-        for (Piece p : pieces) {
-            if (at + p.length > chunkSize) {
-                n++;
-                at = 0;
-            }
-            at += p.length;
-        }
-        return n;
-    }
-
-    /**
-     * Assigns pieces to waves in order, whatever their owners: wave {@code w} fills up to {@code capacity(w)}
-     * chunks, starting at borrowed chunk {@code base(w)}.
-     */
-    private void packWaves(IntUnaryOperator capacity, IntUnaryOperator base) {
-        Wave w = null;
-        int cap = 0;
-        int chunkInWave = 0;
-        int at = 0;
+        int firstCap = Math.min(first, perSet);
+        int waveStart = 0; // the wave's first chunk of the sequence
+        int waveEnd = 0;
+        int base = 0; // the borrowed chunk its first chunk of the sequence lies on
         for (int j = 0; j < pieces.size(); j++) {
             Piece p = pieces.get(j);
-            boolean fits = w != null && (at + p.length <= chunkSize || chunkInWave + 1 < cap);
-            if (!fits) {
-                w = new Wave(j);
-                waves.add(w);
-                cap = capacity.applyAsInt(waves.size() - 1);
-                chunkInWave = 0;
-                at = 0;
-            } else if (at + p.length > chunkSize) {
-                chunkInWave++;
-                at = 0;
+            int k = (int) (p.start / chunkSize);
+            if (k >= waveEnd) {
+                int w = waves.size();
+                waves.add(new Wave(j));
+                waveStart = waveEnd;
+                waveEnd = waveStart + (int) Math.min(perSet, (long) firstCap << Math.min(w, 30));
+                base = fitsBorrowed ? waveStart : (w % 2) * perSet;
             }
             p.wave = waves.size() - 1;
-            p.chunk = chunks.get(base.applyAsInt(p.wave) + chunkInWave);
-            p.chunkOffset = at;
-            at += p.length;
-            w.last = j;
+            p.chunk = chunks.get(base + k - waveStart);
+            p.chunkOffset = (int) (p.start - (long) k * chunkSize);
+            waves.get(p.wave).last = j;
         }
     }
 

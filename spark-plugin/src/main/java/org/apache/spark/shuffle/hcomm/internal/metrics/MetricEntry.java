@@ -35,14 +35,18 @@ public enum MetricEntry {
                     + "`spark.shuffle.hcomm.publishedIndexMaxBytes` (then one per task, more if such indexes "
                     + "overflow the borrowed chunks)"),
     READ_WAVES("readWaves", Kind.COUNTER, "waves", ShuffleMetrics.Snapshot::readWaves,
-            "the reduce tasks' round trips for batches of data reads, whatever the number of owners"),
+            "batches of data reads the reduce tasks waited for, whatever the number of owners (waves issued together "
+                    + "land one after the other within one round trip)"),
     READ_TASKS("readTasks", Kind.COUNTER, "tasks", ShuffleMetrics.Snapshot::readTasks,
-            "reduce tasks that read one-sidedly; (`indexRounds` + `readWaves`) / `readTasks` is their mean number of "
-                    + "round trips"),
+            "reduce tasks that read one-sidedly"),
+    READ_ROUND_TRIPS("readRoundTrips", Kind.COUNTER, "round trips", ShuffleMetrics.Snapshot::readRoundTrips,
+            "round trips on the reduce tasks' critical paths: a batch issued before the task's previous wait ended "
+                    + "shares that wait's round trip, one issued after it adds one (index rounds included); "
+                    + "`readRoundTrips` / `readTasks` is their mean per task"),
     READ_TASKS_OVER_TWO_ROUND_TRIPS("readTasksOverTwoRoundTrips", Kind.COUNTER, "tasks",
             ShuffleMetrics.Snapshot::readTasksOverTwoRoundTrips, "reduce tasks whose bytes fit the receive-buffer "
-                    + "chunks they borrowed but that waited for more than two batches (an index round: an output's "
-                    + "index over `spark.shuffle.hcomm.publishedIndexMaxBytes`); the target is 0"),
+                    + "chunks they borrowed but that needed more than two round trips (`readRoundTrips`) before their "
+                    + "last byte; the target is 0"),
     CHUNKS_RETIRED("chunksRetired", Kind.COUNTER, "chunks", ShuffleMetrics.Snapshot::chunksRetired,
             "receive-buffer chunks taken out of use because a read into them timed out and could still land"),
     CHUNKS_RECLAIMED("chunksReclaimed", Kind.COUNTER, "chunks", ShuffleMetrics.Snapshot::chunksReclaimed,

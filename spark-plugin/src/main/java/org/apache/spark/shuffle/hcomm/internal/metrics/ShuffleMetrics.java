@@ -29,7 +29,7 @@ public final class ShuffleMetrics implements Source {
             long chunksRetired, long chunksReclaimed, long bytesReadCrossHost,
             long outputsPublishedLate, long communicatorsJoined, long communicatorsDestroyed, long bytesStaged,
             long outputsNotStaged, long tasksBeforeCommunicator, long bytesToHost, long readTasks,
-            long readTasksOverTwoRoundTrips, long publicationBatches, long outputsWrittenToArena,
+            long readRoundTrips, long readTasksOverTwoRoundTrips, long publicationBatches, long outputsWrittenToArena,
             long outputsSentToFile, long outputsOverflowed, long bytesOverflowCopied, long arenaRelocations,
             long outputsMaterialized)
             implements Serializable {
@@ -59,6 +59,8 @@ public final class ShuffleMetrics implements Source {
     public final Counter indexRounds;
     public final Counter readWaves;
     public final Counter readTasks;
+    /** Round trips on the reduce tasks' critical paths (batches issued together share one). */
+    public final Counter readRoundTrips;
     public final Counter readTasksOverTwoRoundTrips;
     public final Counter publicationBatches;
     /** Map outputs written straight into the send arena, and what happened to those that did not fit. */
@@ -127,7 +129,7 @@ public final class ShuffleMetrics implements Source {
                     indexRounds = readWaves = chunksRetired = chunksReclaimed = outputsCopied = outputsMapped =
                     indexesMapped = outputsPublishedLate = fetchWaitSpark = communicatorsJoined =
                     communicatorsDestroyed = bytesStaged = outputsNotStaged = tasksBeforeCommunicator = bytesToHost =
-                    readTasks = readTasksOverTwoRoundTrips = publicationBatches = outputsWrittenToArena =
+                    readTasks = readRoundTrips = readTasksOverTwoRoundTrips = publicationBatches = outputsWrittenToArena =
                     outputsSentToFile = outputsOverflowed = bytesOverflowCopied = arenaRelocations = outputsMaterialized = null;
             channelSetupTime = readLatency = null;
             for (MetricEntry m : MetricEntry.values()) {
@@ -148,6 +150,7 @@ public final class ShuffleMetrics implements Source {
             indexRounds = counter(MetricEntry.INDEX_ROUNDS);
             readWaves = counter(MetricEntry.READ_WAVES);
             readTasks = counter(MetricEntry.READ_TASKS);
+            readRoundTrips = counter(MetricEntry.READ_ROUND_TRIPS);
             readTasksOverTwoRoundTrips = counter(MetricEntry.READ_TASKS_OVER_TWO_ROUND_TRIPS);
             publicationBatches = counter(MetricEntry.PUBLICATION_BATCHES);
             outputsWrittenToArena = counter(MetricEntry.OUTPUTS_WRITTEN_TO_ARENA);
@@ -259,7 +262,7 @@ public final class ShuffleMetrics implements Source {
                 bytesReadCrossHost.getCount(), outputsPublishedLate.getCount(), communicatorsJoined.getCount(),
                 communicatorsDestroyed.getCount(), bytesStaged.getCount(), outputsNotStaged.getCount(),
                 tasksBeforeCommunicator.getCount(), bytesToHost.getCount(), readTasks.getCount(),
-                readTasksOverTwoRoundTrips.getCount(), publicationBatches.getCount(), outputsWrittenToArena.getCount(),
+                readRoundTrips.getCount(), readTasksOverTwoRoundTrips.getCount(), publicationBatches.getCount(), outputsWrittenToArena.getCount(),
                 outputsSentToFile.getCount(), outputsOverflowed.getCount(), bytesOverflowCopied.getCount(), arenaRelocations.getCount(),
                 outputsMaterialized.getCount());
     }

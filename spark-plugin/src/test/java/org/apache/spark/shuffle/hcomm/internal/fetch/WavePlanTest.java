@@ -120,6 +120,30 @@ class WavePlanTest {
     }
 
     @Test
+    void outputsSlightlyOverAChunkLieEndToEndNotAChunkAndAHalfEach() {
+        // 4 outputs of a chunk and 100 bytes: 4.4 chunks of sequence fit 5 borrowed (a chunk each would need 8)
+        List<MapRead> reads = new ArrayList<>();
+        long[][] offsets = new long[4][];
+        for (int i = 0; i < 4; i++) {
+            reads.add(read("o" + i, i, 0, 1, 100_000L * i));
+            offsets[i] = new long[] {0, CHUNK + 100};
+        }
+        WavePlan plan = new WavePlan(0, reads, offsets, chunks(5), CHUNK, 1);
+        assertEquals(true, plan.fitsBorrowed);
+        long landed = 0;
+        for (WavePlan.Piece p : plan.pieces) {
+            assertEquals(p.start % CHUNK, p.chunkOffset, "the sequence lies on the chunks as it is");
+            assertEquals(p.start / CHUNK, p.chunk.index);
+            assertEquals(true, p.chunkOffset + p.length <= CHUNK, "no piece crosses a chunk");
+            landed += p.length;
+        }
+        assertEquals(4L * (CHUNK + 100), landed);
+        assertEquals(8, plan.pieces.size(), "each output cut once, where a chunk ends");
+        assertEquals(100_000L + 924, plan.pieces.get(3).src, "the second output's second piece: after its 924 bytes "
+                + "that ended the first chunk");
+    }
+
+    @Test
     void aFirstWaveAsLargeAsEverythingIsOneWave() {
         MapRead a = read("a", 1, 0, 1, 0);
         WavePlan plan = new WavePlan(0, List.of(a), new long[][] {{0, 3 * CHUNK}}, chunks(8), CHUNK, 100);
