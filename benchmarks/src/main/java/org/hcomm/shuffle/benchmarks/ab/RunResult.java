@@ -128,13 +128,16 @@ record RunResult(Preset.Cell cell, ShuffleConfig config, int rep, int sequence, 
     }
 
     /**
-     * The plugin's mean round trips of a reduce task that read one-sidedly: ({@code indexRounds} +
-     * {@code readWaves}) / {@code readTasks}; NaN when the run counted no such task.
+     * The plugin's mean round trips of a reduce task that read one-sidedly: {@code readRoundTrips} /
+     * {@code readTasks} (run files from before {@code readRoundTrips}: the batches waited for, ({@code indexRounds}
+     * + {@code readWaves}) / {@code readTasks}); NaN when the run counted no such task.
      */
     double roundTripsPerReadTask() {
         long tasks = readTasks();
+        Long critical = hcomm.get("readRoundTrips");
         return tasks == 0 ? Double.NaN
-                : (hcomm.getOrDefault("indexRounds", 0L) + hcomm.getOrDefault("readWaves", 0L)) / (double) tasks;
+                : (critical != null ? critical
+                        : hcomm.getOrDefault("indexRounds", 0L) + hcomm.getOrDefault("readWaves", 0L)) / (double) tasks;
     }
 
     /**

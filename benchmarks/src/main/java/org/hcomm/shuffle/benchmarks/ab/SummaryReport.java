@@ -236,8 +236,9 @@ final class SummaryReport {
             }
             sb.append(" |\n");
         }
-        sb.append("\n(Round trips per reduce task: for hcomm (`indexRounds` + `readWaves`) / `readTasks`, the "
-                + "plugin's counters (run files from before `readTasks`: over all reduce tasks); for Spark's fetch a "
+        sb.append("\n(Round trips per reduce task: for hcomm `readRoundTrips` / `readTasks`, the plugin's "
+                + "counters (run files from before `readRoundTrips`: (`indexRounds` + `readWaves`) / `readTasks`, the "
+                + "batches waited for; from before `readTasks`: over all reduce tasks); for Spark's fetch a "
                 + "model, one per 48 MB (`spark.reducer.maxSizeInFlight`) a task fetches, at least one. The + columns: "
                 + "the reduce stage's added time at that round-trip time, as a share of the measured reduce stage; "
                 + "computed from the round trips, not measured: this machine cannot delay a link.)\n");
@@ -373,15 +374,18 @@ final class SummaryReport {
      */
     static void roundTrips(StringBuilder sb, Preset preset, List<RunResult> mine) {
         String line = perConfig(preset, mine, "; ", r -> r.config().isHcomm() && r.readTasks() > 0,
-                runs -> String.format(Locale.ROOT, ": mean round trips per task %s (of %s tasks), tasks over two "
-                        + "round trips %s, publication batches per map task %s",
+                runs -> String.format(Locale.ROOT, ": mean round trips per task %s (of %s tasks; batches waited "
+                        + "for %s), tasks over two round trips %s, publication batches per map task %s",
                         Stats.of(runs, RunResult::roundTripsPerReadTask).format("%.2f"),
                         Stats.of(runs, RunResult::readTasks).format("%.0f"),
+                        Stats.of(runs, r -> r.hcomm().getOrDefault("readWaves", 0L) / (double) r.readTasks())
+                                .format("%.2f"),
                         Stats.of(runs, r -> r.hcomm().getOrDefault("readTasksOverTwoRoundTrips", 0L)).format("%.0f"),
                         Stats.ofKnown(runs, RunResult::publicationBatchesPerMapTask).format("%.2f")));
         if (!line.isEmpty()) {
             sb.append("\nRound trips of the reduce tasks that read one-sidedly, by the plugin's counters (mean round "
-                    + "trips per task = (`indexRounds` + `readWaves`) / `readTasks`; tasks over two round trips = "
+                    + "trips per task = `readRoundTrips` / `readTasks`, batches waited for per task = `readWaves` / `readTasks`; "
+                    + "tasks over two round trips = "
                     + "`readTasksOverTwoRoundTrips`; publication batches per map task = `publicationBatches` over the "
                     + "tasks of the stages that wrote shuffle data): ").append(line).append(".\n");
         }
