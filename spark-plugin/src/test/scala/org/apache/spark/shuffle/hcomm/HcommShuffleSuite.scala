@@ -94,7 +94,7 @@ class HcommShuffleSuite extends LocalClusterSuite {
     assert(metric("bytesReadFallback") == 0)
   }
 
-  test("a reduce task whose blocks fill several chunks waits for one round trip: every wave in flight at once") {
+  test("a reduce task whose blocks fill several chunks waits for at most two round trips, whatever its waves") {
     sc.parallelize(1 to 100, 3).map(i => (i % 7, i)).reduceByKey(_ + _, 3).count()
     lastStageReported()
     val before = Seq("readWaves", "readTasks", "readRoundTrips", "readTasksOverTwoRoundTrips", "bytesReadFallback")
@@ -118,7 +118,9 @@ class HcommShuffleSuite extends LocalClusterSuite {
     val tasks = metric("readTasks") - before("readTasks")
     assert(tasks == 3)
     assert(metric("readWaves") - before("readWaves") > tasks, "each task's bytes came in more than one wave")
-    assert(metric("readRoundTrips") - before("readRoundTrips") == tasks, "one round trip per task")
+    // the first two waves go out at once, every later one when the first landed: one or two round trips a task
+    val roundTrips = metric("readRoundTrips") - before("readRoundTrips")
+    assert(roundTrips >= tasks && roundTrips <= 2 * tasks, s"$roundTrips round trips")
     assert(metric("readTasksOverTwoRoundTrips") == before("readTasksOverTwoRoundTrips"))
     assert(metric("bytesReadFallback") == before("bytesReadFallback"))
   }
