@@ -23,8 +23,9 @@ import scala.collection.AbstractIterator;
  * Then the data, as the {@link WavePlan} cuts it, each wave on a read batch of its own. The first two waves go out
  * at once. When the task's bytes fit its chunks, every other wave goes out as soon as the first landed (up to the
  * transport's {@link org.hcomm.bridge.transport.Transport#independentBatches() independent batches}, the next one
- * whenever a batch lands): two round trips, and the task deserialises each wave as soon as it is there. (All at once
- * measured slower: the first wave's reads then queue behind the later ones', fetch wait 0.38 -> 0.75 s on 1 GB.)
+ * whenever a batch lands): two round trips, and the task deserialises each wave as soon as it is there. (Every wave
+ * at once was measured only together with another change that made first waves larger, and the first wave then
+ * waited longer; docs/ARCHITECTURE.md, "Waves follow the link".)
  * Otherwise two waves are in flight over two sets of chunks: while the task deserialises wave {@code w}, wave
  * {@code w + 1} is landing. Rounds and waves span owners, so a task's round trips do not grow with the number of
  * executors it reads from; a failed read leaves through {@link Blame}, which names the executor whose output must be
