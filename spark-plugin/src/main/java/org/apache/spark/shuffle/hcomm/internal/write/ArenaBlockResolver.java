@@ -119,8 +119,8 @@ public final class ArenaBlockResolver extends IndexShuffleBlockResolver {
             return size;
         }
 
-        private ByteBuffer lease() throws IOException {
-            ByteBuffer view = publisher.leaseBlocks(shuffleId, mapId, start, end);
+        private SendArena.Lease lease() throws IOException {
+            SendArena.Lease view = publisher.leaseBlocks(shuffleId, mapId, start, end);
             if (view == null) {
                 throw new IOException("shuffle " + shuffleId + " map " + mapId + " partitions [" + start + ", " + end
                         + ") are no longer in executor " + publisher.executorId() + "'s send arena (released, or the "
@@ -131,19 +131,17 @@ public final class ArenaBlockResolver extends IndexShuffleBlockResolver {
 
         @Override
         public ByteBuffer nioByteBuffer() throws IOException {
-            ByteBuffer view = lease();
-            try {
-                ByteBuffer copy = ByteBuffer.allocate(view.remaining());
-                copy.put(view).flip();
+            try (SendArena.Lease lease = lease()) {
+                ByteBuffer copy = ByteBuffer.allocate(lease.view().remaining());
+                copy.put(lease.view()).flip();
                 return copy;
-            } finally {
-                publisher.arena().unlease();
             }
         }
 
         @Override
         public InputStream createInputStream() throws IOException {
-            ByteBuffer view = lease();
+            SendArena.Lease lease = lease();
+            ByteBuffer view = lease.view();
             return new InputStream() {
                 private boolean closed;
 
@@ -180,10 +178,8 @@ public final class ArenaBlockResolver extends IndexShuffleBlockResolver {
 
                 @Override
                 public void close() {
-                    if (!closed) {
-                        closed = true;
-                        publisher.arena().unlease();
-                    }
+                    closed = true;
+                    lease.close();
                 }
             };
         }

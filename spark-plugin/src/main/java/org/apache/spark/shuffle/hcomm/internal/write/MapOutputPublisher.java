@@ -75,12 +75,15 @@ public final class MapOutputPublisher implements AutoCloseable {
      * Spark's fetch and a new communicator's arena can take it from there (readers keep reading the arena copy until
      * it closes); outputs committed from now on go to Spark's files. Returns how many were copied.
      */
-    public synchronized int retire(IndexShuffleBlockResolver resolver) throws IOException {
-        retiring = true;
+    public int retire(IndexShuffleBlockResolver resolver) throws IOException {
+        List<long[]> outputs;
+        synchronized (this) {
+            retiring = true;
+            outputs = arenaOnly();
+        }
         int copied = 0;
-        for (long[] output : arenaOnly()) {
-            materialize((int) output[0], output[1], resolver);
-            copied++;
+        for (long[] output : outputs) {
+            copied += materialize((int) output[0], output[1], resolver) ? 1 : 0;
         }
         return copied;
     }
@@ -132,6 +135,7 @@ public final class MapOutputPublisher implements AutoCloseable {
         Publication p = new Publication(mapId, 8L * offsets.length, dataBytes);
         p.indexOffset = indexOffset;
         p.dataOffset = dataBytes == 0 ? -1 : dataOffset;
+        p.extent = dataBytes == 0 ? null : new SendArena.Extent(dataOffset, dataBytes);
         p.offsets = offsets;
         p.checksums = checksums;
         Publication before = byShuffle.computeIfAbsent(shuffleId, k -> new HashMap<>()).put(mapId, p);
@@ -300,17 +304,15 @@ public final class MapOutputPublisher implements AutoCloseable {
     }
 
     /**
-     * A view of partitions {@code [start, end)} of an output written into the arena, for Spark's own readers
-     * (counted until {@link SendArena#unlease()}); null when it is not there (released, or the arena closing).
+     * A view of partitions {@code [start, end)} of an output written into the arena, for Spark's own readers (its
+     * extent stays allocated until the lease is closed); null when it is not there (released, or the arena closing).
      */
-    synchronized ByteBuffer leaseBlocks(int shuffleId, long mapId, int start, int end) {
+    synchronized SendArena.Lease leaseBlocks(int shuffleId, long mapId, int start, int end) {
         if (blockBytes(shuffleId, mapId, start, end) < 0) {
             return null;
         }
         Publication p = byShuffle.get(shuffleId).get(mapId);
-        long from = p.offsets[start];
-        long bytes = p.offsets[end] - from;
-        return arena.lease(bytes == 0 ? 0 : p.dataOffset + from, bytes); // an empty block has no extent
+        return arena.lease(p.extent, p.offsets[start], p.offsets[end] - p.offsets[start]);
     }
 
     /** Every output written into the arena and not copied to Spark's files: (shuffle id, map id) pairs. */
@@ -327,23 +329,36 @@ public final class MapOutputPublisher implements AutoCloseable {
     /**
      * Copies an output written into the arena to Spark's data, index and checksum files (once), so Spark can move
      * it (decommission) as it moves its own; readers keep reading it in the arena. False when it has no arena copy.
+     * Copied outside this publisher's lock, under a lease of its extent (racing copies are safe: Spark keeps one).
      */
-    synchronized boolean materialize(int shuffleId, long mapId, IndexShuffleBlockResolver resolver)
-            throws IOException {
-        Publication p = byShuffle.getOrDefault(shuffleId, Map.of()).get(mapId);
-        if (p == null || p.offsets == null) {
-            return false;
+    boolean materialize(int shuffleId, long mapId, IndexShuffleBlockResolver resolver) throws IOException {
+        Publication p;
+        synchronized (this) {
+            p = byShuffle.getOrDefault(shuffleId, Map.of()).get(mapId);
+            if (p == null || p.offsets == null) {
+                return false;
+            }
+            if (p.materialized) {
+                return true;
+            }
         }
-        if (!p.materialized) {
+        try (SendArena.Lease data = arena.lease(p.extent, 0, p.dataBytes)) {
+            if (data == null) { // released meanwhile, or the arena is closing
+                return false;
+            }
             File tmp = resolver.createTempFile(resolver.getDataFile(shuffleId, mapId));
-            arena.copyOut(p.dataOffset, p.dataBytes, tmp);
+            SendArena.copyOut(data.view(), tmp);
             long[] lengths = new long[p.offsets.length - 1];
             for (int i = 0; i < lengths.length; i++) {
                 lengths[i] = p.offsets[i + 1] - p.offsets[i];
             }
             resolver.writeMetadataFileAndCommit(shuffleId, mapId, lengths, p.checksums, tmp);
-            p.materialized = true;
-            metrics.outputsMaterialized.inc();
+        }
+        synchronized (this) {
+            if (!p.materialized) {
+                p.materialized = true;
+                metrics.outputsMaterialized.inc();
+            }
         }
         return true;
     }
@@ -361,7 +376,9 @@ public final class MapOutputPublisher implements AutoCloseable {
         if (p.indexOffset >= 0) {
             arena.release(p.indexOffset, p.indexBytes);
         }
-        if (p.dataOffset >= 0) {
+        if (p.extent != null) { // written into the arena: Spark's readers may hold leases of it
+            arena.release(p.extent);
+        } else if (p.dataOffset >= 0) {
             arena.release(p.dataOffset, p.dataBytes);
         }
         if (p.mappedIndex != null) {

@@ -21,6 +21,8 @@ final class Publication {
     /** Written into the arena: the partition offsets (numPartitions + 1) and Spark's checksums; else null. */
     long[] offsets;
     long[] checksums;
+    /** Written into the arena with data: its extent, which Spark's readers lease; else null. */
+    SendArena.Extent extent;
     /** Written into the arena and since copied to Spark's files (for decommission): Spark serves those. */
     boolean materialized;
 

@@ -5,6 +5,7 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.StandardOpenOption;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import org.hcomm.bridge.transport.Region;
 import org.hcomm.bridge.transport.Transport;
@@ -13,8 +14,9 @@ import org.hcomm.bridge.transport.TransportException;
 /**
  * The executor's registered send arena: memory peers read one-sidedly, handed out in aligned extents. Data extents
  * must leave an eighth of the arena free, so indexes (tiny, one per output) keep fitting. Spark's own readers of an
- * output held here (local reads, its fetch) hold a view each; {@link #close()} waits for them (boundedly) before the
- * memory goes. Thread-safe; owns the region.
+ * output held here (local reads, its fetch) and its copy to Spark's files hold a {@link Lease} each: its extent is
+ * freed only once no lease of it is left, and {@link #close()} waits for them (boundedly) before the memory goes.
+ * Thread-safe; owns the region.
  */
 final class SendArena implements AutoCloseable {
     /** How long close waits for Spark's readers of views (a local reduce task deserialising a block) to finish. */
@@ -56,6 +58,16 @@ final class SendArena implements AutoCloseable {
         allocator.release(offset, bytes);
     }
 
+    /** Frees an extent Spark's readers may lease: at once, or when the last lease of it is given back. */
+    synchronized void release(Extent extent) {
+        if (!extent.released) {
+            extent.released = true;
+            if (extent.leases == 0) {
+                allocator.release(extent.offset, extent.bytes);
+            }
+        }
+    }
+
     /** Bytes a data extent may still take. */
     synchronized long dataRoom() {
         return allocator.free() - indexReserve;
@@ -90,9 +102,8 @@ final class SendArena implements AutoCloseable {
         }
     }
 
-    /** Writes {@code bytes} of the arena at {@code offset} to a new file {@code to} (nothing when 0). */
-    void copyOut(long offset, long bytes, File to) throws IOException {
-        ByteBuffer src = bytes == 0 ? ByteBuffer.allocate(0) : view(offset, bytes);
+    /** Writes what remains of {@code src} to a new file {@code to}. */
+    static void copyOut(ByteBuffer src, File to) throws IOException {
         try (FileChannel ch = FileChannel.open(to.toPath(), StandardOpenOption.WRITE, StandardOpenOption.CREATE,
                 StandardOpenOption.TRUNCATE_EXISTING)) {
             while (src.hasRemaining()) {
@@ -106,18 +117,65 @@ final class SendArena implements AutoCloseable {
         region.commit(offset, bytes);
     }
 
-    /** A read-only view for Spark's reader, counted until {@link #unlease()}; null once the arena is closing. */
-    synchronized ByteBuffer lease(long offset, long bytes) {
-        if (closed) {
+    /**
+     * A read-only view of {@code bytes} at {@code from} in {@code extent} (null: an output with no data, an empty
+     * view), counted until {@link Lease#close()}; null once the extent was released or the arena is closing.
+     */
+    synchronized Lease lease(Extent extent, long from, long bytes) {
+        if (closed || extent != null && extent.released) {
             return null;
         }
+        if (extent == null) {
+            return new Lease(null, ByteBuffer.allocate(0).asReadOnlyBuffer());
+        }
+        extent.leases++;
         views++;
-        return view(offset, bytes).asReadOnlyBuffer();
+        return new Lease(extent, view(extent.offset + from, bytes).asReadOnlyBuffer());
     }
 
-    synchronized void unlease() {
+    private synchronized void unlease(Extent extent) {
         views--;
+        if (--extent.leases == 0 && extent.released) {
+            allocator.release(extent.offset, extent.bytes);
+        }
         notifyAll();
+    }
+
+    /** An output's data extent, as its readers lease it ({@link #lease}). Guarded by its arena. */
+    static final class Extent {
+        final long offset;
+        final long bytes;
+        private int leases;
+        private boolean released;
+
+        Extent(long offset, long bytes) {
+            this.offset = offset;
+            this.bytes = bytes;
+        }
+    }
+
+    /** A view of an extent: the extent stays allocated, and the arena mapped, until this is closed. */
+    final class Lease implements AutoCloseable {
+        private final Extent extent;
+        private final ByteBuffer view;
+        private final AtomicBoolean open = new AtomicBoolean(true);
+
+        private Lease(Extent extent, ByteBuffer view) {
+            this.extent = extent;
+            this.view = view;
+        }
+
+        ByteBuffer view() {
+            return view;
+        }
+
+        /** Gives the view back (once, however often called); it must not be read after. */
+        @Override
+        public void close() {
+            if (open.compareAndSet(true, false) && extent != null) {
+                unlease(extent);
+            }
+        }
     }
 
     /** Frees the memory once Spark's readers gave their views back, or after {@link #CLOSE_WAIT_MS}. */

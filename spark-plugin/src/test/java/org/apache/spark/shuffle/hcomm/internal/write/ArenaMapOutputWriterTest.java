@@ -3,20 +3,34 @@ package org.apache.spark.shuffle.hcomm.internal.write;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.ByteArrayOutputStream;
+import java.io.File;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetAddress;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+import org.apache.spark.SparkConf;
+import org.apache.spark.shuffle.IndexShuffleBlockResolver;
 
 import org.apache.spark.shuffle.api.ShuffleMapOutputWriter;
 import org.apache.spark.shuffle.api.ShufflePartitionWriter;
@@ -25,10 +39,12 @@ import org.apache.spark.shuffle.api.metadata.MapOutputCommitMessage;
 import org.apache.spark.shuffle.hcomm.TestPluginContext;
 import org.apache.spark.shuffle.hcomm.internal.metrics.ShuffleMetrics;
 import org.apache.spark.shuffle.hcomm.internal.rpc.DriverClient;
+import org.apache.spark.util.collection.OpenHashSet;
 import org.hcomm.bridge.transport.HcommTransport;
 import org.hcomm.bridge.transport.TransportOptions;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Map outputs written straight into a real send arena (soft HComm's registered memory): Spark's index layout, growth
@@ -80,12 +96,12 @@ class ArenaMapOutputWriterTest {
     }
 
     private byte[] arenaBlock(long mapId, int start, int end) {
-        ByteBuffer view = publisher.leaseBlocks(0, mapId, start, end);
-        assertNotNull(view, "map " + mapId + " is in the arena");
-        byte[] b = new byte[view.remaining()];
-        view.get(b);
-        publisher.arena().unlease();
-        return b;
+        try (SendArena.Lease lease = publisher.leaseBlocks(0, mapId, start, end)) {
+            assertNotNull(lease, "map " + mapId + " is in the arena");
+            byte[] b = new byte[lease.view().remaining()];
+            lease.view().get(b);
+            return b;
+        }
     }
 
     @Test
@@ -183,6 +199,81 @@ class ArenaMapOutputWriterTest {
         assertArrayEquals(new long[3], w.commitAllPartitions(new long[0]).getPartitionLengths());
         assertEquals(ArenaAllocator.aligned(32), publisher.arena().used());
         assertEquals(0, arenaBlock(1, 0, 3).length);
+    }
+
+    @Test
+    void retireCopiesOutsideThePublishersLock(@TempDir Path dir) throws Exception {
+        open(16 << 20);
+        ArenaMapOutputWriter w = writer(1, 2, new Recorder());
+        byte[] p0 = bytes(3000);
+        byte[] p1 = bytes(5000);
+        write(w, 0, p0);
+        write(w, 1, p1);
+        w.commitAllPartitions(new long[] {7, 8});
+        BlockingResolver resolver = new BlockingResolver(dir);
+        ExecutorService retiring = Executors.newSingleThreadExecutor();
+        try {
+            Future<Integer> copied = retiring.submit(() -> publisher.retire(resolver));
+            assertTrue(resolver.committing.await(10, TimeUnit.SECONDS), "the copy reached Spark's commit");
+            Recorder spark = new Recorder();
+            assertTimeoutPreemptively(Duration.ofSeconds(5), () -> {
+                // while the copy waits: Spark's local reads and writers' commits do not queue behind it
+                assertArrayEquals(p1, arenaBlock(1, 1, 2));
+                ArenaMapOutputWriter late = writer(2, 1, spark);
+                write(late, 0, bytes(100));
+                late.commitAllPartitions(new long[0]);
+            });
+            assertEquals(List.of("partition 0", "commit"), spark.calls, "a commit after retiring goes to Spark's file");
+            resolver.commit.countDown();
+            assertEquals(1, copied.get(10, TimeUnit.SECONDS));
+            assertArrayEquals(new long[] {3000, 5000}, resolver.lengths);
+            byte[] both = new byte[8000];
+            System.arraycopy(p0, 0, both, 0, 3000);
+            System.arraycopy(p1, 0, both, 3000, 5000);
+            assertArrayEquals(both, Files.readAllBytes(resolver.getDataFile(0, 1).toPath()));
+            assertEquals(1, metrics.outputsMaterialized.getCount());
+            assertArrayEquals(p0, arenaBlock(1, 0, 1), "still read in the arena after the copy");
+        } finally {
+            resolver.commit.countDown();
+            retiring.shutdownNow();
+        }
+    }
+
+    /** Spark's resolver over a temporary directory, whose commit waits until the test lets it go on. */
+    private static final class BlockingResolver extends IndexShuffleBlockResolver {
+        final CountDownLatch committing = new CountDownLatch(1);
+        final CountDownLatch commit = new CountDownLatch(1);
+        final Path dir;
+        long[] lengths;
+
+        BlockingResolver(Path dir) {
+            super(new SparkConf(false), null, new ConcurrentHashMap<Object, OpenHashSet<Object>>());
+            this.dir = dir;
+        }
+
+        @Override
+        public File getDataFile(int shuffleId, long mapId) {
+            return dir.resolve("shuffle_" + shuffleId + "_" + mapId + ".data").toFile();
+        }
+
+        @Override
+        public File createTempFile(File file) {
+            return new File(file.getPath() + ".tmp");
+        }
+
+        @Override
+        public void writeMetadataFileAndCommit(int shuffleId, long mapId, long[] lengths, long[] checksums,
+                File dataTmp) {
+            committing.countDown();
+            try {
+                assertTrue(commit.await(10, TimeUnit.SECONDS));
+                Files.move(dataTmp.toPath(), getDataFile(shuffleId, mapId).toPath(),
+                        StandardCopyOption.REPLACE_EXISTING);
+            } catch (InterruptedException | IOException e) {
+                throw new IllegalStateException(e);
+            }
+            this.lengths = lengths;
+        }
     }
 
     /** Spark's file writer, recording what it was given. */
