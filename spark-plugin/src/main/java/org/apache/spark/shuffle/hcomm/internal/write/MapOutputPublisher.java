@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 
 import org.apache.spark.shuffle.IndexShuffleBlockResolver;
 import org.apache.spark.shuffle.hcomm.internal.conf.LogCategory;
@@ -41,7 +42,8 @@ public final class MapOutputPublisher implements AutoCloseable {
     private final long epoch;
     /** The largest packed index that travels with a publication ({@link PackedIndex}). */
     private final int packedIndexMax;
-    private final Map<Integer, Map<Long, Publication>> byShuffle = new HashMap<>();
+    /** Changed under this publisher's lock; concurrent maps, so Spark's readers find arena outputs without it. */
+    private final Map<Integer, Map<Long, Publication>> byShuffle = new ConcurrentHashMap<>();
     /** {@code writeTarget=arena}: Spark's writers write into the arena, and outputs they could not are mapped. */
     private final boolean writesOnce;
     /** The largest output of each shuffle published here so far: what the next one of it is expected to be. */
@@ -138,9 +140,8 @@ public final class MapOutputPublisher implements AutoCloseable {
         p.extent = dataBytes == 0 ? null : new SendArena.Extent(dataOffset, dataBytes);
         p.offsets = offsets;
         p.checksums = checksums;
-        Publication before = byShuffle.computeIfAbsent(shuffleId, k -> new HashMap<>()).put(mapId, p);
-        if (before != null) { // a task attempt's map id is unique: a second commit of it is a bug in the caller
-            byShuffle.get(shuffleId).put(mapId, before);
+        if (byShuffle.computeIfAbsent(shuffleId, k -> new ConcurrentHashMap<>()).putIfAbsent(mapId, p) != null) {
+            // a task attempt's map id is unique: a second commit of it is a bug in the caller
             throw new IllegalStateException("shuffle " + shuffleId + " map " + mapId + " committed twice");
         }
         largest.merge(shuffleId, dataBytes, Math::max);
@@ -198,7 +199,7 @@ public final class MapOutputPublisher implements AutoCloseable {
             long indexAddress = placeIndex(p, lengths, indexFile, shuffleId, mapId);
             // an empty output has no data to read: any address will do
             long dataAddress = total == 0 ? indexAddress : placeData(p, dataFile, shuffleId, mapId);
-            Publication before = byShuffle.computeIfAbsent(shuffleId, k -> new HashMap<>()).put(mapId, p);
+            Publication before = byShuffle.computeIfAbsent(shuffleId, k -> new ConcurrentHashMap<>()).put(mapId, p);
             if (before != null) { // published again (moved back to this executor): the newer placement serves
                 free(before);
             }
@@ -296,22 +297,21 @@ public final class MapOutputPublisher implements AutoCloseable {
         }
     }
 
-    /** Bytes of partitions {@code [start, end)} of an output written into the arena, or -1 when it was not. */
-    synchronized long blockBytes(int shuffleId, long mapId, int start, int end) {
-        Publication p = byShuffle.getOrDefault(shuffleId, Map.of()).get(mapId);
-        return p == null || p.offsets == null || start < 0 || end >= p.offsets.length || start > end ? -1
-                : p.offsets[end] - p.offsets[start];
+    /**
+     * An output Spark's writer wrote into the arena and this publisher holds, or null. Without this publisher's lock:
+     * Spark's readers look one up for every block.
+     */
+    Publication inArena(int shuffleId, long mapId) {
+        Map<Long, Publication> outputs = byShuffle.get(shuffleId);
+        Publication p = outputs == null ? null : outputs.get(mapId);
+        return p == null || p.offsets == null ? null : p;
     }
 
     /**
-     * A view of partitions {@code [start, end)} of an output written into the arena, for Spark's own readers (its
-     * extent stays allocated until the lease is closed); null when it is not there (released, or the arena closing).
+     * A view of partitions {@code [start, end)} of an output {@link #inArena}, for Spark's own readers (its extent
+     * stays allocated until the lease is closed); null when it is gone (released, or the arena closing).
      */
-    synchronized SendArena.Lease leaseBlocks(int shuffleId, long mapId, int start, int end) {
-        if (blockBytes(shuffleId, mapId, start, end) < 0) {
-            return null;
-        }
-        Publication p = byShuffle.get(shuffleId).get(mapId);
+    SendArena.Lease leaseBlocks(Publication p, int start, int end) {
         return arena.lease(p.extent, p.offsets[start], p.offsets[end] - p.offsets[start]);
     }
 

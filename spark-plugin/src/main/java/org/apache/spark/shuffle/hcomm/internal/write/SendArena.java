@@ -126,11 +126,11 @@ final class SendArena implements AutoCloseable {
             return null;
         }
         if (extent == null) {
-            return new Lease(null, ByteBuffer.allocate(0).asReadOnlyBuffer());
+            return new Lease(null, ByteBuffer.allocate(0));
         }
         extent.leases++;
         views++;
-        return new Lease(extent, view(extent.offset + from, bytes).asReadOnlyBuffer());
+        return new Lease(extent, view(extent.offset + from, bytes));
     }
 
     private synchronized void unlease(Extent extent) {
@@ -157,16 +157,24 @@ final class SendArena implements AutoCloseable {
     /** A view of an extent: the extent stays allocated, and the arena mapped, until this is closed. */
     final class Lease implements AutoCloseable {
         private final Extent extent;
+        private final ByteBuffer direct;
         private final ByteBuffer view;
         private final AtomicBoolean open = new AtomicBoolean(true);
 
-        private Lease(Extent extent, ByteBuffer view) {
+        private Lease(Extent extent, ByteBuffer direct) {
             this.extent = extent;
-            this.view = view;
+            this.direct = direct;
+            this.view = direct.asReadOnlyBuffer();
         }
 
+        /** The bytes, read-only. */
         ByteBuffer view() {
             return view;
+        }
+
+        /** The same bytes, writable (Netty wraps only a writable direct buffer); never to be written. */
+        ByteBuffer direct() {
+            return direct.duplicate();
         }
 
         /** Gives the view back (once, however often called); it must not be read after. */

@@ -3,12 +3,15 @@ package org.apache.spark.shuffle.hcomm.internal.write;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.ByteArrayOutputStream;
 import java.io.File;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetAddress;
 import java.nio.ByteBuffer;
@@ -29,7 +32,10 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
+import io.netty.buffer.ByteBuf;
+import io.netty.util.IllegalReferenceCountException;
 import org.apache.spark.SparkConf;
+import org.apache.spark.network.buffer.ManagedBuffer;
 import org.apache.spark.shuffle.IndexShuffleBlockResolver;
 
 import org.apache.spark.shuffle.api.ShuffleMapOutputWriter;
@@ -39,17 +45,21 @@ import org.apache.spark.shuffle.api.metadata.MapOutputCommitMessage;
 import org.apache.spark.shuffle.hcomm.TestPluginContext;
 import org.apache.spark.shuffle.hcomm.internal.metrics.ShuffleMetrics;
 import org.apache.spark.shuffle.hcomm.internal.rpc.DriverClient;
+import org.apache.spark.storage.ShuffleBlockBatchId;
+import org.apache.spark.storage.ShuffleBlockId;
 import org.apache.spark.util.collection.OpenHashSet;
 import org.hcomm.bridge.transport.HcommTransport;
 import org.hcomm.bridge.transport.TransportOptions;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import scala.Option;
 
 /**
  * Map outputs written straight into a real send arena (soft HComm's registered memory): Spark's index layout, growth
- * in place and by moving, the overflow into Spark's writer, abort. Spark's file writer is a recorder here (the
- * Spark suites run the real one).
+ * in place and by moving, the overflow into Spark's writer, abort; served to Spark's readers from there (streams and
+ * Netty buffers over leased views) and copied to Spark's files when the arena retires. Spark's file writer is a
+ * recorder here (the Spark suites run the real one).
  */
 class ArenaMapOutputWriterTest {
     private HcommTransport transport;
@@ -96,12 +106,24 @@ class ArenaMapOutputWriterTest {
     }
 
     private byte[] arenaBlock(long mapId, int start, int end) {
-        try (SendArena.Lease lease = publisher.leaseBlocks(0, mapId, start, end)) {
-            assertNotNull(lease, "map " + mapId + " is in the arena");
+        Publication output = publisher.inArena(0, mapId);
+        assertNotNull(output, "map " + mapId + " is in the arena");
+        try (SendArena.Lease lease = publisher.leaseBlocks(output, start, end)) {
+            assertNotNull(lease, "map " + mapId + " is leased");
             byte[] b = new byte[lease.view().remaining()];
             lease.view().get(b);
             return b;
         }
+    }
+
+    /** Commits map {@code mapId} with partitions 0 and 1 of the sizes given (the rest empty); returns their bytes. */
+    private byte[][] committed(long mapId, int partitions, int first, int second, long[] checksums) throws IOException {
+        ArenaMapOutputWriter w = writer(mapId, partitions, new Recorder());
+        byte[][] data = {bytes(first), bytes(second)};
+        write(w, 0, data[0]);
+        write(w, 1, data[1]);
+        w.commitAllPartitions(checksums);
+        return data;
     }
 
     @Test
@@ -179,7 +201,7 @@ class ArenaMapOutputWriterTest {
         assertEquals(1, metrics.outputsOverflowed.getCount());
         assertEquals(0, metrics.outputsWrittenToArena.getCount());
         assertEquals(0, publisher.arena().used(), "nothing of it left in the arena");
-        assertEquals(-1, publisher.blockBytes(0, 1, 0, 1), "not an arena output");
+        assertNull(publisher.inArena(0, 1), "not an arena output");
     }
 
     @Test
@@ -189,7 +211,7 @@ class ArenaMapOutputWriterTest {
         write(w, 0, bytes(3 << 20));
         w.abort(new RuntimeException("task killed"));
         assertEquals(0, publisher.arena().used());
-        assertEquals(-1, publisher.blockBytes(0, 1, 0, 1));
+        assertNull(publisher.inArena(0, 1));
     }
 
     @Test
@@ -202,14 +224,36 @@ class ArenaMapOutputWriterTest {
     }
 
     @Test
+    void nettyGetsTheArenaBytesUncopiedAndItsReleaseGivesThemBack() throws Exception {
+        open(16 << 20);
+        byte[] p1 = committed(1, 3, 4000, 6000, new long[0])[1];
+        ArenaBlockResolver resolver = new ArenaBlockResolver(new SparkConf(false), () -> List.of(publisher));
+        ManagedBuffer block = resolver.getBlockData(new ShuffleBlockId(0, 1, 1), Option.empty());
+        assertEquals(6000, block.size());
+        ByteBuf netty = (ByteBuf) block.convertToNetty();
+        byte[] sent = new byte[netty.readableBytes()];
+        netty.getBytes(0, sent);
+        assertArrayEquals(p1, sent);
+        publisher.arena().view(publisher.inArena(0, 1).dataOffset + 4000, 1).put(0, (byte) (p1[0] + 1));
+        assertEquals((byte) (p1[0] + 1), netty.getByte(0), "a view of the arena, not a copy");
+        try (InputStream in = resolver.getBlockData(new ShuffleBlockBatchId(0, 1, 0, 3), Option.empty())
+                .createInputStream()) {
+            assertEquals(10_000, in.readAllBytes().length);
+        }
+        publisher.release(0);
+        assertEquals(ArenaAllocator.aligned(10_000), publisher.arena().used(), "the data stays while Netty holds it");
+        assertTrue(netty.release());
+        assertEquals(0, publisher.arena().used(), "freed once Netty released it");
+        assertThrows(IllegalReferenceCountException.class, netty::release);
+        assertEquals(0, publisher.arena().used());
+    }
+
+    @Test
     void retireCopiesOutsideThePublishersLock(@TempDir Path dir) throws Exception {
         open(16 << 20);
-        ArenaMapOutputWriter w = writer(1, 2, new Recorder());
-        byte[] p0 = bytes(3000);
-        byte[] p1 = bytes(5000);
-        write(w, 0, p0);
-        write(w, 1, p1);
-        w.commitAllPartitions(new long[] {7, 8});
+        byte[][] data = committed(1, 2, 3000, 5000, new long[] {7, 8});
+        byte[] p0 = data[0];
+        byte[] p1 = data[1];
         BlockingResolver resolver = new BlockingResolver(dir);
         ExecutorService retiring = Executors.newSingleThreadExecutor();
         try {
