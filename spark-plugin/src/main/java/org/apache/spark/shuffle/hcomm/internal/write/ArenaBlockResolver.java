@@ -6,6 +6,7 @@ import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 
@@ -29,10 +30,12 @@ import scala.Tuple2;
  * ({@link ArenaMapOutputWriter}: they have no file): Spark's local reads of an executor's own blocks and its fetch
  * (the fallback's) get them from the arena; decommission copies them to Spark's files first and then moves those.
  * Everything else is Spark's. It must be an {@link IndexShuffleBlockResolver}: Spark's checksum diagnosis and its
- * fallback storage match on that type.
+ * fallback storage match on that type. It also keeps, for each running map task, the publisher the shuffle manager
+ * took for it, which Spark's writer (through {@link ArenaExecutorComponents}) then writes into.
  */
 public final class ArenaBlockResolver extends IndexShuffleBlockResolver {
     private final Supplier<List<MapOutputPublisher>> publishers;
+    private final Map<ShuffleBlockInfo, MapOutputPublisher> writing = new ConcurrentHashMap<>();
 
     /**
      * {@code publishers}: this executor's, the current one first (none without a plugin or a transport; on the
@@ -41,6 +44,23 @@ public final class ArenaBlockResolver extends IndexShuffleBlockResolver {
     public ArenaBlockResolver(SparkConf conf, Supplier<List<MapOutputPublisher>> publishers) {
         super(conf, null, new ConcurrentHashMap<Object, OpenHashSet<Object>>());
         this.publishers = publishers;
+    }
+
+    /**
+     * Map task {@code mapId} publishes its output with {@code publisher} (until {@link #taskEnded}): if Spark's writer
+     * writes it into an arena, it is this publisher's, whichever is current by then.
+     */
+    public void taskWrites(int shuffleId, long mapId, MapOutputPublisher publisher) {
+        writing.put(new ShuffleBlockInfo(shuffleId, mapId), publisher);
+    }
+
+    /** The publisher of map task {@code mapId} ({@link #taskWrites}), or null: its output goes to Spark's file. */
+    public MapOutputPublisher publisherOf(int shuffleId, long mapId) {
+        return writing.get(new ShuffleBlockInfo(shuffleId, mapId));
+    }
+
+    public void taskEnded(int shuffleId, long mapId) {
+        writing.remove(new ShuffleBlockInfo(shuffleId, mapId));
     }
 
     @Override

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -36,6 +37,9 @@ import io.netty.buffer.ByteBuf;
 import io.netty.util.IllegalReferenceCountException;
 import org.apache.spark.SparkConf;
 import org.apache.spark.network.buffer.ManagedBuffer;
+import org.apache.spark.scheduler.MapStatus;
+import org.apache.spark.shuffle.ShuffleWriter;
+import org.apache.spark.shuffle.api.ShuffleExecutorComponents;
 import org.apache.spark.shuffle.IndexShuffleBlockResolver;
 
 import org.apache.spark.shuffle.api.ShuffleMapOutputWriter;
@@ -43,6 +47,7 @@ import org.apache.spark.shuffle.api.ShufflePartitionWriter;
 import org.apache.spark.shuffle.api.WritableByteChannelWrapper;
 import org.apache.spark.shuffle.api.metadata.MapOutputCommitMessage;
 import org.apache.spark.shuffle.hcomm.TestPluginContext;
+import org.apache.spark.shuffle.hcomm.internal.conf.Fallback;
 import org.apache.spark.shuffle.hcomm.internal.metrics.ShuffleMetrics;
 import org.apache.spark.shuffle.hcomm.internal.rpc.DriverClient;
 import org.apache.spark.storage.ShuffleBlockBatchId;
@@ -54,6 +59,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import scala.Option;
+import scala.Product2;
 
 /**
  * Map outputs written straight into a real send arena (soft HComm's registered memory): Spark's index layout, growth
@@ -246,6 +252,62 @@ class ArenaMapOutputWriterTest {
         assertEquals(0, publisher.arena().used(), "freed once Netty released it");
         assertThrows(IllegalReferenceCountException.class, netty::release);
         assertEquals(0, publisher.arena().used());
+    }
+
+    @Test
+    void aMapTaskWritesIntoThePublisherItsWriterTookNotTheCurrentOne() throws Exception {
+        open(16 << 20);
+        MapOutputPublisher current = new MapOutputPublisher(transport, 1 << 20, 4096, metrics,
+                new DriverClient(new TestPluginContext("1", Map.of()), metrics), 1, true);
+        try {
+            ArenaBlockResolver resolver = new ArenaBlockResolver(new SparkConf(false), () -> List.of(current));
+            Recorder spark = new Recorder();
+            ArenaExecutorComponents components = new ArenaExecutorComponents(sparkWriters(spark),
+                    resolver::publisherOf, "ADLER32");
+            ShuffleWriter<Object, Object> task = new PublishingShuffleWriter<>(new NoRecords(), 0, 1, publisher,
+                    Fallback.of(new SparkConf(false)), null, resolver);
+            ShuffleMapOutputWriter w = components.createMapOutputWriter(0, 1, 1); // a communicator switched since
+            write(w, 0, bytes(1000));
+            w.commitAllPartitions(new long[0]);
+            assertNotNull(publisher.inArena(0, 1), "in the arena of the publisher that announces it");
+            assertNull(current.inArena(0, 1));
+            task.stop(false);
+            assertNull(resolver.publisherOf(0, 1), "forgotten when the task's writer stopped");
+            assertSame(spark, components.createMapOutputWriter(0, 2, 1), "no publisher taken: Spark's file");
+        } finally {
+            current.close();
+        }
+    }
+
+    /** Spark's local-disk components, whose writer is {@code writer}. */
+    private static ShuffleExecutorComponents sparkWriters(ShuffleMapOutputWriter writer) {
+        return new ShuffleExecutorComponents() {
+            @Override
+            public void initializeExecutor(String appId, String execId, Map<String, String> extraConfigs) {
+            }
+
+            @Override
+            public ShuffleMapOutputWriter createMapOutputWriter(int shuffleId, long mapTaskId, int numPartitions) {
+                return writer;
+            }
+        };
+    }
+
+    /** Spark's writer of a task that fails before it committed. */
+    private static final class NoRecords extends ShuffleWriter<Object, Object> {
+        @Override
+        public void write(scala.collection.Iterator<Product2<Object, Object>> records) {
+        }
+
+        @Override
+        public Option<MapStatus> stop(boolean success) {
+            return Option.empty();
+        }
+
+        @Override
+        public long[] getPartitionLengths() {
+            return new long[0];
+        }
     }
 
     @Test
