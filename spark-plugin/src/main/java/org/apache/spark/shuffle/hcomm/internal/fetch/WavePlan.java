@@ -108,17 +108,7 @@ final class WavePlan {
         // cannot deserialise any of the big second wave before all of it landed.)
         int perSet = Math.max(1, chunks.size() / 2);
         IntUnaryOperator capacity = w -> (int) Math.min(perSet, (long) Math.min(first, perSet) << Math.min(w, 30));
-        if (fitsBorrowed) {
-            packWaves(capacity, w -> {
-                int base = 0;
-                for (int i = 0; i < w; i++) {
-                    base += capacity.applyAsInt(i);
-                }
-                return base;
-            });
-        } else {
-            packWaves(capacity, w -> (w % 2) * perSet);
-        }
+        packWaves(capacity, perSet);
     }
 
     /** How many chunks the pieces fill when packed in order, each chunk holding as many whole pieces as fit. */
@@ -137,17 +127,20 @@ final class WavePlan {
 
     /**
      * Assigns pieces to waves in order, whatever their owners: wave {@code w} fills up to {@code capacity(w)}
-     * chunks, starting at borrowed chunk {@code base(w)}.
+     * chunks, starting right after the chunks of the wave before it when each wave has chunks of its own
+     * ({@link #fitsBorrowed}), else at the start of set {@code w % 2} of {@code perSet} borrowed chunks.
      */
-    private void packWaves(IntUnaryOperator capacity, IntUnaryOperator base) {
+    private void packWaves(IntUnaryOperator capacity, int perSet) {
         Wave w = null;
         int cap = 0;
+        int base = 0; // the wave's first borrowed chunk
         int chunkInWave = 0;
         int at = 0;
         for (int j = 0; j < pieces.size(); j++) {
             Piece p = pieces.get(j);
             boolean fits = w != null && (at + p.length <= chunkSize || chunkInWave + 1 < cap);
             if (!fits) {
+                base = fitsBorrowed ? base + cap : waves.size() % 2 * perSet; // the wave before had cap chunks
                 w = new Wave(j);
                 waves.add(w);
                 cap = capacity.applyAsInt(waves.size() - 1);
@@ -158,7 +151,7 @@ final class WavePlan {
                 at = 0;
             }
             p.wave = waves.size() - 1;
-            p.chunk = chunks.get(base.applyAsInt(p.wave) + chunkInWave);
+            p.chunk = chunks.get(base + chunkInWave);
             p.chunkOffset = at;
             at += p.length;
             w.last = j;

@@ -103,10 +103,12 @@ public final class ArenaExecutorComponents implements ShuffleExecutorComponents 
                 return;
             }
             try (FileChannel in = FileChannel.open(spill.toPath(), StandardOpenOption.READ)) {
+                long position = 0;
                 for (int i = 0; i < lengths.length; i++) {
                     if (lengths[i] > 0) {
-                        w.readPartition(i, in, lengths[i]);
+                        w.readPartition(i, in, position, lengths[i]);
                     }
+                    position += lengths[i];
                 }
                 w.commitAllPartitions(checksums);
             } catch (IOException | RuntimeException e) {

@@ -72,18 +72,14 @@ final class ArenaMapOutputWriter implements ShuffleMapOutputWriter {
     }
 
     /**
-     * Writes partition {@code partition} (after the earlier ones) from {@code bytes} bytes of {@code in} at its
-     * position: read straight into the arena when it has room (a serialized shuffle's single spill file).
+     * Writes partition {@code partition} (after the earlier ones) from {@code bytes} bytes of {@code in} at
+     * {@code position}: read straight into the arena when it has room (a serialized shuffle's single spill file).
      */
-    void readPartition(int partition, FileChannel in, long bytes) throws IOException {
+    void readPartition(int partition, FileChannel in, long position, long bytes) throws IOException {
         ShufflePartitionWriter w = getPartitionWriter(partition);
         if (file == null && room(written + bytes)) {
-            ByteBuffer into = data.duplicate().limit((int) (written + bytes));
-            while (into.hasRemaining()) {
-                if (in.read(into) < 0) {
-                    throw new IOException("shuffle " + shuffleId + " map " + mapId + ": the spill file ends before "
-                            + "partition " + partition + "'s " + bytes + " bytes");
-                }
+            if (!arena.copyIn(in, position, dataOffset + written, bytes)) {
+                throw spillEnds(partition, bytes);
             }
             data.position((int) (written + bytes));
             written += bytes;
@@ -91,17 +87,21 @@ final class ArenaMapOutputWriter implements ShuffleMapOutputWriter {
         }
         try (OutputStream out = w.openStream()) { // no room after all: through the stream, which overflows
             ByteBuffer buffer = ByteBuffer.allocate(64 << 10);
-            for (long left = bytes; left > 0; ) {
-                buffer.clear().limit((int) Math.min(buffer.capacity(), left));
-                int n = in.read(buffer);
+            for (long done = 0; done < bytes; ) {
+                buffer.clear().limit((int) Math.min(buffer.capacity(), bytes - done));
+                int n = in.read(buffer, position + done);
                 if (n < 0) {
-                    throw new IOException("shuffle " + shuffleId + " map " + mapId + ": the spill file ends before "
-                            + "partition " + partition + "'s " + bytes + " bytes");
+                    throw spillEnds(partition, bytes);
                 }
                 out.write(buffer.array(), 0, n);
-                left -= n;
+                done += n;
             }
         }
+    }
+
+    private IOException spillEnds(int partition, long bytes) {
+        return new IOException("shuffle " + shuffleId + " map " + mapId + ": the spill file ends before partition "
+                + partition + "'s " + bytes + " bytes");
     }
 
     @Override
@@ -256,10 +256,7 @@ final class ArenaMapOutputWriter implements ShuffleMapOutputWriter {
         for (int i = current + 1; i < offsets.length; i++) {
             offsets[i] = written;
         }
-        long[] lengths = new long[offsets.length - 1];
-        for (int i = 0; i < lengths.length; i++) {
-            lengths[i] = offsets[i + 1] - offsets[i];
-        }
+        long[] lengths = Publication.lengths(offsets);
         boolean recorded = false;
         try {
             if (written == 0) {

@@ -156,14 +156,10 @@ public final class MapOutputPublisher implements AutoCloseable {
             return null;
         }
         if (p.told == null) {
-            long[] lengths = new long[numPartitions];
-            for (int i = 0; i < numPartitions; i++) {
-                lengths[i] = p.offsets[i + 1] - p.offsets[i];
-            }
             long index = arena.address(p.indexOffset);
             p.told = new Messages.Published(shuffleId, mapId, driver.executorId(), index,
                     p.dataOffset < 0 ? index : arena.address(p.dataOffset), numPartitions, epoch,
-                    PackedIndex.pack(lengths, packedIndexMax));
+                    PackedIndex.pack(Publication.lengths(p.offsets), packedIndexMax));
         }
         return p.told;
     }
@@ -348,11 +344,7 @@ public final class MapOutputPublisher implements AutoCloseable {
             }
             File tmp = resolver.createTempFile(resolver.getDataFile(shuffleId, mapId));
             SendArena.copyOut(data.view(), tmp);
-            long[] lengths = new long[p.offsets.length - 1];
-            for (int i = 0; i < lengths.length; i++) {
-                lengths[i] = p.offsets[i + 1] - p.offsets[i];
-            }
-            resolver.writeMetadataFileAndCommit(shuffleId, mapId, lengths, p.checksums, tmp);
+            resolver.writeMetadataFileAndCommit(shuffleId, mapId, Publication.lengths(p.offsets), p.checksums, tmp);
         }
         synchronized (this) {
             if (!p.materialized) {

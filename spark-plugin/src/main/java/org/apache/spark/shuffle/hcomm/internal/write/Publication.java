@@ -31,4 +31,13 @@ final class Publication {
         this.indexBytes = indexBytes;
         this.dataBytes = dataBytes;
     }
+
+    /** The partition lengths of an output's offsets (Spark's index: numPartitions + 1 of them). */
+    static long[] lengths(long[] offsets) {
+        long[] lengths = new long[offsets.length - 1];
+        for (int i = 0; i < lengths.length; i++) {
+            lengths[i] = offsets[i + 1] - offsets[i];
+        }
+        return lengths;
+    }
 }

@@ -92,14 +92,22 @@ final class SendArena implements AutoCloseable {
 
     /** Reads the first {@code bytes} of {@code file} into the arena at {@code offset}. */
     void copyIn(File file, long offset, long bytes) throws IOException {
-        ByteBuffer dst = view(offset, bytes);
         try (FileChannel ch = FileChannel.open(file.toPath(), StandardOpenOption.READ)) {
-            while (dst.hasRemaining()) {
-                if (ch.read(dst) < 0) {
-                    throw new IOException("map output " + file + " is shorter than its partition lengths say");
-                }
+            if (!copyIn(ch, 0, offset, bytes)) {
+                throw new IOException("map output " + file + " is shorter than its partition lengths say");
             }
         }
+    }
+
+    /** Reads {@code bytes} of {@code in} from {@code position} into the arena at {@code offset}; false: it ended. */
+    boolean copyIn(FileChannel in, long position, long offset, long bytes) throws IOException {
+        ByteBuffer dst = view(offset, bytes);
+        while (dst.hasRemaining()) {
+            if (in.read(dst, position + dst.position()) < 0) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** Writes what remains of {@code src} to a new file {@code to}. */

@@ -17,6 +17,7 @@ import java.io.OutputStream;
 import java.net.InetAddress;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -208,6 +209,33 @@ class ArenaMapOutputWriterTest {
         assertEquals(0, metrics.outputsWrittenToArena.getCount());
         assertEquals(0, publisher.arena().used(), "nothing of it left in the arena");
         assertNull(publisher.inArena(0, 1), "not an arena output");
+    }
+
+    @Test
+    void singleSpillIsReadAtEachPartitionsPositionIntoTheArenaOrSparksWriter(@TempDir Path dir) throws Exception {
+        open(4 << 20); // data may use 3.5 MiB
+        byte[] p0 = bytes(1 << 20);
+        byte[] p2 = bytes(2 << 20);
+        byte[] p3 = bytes(1 << 20);
+        Path spill = dir.resolve("spill");
+        try (OutputStream out = Files.newOutputStream(spill)) {
+            out.write(p0);
+            out.write(p2);
+            out.write(p3);
+        }
+        Recorder spark = new Recorder();
+        ArenaMapOutputWriter w = writer(1, 4, spark);
+        try (FileChannel in = FileChannel.open(spill)) {
+            w.readPartition(0, in, 0, p0.length);
+            w.readPartition(2, in, p0.length, p2.length); // partition 1 is empty
+            assertEquals(0, spark.calls.size(), "both read into the arena");
+            w.readPartition(3, in, p0.length + p2.length, p3.length); // no room: Spark's writer, through its stream
+        }
+        w.commitAllPartitions(new long[0]);
+        assertEquals(List.of(0, 2, 3), spark.partitions);
+        assertArrayEquals(p0, spark.data.get(0));
+        assertArrayEquals(p2, spark.data.get(1));
+        assertArrayEquals(p3, spark.data.get(2));
     }
 
     @Test
