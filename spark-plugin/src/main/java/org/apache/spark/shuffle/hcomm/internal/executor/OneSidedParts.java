@@ -83,14 +83,22 @@ final class OneSidedParts {
                 new Blame(executorId, channels, resources));
     }
 
-    /** The close steps, in order: channels, receive buffer, outputs, transport, then {@code after} (a leak report). */
+    /**
+     * The close steps, in order: channels, receive buffer, outputs; then, once the send arena is unmapped (at once,
+     * or when the last of Spark's readers and writers of it is done: the transport's close would free it too), the
+     * transport and {@code reportLeak}.
+     */
     List<Runnable> closeSteps(Runnable reportLeak) {
         List<Runnable> steps = new ArrayList<>();
         steps.add(channels::close);
         steps.add(resources::close);
-        steps.add(publisher::close);
-        steps.add(transport::close);
-        steps.add(reportLeak);
+        steps.add(() -> publisher.close(() -> {
+            try {
+                transport.close();
+            } finally {
+                reportLeak.run();
+            }
+        }));
         return steps;
     }
 

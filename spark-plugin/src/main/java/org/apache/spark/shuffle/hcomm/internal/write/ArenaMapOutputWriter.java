@@ -35,6 +35,8 @@ final class ArenaMapOutputWriter implements ShuffleMapOutputWriter {
     private final Supplier<ShuffleMapOutputWriter> sparkWriter;
     private final ChecksumFile checksumFile;
     private final long expectedBytes;
+    /** Keeps the arena mapped while this writes into it (until commit, abort or overflow); null: it was closing. */
+    private final SendArena.Lease hold;
     private long dataOffset = -1;
     private long capacity;
     private ByteBuffer data;
@@ -69,6 +71,7 @@ final class ArenaMapOutputWriter implements ShuffleMapOutputWriter {
         this.sparkWriter = sparkWriter;
         this.checksumFile = checksumFile;
         this.expectedBytes = expectedBytes;
+        this.hold = arena.hold();
     }
 
     /**
@@ -185,6 +188,9 @@ final class ArenaMapOutputWriter implements ShuffleMapOutputWriter {
         if (bytes <= capacity) {
             return true;
         }
+        if (hold == null) { // the arena was closing when this began: nothing goes into it
+            return false;
+        }
         long first = expectedBytes > 0 ? expectedBytes : Math.min(FIRST_EXTENT, arena.capacity() / 16);
         long want = Math.max(bytes, dataOffset < 0 ? first : 2 * capacity);
         if (dataOffset >= 0 && arena.extendData(dataOffset, capacity, want)) {
@@ -245,6 +251,21 @@ final class ArenaMapOutputWriter implements ShuffleMapOutputWriter {
         publisher.metrics().outputsOverflowed.inc();
         freeData();
         arena.release(indexOffset, 8L * offsets.length); // the file output gets its index placed when published
+        leave();
+    }
+
+    /** The whole output to Spark's file instead: what is in the arena is copied there, its extents freed. */
+    private MapOutputCommitMessage commitToFile(long[] checksums) throws IOException {
+        current = offsets.length - 1;
+        moveToFile(offsets.length - 2, false);
+        return file.commitAllPartitions(checksums);
+    }
+
+    /** This writer no longer reads or writes the arena. */
+    private void leave() {
+        if (hold != null) {
+            hold.close();
+        }
     }
 
     @Override
@@ -257,6 +278,9 @@ final class ArenaMapOutputWriter implements ShuffleMapOutputWriter {
             offsets[i] = written;
         }
         long[] lengths = Publication.lengths(offsets);
+        if (hold == null) { // the arena was closing when this began: nothing of the output is in it
+            return commitToFile(checksums);
+        }
         boolean recorded = false;
         try {
             if (written == 0) {
@@ -276,10 +300,8 @@ final class ArenaMapOutputWriter implements ShuffleMapOutputWriter {
             }
             if (!publisher.written(shuffleId, mapId, indexOffset, dataOffset, offsets, checksums)) {
                 // the arena retired with its communicator while this task wrote: the output goes to Spark's file
-                current = offsets.length - 1;
                 recorded = true; // moveToFile frees the extents
-                moveToFile(offsets.length - 2, false);
-                return file.commitAllPartitions(checksums);
+                return commitToFile(checksums);
             }
             recorded = true;
         } finally {
@@ -287,6 +309,7 @@ final class ArenaMapOutputWriter implements ShuffleMapOutputWriter {
                 freeData();
                 arena.release(indexOffset, 8L * offsets.length);
             }
+            leave();
         }
         return MapOutputCommitMessage.of(lengths);
     }
@@ -303,6 +326,7 @@ final class ArenaMapOutputWriter implements ShuffleMapOutputWriter {
         }
         freeData();
         arena.release(indexOffset, 8L * offsets.length);
+        leave();
     }
 
     private void freeData() {

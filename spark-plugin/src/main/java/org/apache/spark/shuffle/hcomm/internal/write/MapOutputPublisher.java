@@ -60,7 +60,7 @@ public final class MapOutputPublisher implements AutoCloseable {
         this.packedIndexMax = packedIndexMax;
         this.driver = driver;
         this.epoch = epoch;
-        this.arena = new SendArena(transport, arenaSize);
+        this.arena = new SendArena(transport, arenaSize, driver.executorId());
         this.metrics = metrics;
     }
 
@@ -133,18 +133,12 @@ public final class MapOutputPublisher implements AutoCloseable {
         if (closed || retiring) { // its outputs were copied to files already: the writer must put this one there too
             return false;
         }
-        long dataBytes = offsets[offsets.length - 1];
-        Publication p = new Publication(mapId, 8L * offsets.length, dataBytes);
-        p.indexOffset = indexOffset;
-        p.dataOffset = dataBytes == 0 ? -1 : dataOffset;
-        p.extent = dataBytes == 0 ? null : new SendArena.Extent(dataOffset, dataBytes);
-        p.offsets = offsets;
-        p.checksums = checksums;
+        Publication p = Publication.written(mapId, indexOffset, dataOffset, offsets, checksums);
         if (byShuffle.computeIfAbsent(shuffleId, k -> new ConcurrentHashMap<>()).putIfAbsent(mapId, p) != null) {
             // a task attempt's map id is unique: a second commit of it is a bug in the caller
             throw new IllegalStateException("shuffle " + shuffleId + " map " + mapId + " committed twice");
         }
-        largest.merge(shuffleId, dataBytes, Math::max);
+        largest.merge(shuffleId, p.dataBytes, Math::max);
         metrics.outputsWrittenToArena.inc();
         return true;
     }
@@ -382,11 +376,21 @@ public final class MapOutputPublisher implements AutoCloseable {
     }
 
     @Override
-    public synchronized void close() {
-        closed = true;
-        for (Integer shuffleId : List.copyOf(byShuffle.keySet())) {
-            release(shuffleId);
+    public void close() {
+        close(() -> { });
+    }
+
+    /** Releases every output and closes the arena; {@code after} runs once it is unmapped ({@link SendArena#close}). */
+    public void close(Runnable after) {
+        try {
+            synchronized (this) {
+                closed = true;
+                for (Integer shuffleId : List.copyOf(byShuffle.keySet())) {
+                    release(shuffleId);
+                }
+            }
+        } finally {
+            arena.close(after);
         }
-        arena.close();
     }
 }

@@ -32,6 +32,18 @@ final class Publication {
         this.dataBytes = dataBytes;
     }
 
+    /** An output Spark's writer wrote into the arena: index at {@code indexOffset}, data at {@code dataOffset}. */
+    static Publication written(long mapId, long indexOffset, long dataOffset, long[] offsets, long[] checksums) {
+        long dataBytes = offsets[offsets.length - 1];
+        Publication p = new Publication(mapId, 8L * offsets.length, dataBytes);
+        p.indexOffset = indexOffset;
+        p.dataOffset = dataBytes == 0 ? -1 : dataOffset;
+        p.extent = dataBytes == 0 ? null : new SendArena.Extent(dataOffset, dataBytes);
+        p.offsets = offsets;
+        p.checksums = checksums;
+        return p;
+    }
+
     /** The partition lengths of an output's offsets (Spark's index: numPartitions + 1 of them). */
     static long[] lengths(long[] offsets) {
         long[] lengths = new long[offsets.length - 1];

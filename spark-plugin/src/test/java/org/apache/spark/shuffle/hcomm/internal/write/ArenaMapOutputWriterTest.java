@@ -33,6 +33,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.util.IllegalReferenceCountException;
@@ -236,6 +237,48 @@ class ArenaMapOutputWriterTest {
         assertArrayEquals(p0, spark.data.get(0));
         assertArrayEquals(p2, spark.data.get(1));
         assertArrayEquals(p3, spark.data.get(2));
+    }
+
+    @Test
+    void aViewHeldPastCloseReadsItsBytesAndTheLastLeaseUnmaps() throws Exception {
+        open(1 << 20);
+        long regions = transport.liveObjects().regions();
+        SendArena arena = new SendArena(transport, 1 << 20, "1", 100);
+        assertEquals(regions + 1, transport.liveObjects().regions());
+        byte[] data = bytes(4096);
+        long offset = arena.allocateData(data.length);
+        arena.view(offset, data.length).put(data);
+        SendArena.Lease view = arena.lease(new SendArena.Extent(offset, data.length), 0, data.length);
+        SendArena.Lease writer = arena.hold();
+        AtomicInteger after = new AtomicInteger();
+        arena.close(after::incrementAndGet); // waits 100 ms for both, then leaves the unmap to the last
+        assertNull(arena.hold(), "nothing is leased once closing");
+        assertEquals(regions + 1, transport.liveObjects().regions(), "still mapped");
+        byte[] read = new byte[data.length];
+        view.view().get(read);
+        assertArrayEquals(data, read, "a view held past close reads its bytes");
+        view.close();
+        assertEquals(regions + 1, transport.liveObjects().regions(), "mapped while a writer holds it");
+        assertEquals(0, after.get());
+        writer.close();
+        writer.close();
+        assertEquals(regions, transport.liveObjects().regions(), "unmapped by the last lease's close");
+        assertEquals(1, after.get(), "then what follows the unmap ran, once");
+    }
+
+    @Test
+    void aWriterMadeAsTheArenaClosesWritesSparksFile() throws Exception {
+        open(16 << 20);
+        Recorder spark = new Recorder();
+        long index = publisher.arena().allocate(8 * 3);
+        publisher.close(); // no lease: unmapped at once
+        ArenaMapOutputWriter w = new ArenaMapOutputWriter(publisher, 0, 1, 2, index, () -> spark, (s, m, c) -> { });
+        byte[] p0 = bytes(1000);
+        write(w, 0, p0);
+        w.commitAllPartitions(new long[0]);
+        assertEquals(List.of(0), spark.partitions);
+        assertArrayEquals(p0, spark.data.get(0));
+        assertEquals(List.of("partition 0", "commit"), spark.calls);
     }
 
     @Test
