@@ -1,6 +1,5 @@
 package org.apache.spark.shuffle.hcomm.internal.executor;
 
-import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -113,10 +112,13 @@ final class OneSidedParts {
         Thread t = new Thread(() -> {
             try {
                 int copied = publisher.retire(
-                        (IndexShuffleBlockResolver) SparkEnv.get().shuffleManager().shuffleBlockResolver());
+                        (IndexShuffleBlockResolver) SparkEnv.get().shuffleManager().shuffleBlockResolver(),
+                        (output, e) -> LOG.warn("Executor {} could not copy shuffle {} map {} out of communicator {}'s "
+                                + "arena to Spark's files; its readers fail and Spark recomputes it", executorId,
+                                output[0], output[1], epoch, e));
                 LOG.info("Executor {} copied {} map outputs out of communicator {}'s arena", executorId, copied,
                         epoch);
-            } catch (IOException | RuntimeException e) {
+            } catch (RuntimeException e) {
                 LOG.warn("Executor {} could not copy the map outputs written into communicator {}'s arena to "
                         + "Spark's files; their readers fail and Spark recomputes them", executorId, epoch, e);
             }

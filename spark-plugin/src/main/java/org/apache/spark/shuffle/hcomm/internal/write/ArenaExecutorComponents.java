@@ -76,7 +76,8 @@ public final class ArenaExecutorComponents implements ShuffleExecutorComponents 
             try {
                 return spark.createMapOutputWriter(shuffleId, mapId, numPartitions);
             } catch (IOException e) {
-                throw new UncheckedIOException(e);
+                throw new UncheckedIOException("shuffle " + shuffleId + " map " + mapId + ": Spark's file writer for "
+                        + "an output that leaves the send arena could not be made", e);
             }
         }, this::writeChecksums, expected);
     }

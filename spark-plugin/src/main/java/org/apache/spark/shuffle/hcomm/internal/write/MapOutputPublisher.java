@@ -9,6 +9,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.BiConsumer;
 
 import org.apache.spark.shuffle.IndexShuffleBlockResolver;
 import org.apache.spark.shuffle.hcomm.internal.conf.LogCategory;
@@ -75,9 +76,10 @@ public final class MapOutputPublisher implements AutoCloseable {
     /**
      * Its communicator is being retired: every output written only into the arena is copied to Spark's files, so
      * Spark's fetch and a new communicator's arena can take it from there (readers keep reading the arena copy until
-     * it closes); outputs committed from now on go to Spark's files. Returns how many were copied.
+     * it closes); outputs committed from now on go to Spark's files. Returns how many were copied; {@code failed}
+     * gets each output that could not be, as (shuffle id, map id), and why.
      */
-    public int retire(IndexShuffleBlockResolver resolver) throws IOException {
+    public int retire(IndexShuffleBlockResolver resolver, BiConsumer<long[], Exception> failed) {
         List<long[]> outputs;
         synchronized (this) {
             retiring = true;
@@ -85,7 +87,11 @@ public final class MapOutputPublisher implements AutoCloseable {
         }
         int copied = 0;
         for (long[] output : outputs) {
-            copied += materialize((int) output[0], output[1], resolver) ? 1 : 0;
+            try {
+                copied += materialize((int) output[0], output[1], resolver) ? 1 : 0;
+            } catch (IOException | RuntimeException e) {
+                failed.accept(output, e);
+            }
         }
         return copied;
     }
@@ -287,10 +293,7 @@ public final class MapOutputPublisher implements AutoCloseable {
         }
     }
 
-    /**
-     * An output Spark's writer wrote into the arena and this publisher holds, or null. Without this publisher's lock:
-     * Spark's readers look one up for every block.
-     */
+    /** An output Spark's writer wrote into the arena and this publisher holds, or null; lock-free (read per block). */
     Publication inArena(int shuffleId, long mapId) {
         Map<Long, Publication> outputs = byShuffle.get(shuffleId);
         Publication p = outputs == null ? null : outputs.get(mapId);

@@ -13,6 +13,7 @@ import java.io.ByteArrayOutputStream;
 import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.UncheckedIOException;
 import java.io.OutputStream;
 import java.net.InetAddress;
 import java.nio.ByteBuffer;
@@ -350,7 +351,19 @@ class ArenaMapOutputWriterTest {
         }
     }
 
-    /** Spark's local-disk components, whose writer is {@code writer}. */
+    @Test
+    void sparksWriterThatCannotBeMadeForAnOverflowNamesTheOutput() throws Exception {
+        open(4 << 20);
+        ArenaBlockResolver resolver = new ArenaBlockResolver(new SparkConf(false), List::of);
+        resolver.taskWrites(3, 7, publisher);
+        ShuffleMapOutputWriter w = new ArenaExecutorComponents(sparkWriters(null), resolver::publisherOf, "ADLER32")
+                .createMapOutputWriter(3, 7, 1);
+        UncheckedIOException e = assertThrows(UncheckedIOException.class, () -> write(w, 0, bytes(4 << 20)));
+        assertTrue(e.getMessage().startsWith("shuffle 3 map 7: "), e.getMessage());
+        w.abort(e);
+    }
+
+    /** Spark's local-disk components, whose writer is {@code writer} (null: it cannot be made). */
     private static ShuffleExecutorComponents sparkWriters(ShuffleMapOutputWriter writer) {
         return new ShuffleExecutorComponents() {
             @Override
@@ -358,7 +371,11 @@ class ArenaMapOutputWriterTest {
             }
 
             @Override
-            public ShuffleMapOutputWriter createMapOutputWriter(int shuffleId, long mapTaskId, int numPartitions) {
+            public ShuffleMapOutputWriter createMapOutputWriter(int shuffleId, long mapTaskId, int numPartitions)
+                    throws IOException {
+                if (writer == null) {
+                    throw new IOException("no local directory left");
+                }
                 return writer;
             }
         };
@@ -390,7 +407,9 @@ class ArenaMapOutputWriterTest {
         BlockingResolver resolver = new BlockingResolver(dir);
         ExecutorService retiring = Executors.newSingleThreadExecutor();
         try {
-            Future<Integer> copied = retiring.submit(() -> publisher.retire(resolver));
+            Future<Integer> copied = retiring.submit(() -> publisher.retire(resolver, (output, e) -> {
+                throw new AssertionError("shuffle " + output[0] + " map " + output[1] + " not copied", e);
+            }));
             assertTrue(resolver.committing.await(10, TimeUnit.SECONDS), "the copy reached Spark's commit");
             Recorder spark = new Recorder();
             assertTimeoutPreemptively(Duration.ofSeconds(5), () -> {
