@@ -99,7 +99,7 @@ public final class HcommShuffleManager implements ShuffleManager {
             return writer; // no plugin here, or HComm unavailable on this executor: Spark's files alone
         }
         return new PublishingShuffleWriter<>(writer, handle.shuffleId(), mapId, publisher, runtime.fallback(),
-                (IndexShuffleBlockResolver) sort.shuffleBlockResolver());
+                (IndexShuffleBlockResolver) sort.shuffleBlockResolver(), resolver);
     }
 
     @Override

@@ -59,6 +59,8 @@ public final class ExecutorRuntime implements AutoCloseable {
     private volatile OneSidedParts parts;
     /** Parts of earlier communicators, until their retirement closed them. */
     private final List<OneSidedParts> retiring = new java.util.concurrent.CopyOnWriteArrayList<>();
+    /** The publishers of {@link #parts} (first) and of {@link #retiring}, kept for Spark's block reads. */
+    private final List<MapOutputPublisher> publishers = new java.util.concurrent.CopyOnWriteArrayList<>();
     /** Why this executor could not join its communicator, or null. */
     private volatile String communicatorFailure;
     private final ReadPlanner sparkOnly;
@@ -80,6 +82,9 @@ public final class ExecutorRuntime implements AutoCloseable {
         this.sparkOnly = ReadPlanner.sparkOnly(executorId, fallback, metrics);
         this.parts = transport == null ? null
                 : new OneSidedParts(transport, 0, conf, roster, host, fallback, metrics, driver);
+        if (parts != null) {
+            publishers.add(parts.publisher);
+        }
     }
 
     /**
@@ -183,15 +188,9 @@ public final class ExecutorRuntime implements AutoCloseable {
         return p == null ? sparkOnly : p.planner;
     }
 
-    /** Every publisher whose arena may hold outputs: the current one, then those of communicators retiring. */
+    /** Every publisher whose arena may hold outputs, the current one first; not a copy (read it, do not change it). */
     public List<MapOutputPublisher> publishers() {
-        List<MapOutputPublisher> all = new ArrayList<>(1 + retiring.size());
-        OneSidedParts p = parts;
-        if (p != null) {
-            all.add(p.publisher);
-        }
-        retiring.forEach(r -> all.add(r.publisher));
-        return all;
+        return publishers;
     }
 
     /** What publishes map outputs for one-sided reads, or null while there is nothing to read them with. */
@@ -283,6 +282,7 @@ public final class ExecutorRuntime implements AutoCloseable {
                 return new Messages.Ack(false, "executor " + executorId + " is shutting down");
             }
             parts = fresh;
+            publishers.add(0, fresh.publisher);
             communicatorFailure = null;
         }
         if (old != null) {
@@ -297,6 +297,7 @@ public final class ExecutorRuntime implements AutoCloseable {
         old.retire(executorId, HcommConf.READ_TIMEOUT.get(conf) + 5000, () -> {
             runSteps(old.closeSteps(metrics.communicatorsDestroyed::inc));
             retiring.remove(old);
+            publishers.remove(old.publisher);
         });
     }
 

@@ -3,9 +3,11 @@ package org.apache.spark.shuffle.hcomm.internal.executor;
 import java.util.List;
 
 import org.apache.spark.SparkConf;
+import org.apache.spark.SparkEnv;
 import org.apache.spark.shuffle.api.ShuffleDataIO;
 import org.apache.spark.shuffle.api.ShuffleDriverComponents;
 import org.apache.spark.shuffle.api.ShuffleExecutorComponents;
+import org.apache.spark.shuffle.hcomm.internal.write.ArenaBlockResolver;
 import org.apache.spark.shuffle.hcomm.internal.write.ArenaExecutorComponents;
 import org.apache.spark.shuffle.hcomm.internal.write.MapOutputPublisher;
 import org.apache.spark.shuffle.sort.io.LocalDiskShuffleDataIO;
@@ -26,7 +28,7 @@ public final class HcommShuffleDataIO implements ShuffleDataIO {
 
     @Override
     public ShuffleExecutorComponents executor() {
-        return new ArenaExecutorComponents(spark.executor(), HcommShuffleDataIO::publisher,
+        return new ArenaExecutorComponents(spark.executor(), HcommShuffleDataIO::publisherOf,
                 conf.get(org.apache.spark.internal.config.package$.MODULE$.SHUFFLE_CHECKSUM_ALGORITHM()));
     }
 
@@ -35,10 +37,13 @@ public final class HcommShuffleDataIO implements ShuffleDataIO {
         return spark.driver();
     }
 
-    /** This executor's publisher, or null (no plugin, no transport yet). */
-    public static MapOutputPublisher publisher() {
-        ExecutorRuntime runtime = ExecutorRuntime.current();
-        return runtime == null ? null : runtime.publisher();
+    /**
+     * The publisher the shuffle manager took for map task {@code mapId} at its {@code getWriter}, or null (no plugin,
+     * no transport then): looked up once per map task, so the output is written and announced by the same one.
+     */
+    private static MapOutputPublisher publisherOf(int shuffleId, long mapId) {
+        return SparkEnv.get().shuffleManager().shuffleBlockResolver() instanceof ArenaBlockResolver r
+                ? r.publisherOf(shuffleId, mapId) : null;
     }
 
     /** This executor's publishers whose arenas may hold outputs (none without a runtime). */

@@ -1,6 +1,5 @@
 package org.apache.spark.shuffle.hcomm.internal.executor;
 
-import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -83,14 +82,22 @@ final class OneSidedParts {
                 new Blame(executorId, channels, resources));
     }
 
-    /** The close steps, in order: channels, receive buffer, outputs, transport, then {@code after} (a leak report). */
+    /**
+     * The close steps, in order: channels, receive buffer, outputs; then, once the send arena is unmapped (at once,
+     * or when the last of Spark's readers and writers of it is done: the transport's close would free it too), the
+     * transport and {@code reportLeak}.
+     */
     List<Runnable> closeSteps(Runnable reportLeak) {
         List<Runnable> steps = new ArrayList<>();
         steps.add(channels::close);
         steps.add(resources::close);
-        steps.add(publisher::close);
-        steps.add(transport::close);
-        steps.add(reportLeak);
+        steps.add(() -> publisher.close(() -> {
+            try {
+                transport.close();
+            } finally {
+                reportLeak.run();
+            }
+        }));
         return steps;
     }
 
@@ -105,10 +112,13 @@ final class OneSidedParts {
         Thread t = new Thread(() -> {
             try {
                 int copied = publisher.retire(
-                        (IndexShuffleBlockResolver) SparkEnv.get().shuffleManager().shuffleBlockResolver());
+                        (IndexShuffleBlockResolver) SparkEnv.get().shuffleManager().shuffleBlockResolver(),
+                        (output, e) -> LOG.warn("Executor {} could not copy shuffle {} map {} out of communicator {}'s "
+                                + "arena to Spark's files; its readers fail and Spark recomputes it", executorId,
+                                output[0], output[1], epoch, e));
                 LOG.info("Executor {} copied {} map outputs out of communicator {}'s arena", executorId, copied,
                         epoch);
-            } catch (IOException | RuntimeException e) {
+            } catch (RuntimeException e) {
                 LOG.warn("Executor {} could not copy the map outputs written into communicator {}'s arena to "
                         + "Spark's files; their readers fail and Spark recomputes them", executorId, epoch, e);
             }

@@ -1,6 +1,7 @@
 package org.apache.spark.shuffle.hcomm.internal.read;
 
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 import org.apache.spark.shuffle.hcomm.internal.conf.LogCategory;
@@ -18,6 +19,8 @@ public final class DirectoryCache {
     private final DriverClient driver;
     private final long epoch;
     private final Map<Integer, ShuffleDirectory> directories = new ConcurrentHashMap<>();
+    /** By shuffle, the outputs whose packed index a reader found undecodable (warned about once each). */
+    private final Map<Integer, Set<Long>> undecodable = new ConcurrentHashMap<>();
 
     /** {@code epoch}: the communicator this executor reads in (0 on the endpoint path). */
     public DirectoryCache(DriverClient driver, long epoch) {
@@ -59,8 +62,14 @@ public final class DirectoryCache {
         }
     }
 
+    /** Whether a reader meets map output {@code mapId}'s undecodable packed index for the first time here. */
+    boolean firstUndecodable(int shuffleId, long mapId) {
+        return undecodable.computeIfAbsent(shuffleId, k -> ConcurrentHashMap.newKeySet()).add(mapId);
+    }
+
     /** Spark unregistered the shuffle. */
     public void forget(int shuffleId) {
         directories.remove(shuffleId);
+        undecodable.remove(shuffleId);
     }
 }

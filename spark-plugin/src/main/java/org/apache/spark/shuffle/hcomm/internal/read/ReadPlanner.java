@@ -238,14 +238,17 @@ public final class ReadPlanner {
 
     /**
      * The offsets of partitions [first, end) that travelled with the output's publication, or null: then the reader
-     * reads them from the owner's index (also when what travelled cannot be decoded: the index is the truth).
+     * reads them from the owner's index (also when what travelled cannot be decoded: the index is the truth; warned
+     * once per output, not by every task that meets it).
      */
-    private static long[] offsets(ShuffleDirectory.Entry where, int shuffleId, long mapId, int first, int end) {
+    private long[] offsets(ShuffleDirectory.Entry where, int shuffleId, long mapId, int first, int end) {
         try {
             return where.offsets(first, end);
         } catch (IllegalArgumentException e) {
-            LOG.warn("Packed index of map output {} of shuffle {} on executor {} cannot be decoded ({}); reading its "
-                    + "index instead", mapId, shuffleId, where.executorId(), e.getMessage());
+            if (directories.firstUndecodable(shuffleId, mapId)) {
+                LOG.warn("Packed index of map output {} of shuffle {} on executor {} cannot be decoded ({}); reading "
+                        + "its index instead", mapId, shuffleId, where.executorId(), e.getMessage());
+            }
             return null;
         }
     }

@@ -6,12 +6,15 @@ import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 
+import io.netty.buffer.Unpooled;
+import io.netty.buffer.UnpooledByteBufAllocator;
+import io.netty.buffer.UnpooledDirectByteBuf;
 import org.apache.spark.SparkConf;
 import org.apache.spark.network.buffer.ManagedBuffer;
-import org.apache.spark.network.buffer.NioManagedBuffer;
 import org.apache.spark.shuffle.IndexShuffleBlockResolver;
 import org.apache.spark.shuffle.ShuffleBlockInfo;
 import org.apache.spark.shuffle.hcomm.internal.compat.ScalaCollections;
@@ -27,10 +30,12 @@ import scala.Tuple2;
  * ({@link ArenaMapOutputWriter}: they have no file): Spark's local reads of an executor's own blocks and its fetch
  * (the fallback's) get them from the arena; decommission copies them to Spark's files first and then moves those.
  * Everything else is Spark's. It must be an {@link IndexShuffleBlockResolver}: Spark's checksum diagnosis and its
- * fallback storage match on that type.
+ * fallback storage match on that type. It also keeps, for each running map task, the publisher the shuffle manager
+ * took for it, which Spark's writer (through {@link ArenaExecutorComponents}) then writes into.
  */
 public final class ArenaBlockResolver extends IndexShuffleBlockResolver {
     private final Supplier<List<MapOutputPublisher>> publishers;
+    private final Map<ShuffleBlockInfo, MapOutputPublisher> writing = new ConcurrentHashMap<>();
 
     /**
      * {@code publishers}: this executor's, the current one first (none without a plugin or a transport; on the
@@ -41,22 +46,33 @@ public final class ArenaBlockResolver extends IndexShuffleBlockResolver {
         this.publishers = publishers;
     }
 
+    /**
+     * Map task {@code mapId} publishes its output with {@code publisher} (until {@link #taskEnded}): if Spark's writer
+     * writes it into an arena, it is this publisher's, whichever is current by then.
+     */
+    public void taskWrites(int shuffleId, long mapId, MapOutputPublisher publisher) {
+        writing.put(new ShuffleBlockInfo(shuffleId, mapId), publisher);
+    }
+
+    /** The publisher of map task {@code mapId} ({@link #taskWrites}), or null: its output goes to Spark's file. */
+    public MapOutputPublisher publisherOf(int shuffleId, long mapId) {
+        return writing.get(new ShuffleBlockInfo(shuffleId, mapId));
+    }
+
+    public void taskEnded(int shuffleId, long mapId) {
+        writing.remove(new ShuffleBlockInfo(shuffleId, mapId));
+    }
+
     @Override
     public ManagedBuffer getBlockData(BlockId blockId, Option<String[]> dirs) {
-        if (dirs.isEmpty()) { // with dirs: another executor's file, read from here (host-local reads)
-            for (MapOutputPublisher p : publishers.get()) {
-                ManagedBuffer arena = null;
-                if (blockId instanceof ShuffleBlockId id) {
-                    arena = ArenaBlock.of(p, id.shuffleId(), id.mapId(), id.reduceId(), id.reduceId() + 1);
-                } else if (blockId instanceof ShuffleBlockBatchId id) {
-                    arena = ArenaBlock.of(p, id.shuffleId(), id.mapId(), id.startReduceId(), id.endReduceId());
-                }
-                if (arena != null) {
-                    return arena;
-                }
-            }
+        ManagedBuffer arena = null; // with dirs: another executor's file, read from here (host-local reads)
+        if (dirs.isEmpty() && blockId instanceof ShuffleBlockId id) {
+            arena = ArenaBlock.find(publishers.get(), id.shuffleId(), id.mapId(), id.reduceId(), id.reduceId() + 1);
+        } else if (dirs.isEmpty() && blockId instanceof ShuffleBlockBatchId id) {
+            arena = ArenaBlock.find(publishers.get(), id.shuffleId(), id.mapId(), id.startReduceId(),
+                    id.endReduceId());
         }
-        return super.getBlockData(blockId, dirs);
+        return arena != null ? arena : super.getBlockData(blockId, dirs);
     }
 
     /** Spark's stored outputs (index files) and those only in an arena. */
@@ -89,29 +105,38 @@ public final class ArenaBlockResolver extends IndexShuffleBlockResolver {
 
     /**
      * Blocks of an output in the arena. Spark's counts of a buffer's uses are not balanced, so this buffer holds no
-     * memory of its own: each stream holds a view of the arena until closed; Netty and nio users get a copy.
+     * memory of its own: each stream and each Netty buffer made of it leases the bytes until closed or released.
      */
     private static final class ArenaBlock extends ManagedBuffer {
         private final MapOutputPublisher publisher;
+        private final Publication output;
         private final int shuffleId;
-        private final long mapId;
         private final int start;
         private final int end;
         private final long size;
 
-        private ArenaBlock(MapOutputPublisher publisher, int shuffleId, long mapId, int start, int end, long size) {
+        private ArenaBlock(MapOutputPublisher publisher, Publication output, int shuffleId, int start, int end) {
             this.publisher = publisher;
+            this.output = output;
             this.shuffleId = shuffleId;
-            this.mapId = mapId;
             this.start = start;
             this.end = end;
-            this.size = size;
+            this.size = output.offsets[end] - output.offsets[start];
         }
 
-        /** Partitions {@code [start, end)} of the output, or null when it was not written into the arena. */
-        static ArenaBlock of(MapOutputPublisher publisher, int shuffleId, long mapId, int start, int end) {
-            long bytes = publisher.blockBytes(shuffleId, mapId, start, end);
-            return bytes < 0 ? null : new ArenaBlock(publisher, shuffleId, mapId, start, end, bytes);
+        /**
+         * Partitions {@code [start, end)} of the output in the first of {@code publishers} that holds it in its arena,
+         * or null: a lookup without a lock (the lease takes the arena's, once per use).
+         */
+        static ArenaBlock find(List<MapOutputPublisher> publishers, int shuffleId, long mapId, int start, int end) {
+            for (MapOutputPublisher p : publishers) {
+                Publication output = p.inArena(shuffleId, mapId);
+                if (output != null) {
+                    return start < 0 || end >= output.offsets.length || start > end ? null
+                            : new ArenaBlock(p, output, shuffleId, start, end);
+                }
+            }
+            return null;
         }
 
         @Override
@@ -119,31 +144,33 @@ public final class ArenaBlockResolver extends IndexShuffleBlockResolver {
             return size;
         }
 
-        private ByteBuffer lease() throws IOException {
-            ByteBuffer view = publisher.leaseBlocks(shuffleId, mapId, start, end);
+        private SendArena.Lease lease() throws IOException {
+            SendArena.Lease view = publisher.leaseBlocks(output, start, end);
             if (view == null) {
-                throw new IOException("shuffle " + shuffleId + " map " + mapId + " partitions [" + start + ", " + end
-                        + ") are no longer in executor " + publisher.executorId() + "'s send arena (released, or the "
-                        + "executor is stopping)");
+                throw new IOException("shuffle " + shuffleId + " map " + output.mapId + " partitions [" + start + ", "
+                        + end + ") are no longer in executor " + publisher.executorId() + "'s send arena (released, "
+                        + "or the executor is stopping)");
             }
             return view;
         }
 
+        /**
+         * A copy: callers keep the buffer with no call that says when they are done with it (Spark's
+         * {@code ChunkedByteBuffer}, {@code putBytes}), so a lease of a view would have no safe end.
+         */
         @Override
         public ByteBuffer nioByteBuffer() throws IOException {
-            ByteBuffer view = lease();
-            try {
-                ByteBuffer copy = ByteBuffer.allocate(view.remaining());
-                copy.put(view).flip();
+            try (SendArena.Lease lease = lease()) {
+                ByteBuffer copy = ByteBuffer.allocate(lease.view().remaining());
+                copy.put(lease.view()).flip();
                 return copy;
-            } finally {
-                publisher.arena().unlease();
             }
         }
 
         @Override
         public InputStream createInputStream() throws IOException {
-            ByteBuffer view = lease();
+            SendArena.Lease lease = lease();
+            ByteBuffer view = lease.view();
             return new InputStream() {
                 private boolean closed;
 
@@ -180,10 +207,8 @@ public final class ArenaBlockResolver extends IndexShuffleBlockResolver {
 
                 @Override
                 public void close() {
-                    if (!closed) {
-                        closed = true;
-                        publisher.arena().unlease();
-                    }
+                    closed = true;
+                    lease.close();
                 }
             };
         }
@@ -198,9 +223,13 @@ public final class ArenaBlockResolver extends IndexShuffleBlockResolver {
             return this;
         }
 
+        /**
+         * A read-only Netty buffer over a leased view, no copy: Netty releases it once after the send (or its
+         * failure), and its deallocation gives the view back.
+         */
         @Override
         public Object convertToNetty() throws IOException {
-            return new NioManagedBuffer(nioByteBuffer()).convertToNetty();
+            return size == 0 ? Unpooled.EMPTY_BUFFER : new LeasedBuf(lease()).asReadOnly();
         }
 
         /** Spark 4's TLS transfer (no {@code @Override}: Spark 3.5 has no such method). */
@@ -210,8 +239,27 @@ public final class ArenaBlockResolver extends IndexShuffleBlockResolver {
 
         @Override
         public String toString() {
-            return "ArenaBlock[shuffle " + shuffleId + " map " + mapId + " partitions " + start + "-" + end + ", "
-                    + size + " bytes]";
+            return "ArenaBlock[shuffle " + shuffleId + " map " + output.mapId + " partitions " + start + "-" + end
+                    + ", " + size + " bytes]";
+        }
+    }
+
+    /**
+     * Netty's buffer over a leased view (a direct buffer Netty only reads): deallocated when Netty's count of its
+     * uses reaches zero, which happens once, and then gives the view back.
+     */
+    private static final class LeasedBuf extends UnpooledDirectByteBuf {
+        private final SendArena.Lease lease;
+
+        LeasedBuf(SendArena.Lease lease) {
+            super(UnpooledByteBufAllocator.DEFAULT, lease.direct(), lease.direct().remaining());
+            this.lease = lease;
+        }
+
+        @Override
+        protected void deallocate() {
+            super.deallocate(); // frees nothing: the buffer was given, not allocated
+            lease.close();
         }
     }
 }

@@ -12,7 +12,6 @@ import java.nio.file.StandardOpenOption;
 import java.nio.file.StandardCopyOption;
 import java.util.Map;
 import java.util.Optional;
-import java.util.function.Supplier;
 
 import org.apache.spark.SparkEnv;
 import org.apache.spark.shuffle.IndexShuffleBlockResolver;
@@ -28,17 +27,20 @@ import org.apache.spark.shuffle.api.SingleSpillShuffleMapOutputWriter;
  */
 public final class ArenaExecutorComponents implements ShuffleExecutorComponents {
     private final ShuffleExecutorComponents spark;
-    private final Supplier<MapOutputPublisher> publisher;
+    private final PublisherOf publisherOf;
     private final String checksumAlgorithm;
 
-    /**
-     * {@code spark}: Spark's local-disk components; {@code publisher}: this executor's, or null while it has none
-     * (then every output goes to Spark's file).
-     */
-    public ArenaExecutorComponents(ShuffleExecutorComponents spark, Supplier<MapOutputPublisher> publisher,
+    /** Which publisher a map task's output is for. */
+    public interface PublisherOf {
+        /** The one the shuffle manager took when Spark got the task's writer, or null (then Spark's file). */
+        MapOutputPublisher publisher(int shuffleId, long mapId);
+    }
+
+    /** {@code spark}: Spark's local-disk components. */
+    public ArenaExecutorComponents(ShuffleExecutorComponents spark, PublisherOf publisherOf,
             String checksumAlgorithm) {
         this.spark = spark;
-        this.publisher = publisher;
+        this.publisherOf = publisherOf;
         this.checksumAlgorithm = checksumAlgorithm;
     }
 
@@ -60,7 +62,7 @@ public final class ArenaExecutorComponents implements ShuffleExecutorComponents 
      * one that would not fit goes to Spark's file from its first byte, not by an overflow's copy.
      */
     private ArenaMapOutputWriter arenaWriter(int shuffleId, long mapId, int numPartitions, long bytes) {
-        MapOutputPublisher p = publisher.get();
+        MapOutputPublisher p = publisherOf.publisher(shuffleId, mapId);
         if (p == null || !p.writesInPlace()) {
             return null;
         }
@@ -74,7 +76,8 @@ public final class ArenaExecutorComponents implements ShuffleExecutorComponents 
             try {
                 return spark.createMapOutputWriter(shuffleId, mapId, numPartitions);
             } catch (IOException e) {
-                throw new UncheckedIOException(e);
+                throw new UncheckedIOException("shuffle " + shuffleId + " map " + mapId + ": Spark's file writer for "
+                        + "an output that leaves the send arena could not be made", e);
             }
         }, this::writeChecksums, expected);
     }
@@ -101,10 +104,12 @@ public final class ArenaExecutorComponents implements ShuffleExecutorComponents 
                 return;
             }
             try (FileChannel in = FileChannel.open(spill.toPath(), StandardOpenOption.READ)) {
+                long position = 0;
                 for (int i = 0; i < lengths.length; i++) {
                     if (lengths[i] > 0) {
-                        w.readPartition(i, in, lengths[i]);
+                        w.readPartition(i, in, position, lengths[i]);
                     }
+                    position += lengths[i];
                 }
                 w.commitAllPartitions(checksums);
             } catch (IOException | RuntimeException e) {

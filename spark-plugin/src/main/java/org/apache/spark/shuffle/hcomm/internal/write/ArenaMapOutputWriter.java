@@ -35,6 +35,8 @@ final class ArenaMapOutputWriter implements ShuffleMapOutputWriter {
     private final Supplier<ShuffleMapOutputWriter> sparkWriter;
     private final ChecksumFile checksumFile;
     private final long expectedBytes;
+    /** Keeps the arena mapped while this writes into it (until commit, abort or overflow); null: it was closing. */
+    private final SendArena.Lease hold;
     private long dataOffset = -1;
     private long capacity;
     private ByteBuffer data;
@@ -69,21 +71,18 @@ final class ArenaMapOutputWriter implements ShuffleMapOutputWriter {
         this.sparkWriter = sparkWriter;
         this.checksumFile = checksumFile;
         this.expectedBytes = expectedBytes;
+        this.hold = arena.hold();
     }
 
     /**
-     * Writes partition {@code partition} (after the earlier ones) from {@code bytes} bytes of {@code in} at its
-     * position: read straight into the arena when it has room (a serialized shuffle's single spill file).
+     * Writes partition {@code partition} (after the earlier ones) from {@code bytes} bytes of {@code in} at
+     * {@code position}: read straight into the arena when it has room (a serialized shuffle's single spill file).
      */
-    void readPartition(int partition, FileChannel in, long bytes) throws IOException {
+    void readPartition(int partition, FileChannel in, long position, long bytes) throws IOException {
         ShufflePartitionWriter w = getPartitionWriter(partition);
         if (file == null && room(written + bytes)) {
-            ByteBuffer into = data.duplicate().limit((int) (written + bytes));
-            while (into.hasRemaining()) {
-                if (in.read(into) < 0) {
-                    throw new IOException("shuffle " + shuffleId + " map " + mapId + ": the spill file ends before "
-                            + "partition " + partition + "'s " + bytes + " bytes");
-                }
+            if (!arena.copyIn(in, position, dataOffset + written, bytes)) {
+                throw spillEnds(partition, bytes);
             }
             data.position((int) (written + bytes));
             written += bytes;
@@ -91,17 +90,21 @@ final class ArenaMapOutputWriter implements ShuffleMapOutputWriter {
         }
         try (OutputStream out = w.openStream()) { // no room after all: through the stream, which overflows
             ByteBuffer buffer = ByteBuffer.allocate(64 << 10);
-            for (long left = bytes; left > 0; ) {
-                buffer.clear().limit((int) Math.min(buffer.capacity(), left));
-                int n = in.read(buffer);
+            for (long done = 0; done < bytes; ) {
+                buffer.clear().limit((int) Math.min(buffer.capacity(), bytes - done));
+                int n = in.read(buffer, position + done);
                 if (n < 0) {
-                    throw new IOException("shuffle " + shuffleId + " map " + mapId + ": the spill file ends before "
-                            + "partition " + partition + "'s " + bytes + " bytes");
+                    throw spillEnds(partition, bytes);
                 }
                 out.write(buffer.array(), 0, n);
-                left -= n;
+                done += n;
             }
         }
+    }
+
+    private IOException spillEnds(int partition, long bytes) {
+        return new IOException("shuffle " + shuffleId + " map " + mapId + ": the spill file ends before partition "
+                + partition + "'s " + bytes + " bytes");
     }
 
     @Override
@@ -185,6 +188,9 @@ final class ArenaMapOutputWriter implements ShuffleMapOutputWriter {
         if (bytes <= capacity) {
             return true;
         }
+        if (hold == null) { // the arena was closing when this began: nothing goes into it
+            return false;
+        }
         long first = expectedBytes > 0 ? expectedBytes : Math.min(FIRST_EXTENT, arena.capacity() / 16);
         long want = Math.max(bytes, dataOffset < 0 ? first : 2 * capacity);
         if (dataOffset >= 0 && arena.extendData(dataOffset, capacity, want)) {
@@ -245,6 +251,21 @@ final class ArenaMapOutputWriter implements ShuffleMapOutputWriter {
         publisher.metrics().outputsOverflowed.inc();
         freeData();
         arena.release(indexOffset, 8L * offsets.length); // the file output gets its index placed when published
+        leave();
+    }
+
+    /** The whole output to Spark's file instead: what is in the arena is copied there, its extents freed. */
+    private MapOutputCommitMessage commitToFile(long[] checksums) throws IOException {
+        current = offsets.length - 1;
+        moveToFile(offsets.length - 2, false);
+        return file.commitAllPartitions(checksums);
+    }
+
+    /** This writer no longer reads or writes the arena. */
+    private void leave() {
+        if (hold != null) {
+            hold.close();
+        }
     }
 
     @Override
@@ -256,9 +277,9 @@ final class ArenaMapOutputWriter implements ShuffleMapOutputWriter {
         for (int i = current + 1; i < offsets.length; i++) {
             offsets[i] = written;
         }
-        long[] lengths = new long[offsets.length - 1];
-        for (int i = 0; i < lengths.length; i++) {
-            lengths[i] = offsets[i + 1] - offsets[i];
+        long[] lengths = Publication.lengths(offsets);
+        if (hold == null) { // the arena was closing when this began: nothing of the output is in it
+            return commitToFile(checksums);
         }
         boolean recorded = false;
         try {
@@ -279,10 +300,8 @@ final class ArenaMapOutputWriter implements ShuffleMapOutputWriter {
             }
             if (!publisher.written(shuffleId, mapId, indexOffset, dataOffset, offsets, checksums)) {
                 // the arena retired with its communicator while this task wrote: the output goes to Spark's file
-                current = offsets.length - 1;
                 recorded = true; // moveToFile frees the extents
-                moveToFile(offsets.length - 2, false);
-                return file.commitAllPartitions(checksums);
+                return commitToFile(checksums);
             }
             recorded = true;
         } finally {
@@ -290,6 +309,7 @@ final class ArenaMapOutputWriter implements ShuffleMapOutputWriter {
                 freeData();
                 arena.release(indexOffset, 8L * offsets.length);
             }
+            leave();
         }
         return MapOutputCommitMessage.of(lengths);
     }
@@ -306,6 +326,7 @@ final class ArenaMapOutputWriter implements ShuffleMapOutputWriter {
         }
         freeData();
         arena.release(indexOffset, 8L * offsets.length);
+        leave();
     }
 
     private void freeData() {

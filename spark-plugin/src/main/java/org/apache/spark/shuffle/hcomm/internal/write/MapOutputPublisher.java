@@ -8,6 +8,8 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.BiConsumer;
 
 import org.apache.spark.shuffle.IndexShuffleBlockResolver;
 import org.apache.spark.shuffle.hcomm.internal.conf.LogCategory;
@@ -41,7 +43,8 @@ public final class MapOutputPublisher implements AutoCloseable {
     private final long epoch;
     /** The largest packed index that travels with a publication ({@link PackedIndex}). */
     private final int packedIndexMax;
-    private final Map<Integer, Map<Long, Publication>> byShuffle = new HashMap<>();
+    /** Changed under this publisher's lock; concurrent maps, so Spark's readers find arena outputs without it. */
+    private final Map<Integer, Map<Long, Publication>> byShuffle = new ConcurrentHashMap<>();
     /** {@code writeTarget=arena}: Spark's writers write into the arena, and outputs they could not are mapped. */
     private final boolean writesOnce;
     /** The largest output of each shuffle published here so far: what the next one of it is expected to be. */
@@ -58,7 +61,7 @@ public final class MapOutputPublisher implements AutoCloseable {
         this.packedIndexMax = packedIndexMax;
         this.driver = driver;
         this.epoch = epoch;
-        this.arena = new SendArena(transport, arenaSize);
+        this.arena = new SendArena(transport, arenaSize, driver.executorId());
         this.metrics = metrics;
     }
 
@@ -73,14 +76,22 @@ public final class MapOutputPublisher implements AutoCloseable {
     /**
      * Its communicator is being retired: every output written only into the arena is copied to Spark's files, so
      * Spark's fetch and a new communicator's arena can take it from there (readers keep reading the arena copy until
-     * it closes); outputs committed from now on go to Spark's files. Returns how many were copied.
+     * it closes); outputs committed from now on go to Spark's files. Returns how many were copied; {@code failed}
+     * gets each output that could not be, as (shuffle id, map id), and why.
      */
-    public synchronized int retire(IndexShuffleBlockResolver resolver) throws IOException {
-        retiring = true;
+    public int retire(IndexShuffleBlockResolver resolver, BiConsumer<long[], Exception> failed) {
+        List<long[]> outputs;
+        synchronized (this) {
+            retiring = true;
+            outputs = arenaOnly();
+        }
         int copied = 0;
-        for (long[] output : arenaOnly()) {
-            materialize((int) output[0], output[1], resolver);
-            copied++;
+        for (long[] output : outputs) {
+            try {
+                copied += materialize((int) output[0], output[1], resolver) ? 1 : 0;
+            } catch (IOException | RuntimeException e) {
+                failed.accept(output, e);
+            }
         }
         return copied;
     }
@@ -128,18 +139,12 @@ public final class MapOutputPublisher implements AutoCloseable {
         if (closed || retiring) { // its outputs were copied to files already: the writer must put this one there too
             return false;
         }
-        long dataBytes = offsets[offsets.length - 1];
-        Publication p = new Publication(mapId, 8L * offsets.length, dataBytes);
-        p.indexOffset = indexOffset;
-        p.dataOffset = dataBytes == 0 ? -1 : dataOffset;
-        p.offsets = offsets;
-        p.checksums = checksums;
-        Publication before = byShuffle.computeIfAbsent(shuffleId, k -> new HashMap<>()).put(mapId, p);
-        if (before != null) { // a task attempt's map id is unique: a second commit of it is a bug in the caller
-            byShuffle.get(shuffleId).put(mapId, before);
+        Publication p = Publication.written(mapId, indexOffset, dataOffset, offsets, checksums);
+        if (byShuffle.computeIfAbsent(shuffleId, k -> new ConcurrentHashMap<>()).putIfAbsent(mapId, p) != null) {
+            // a task attempt's map id is unique: a second commit of it is a bug in the caller
             throw new IllegalStateException("shuffle " + shuffleId + " map " + mapId + " committed twice");
         }
-        largest.merge(shuffleId, dataBytes, Math::max);
+        largest.merge(shuffleId, p.dataBytes, Math::max);
         metrics.outputsWrittenToArena.inc();
         return true;
     }
@@ -151,14 +156,10 @@ public final class MapOutputPublisher implements AutoCloseable {
             return null;
         }
         if (p.told == null) {
-            long[] lengths = new long[numPartitions];
-            for (int i = 0; i < numPartitions; i++) {
-                lengths[i] = p.offsets[i + 1] - p.offsets[i];
-            }
             long index = arena.address(p.indexOffset);
             p.told = new Messages.Published(shuffleId, mapId, driver.executorId(), index,
                     p.dataOffset < 0 ? index : arena.address(p.dataOffset), numPartitions, epoch,
-                    PackedIndex.pack(lengths, packedIndexMax));
+                    PackedIndex.pack(Publication.lengths(p.offsets), packedIndexMax));
         }
         return p.told;
     }
@@ -194,7 +195,7 @@ public final class MapOutputPublisher implements AutoCloseable {
             long indexAddress = placeIndex(p, lengths, indexFile, shuffleId, mapId);
             // an empty output has no data to read: any address will do
             long dataAddress = total == 0 ? indexAddress : placeData(p, dataFile, shuffleId, mapId);
-            Publication before = byShuffle.computeIfAbsent(shuffleId, k -> new HashMap<>()).put(mapId, p);
+            Publication before = byShuffle.computeIfAbsent(shuffleId, k -> new ConcurrentHashMap<>()).put(mapId, p);
             if (before != null) { // published again (moved back to this executor): the newer placement serves
                 free(before);
             }
@@ -292,25 +293,19 @@ public final class MapOutputPublisher implements AutoCloseable {
         }
     }
 
-    /** Bytes of partitions {@code [start, end)} of an output written into the arena, or -1 when it was not. */
-    synchronized long blockBytes(int shuffleId, long mapId, int start, int end) {
-        Publication p = byShuffle.getOrDefault(shuffleId, Map.of()).get(mapId);
-        return p == null || p.offsets == null || start < 0 || end >= p.offsets.length || start > end ? -1
-                : p.offsets[end] - p.offsets[start];
+    /** An output Spark's writer wrote into the arena and this publisher holds, or null; lock-free (read per block). */
+    Publication inArena(int shuffleId, long mapId) {
+        Map<Long, Publication> outputs = byShuffle.get(shuffleId);
+        Publication p = outputs == null ? null : outputs.get(mapId);
+        return p == null || p.offsets == null ? null : p;
     }
 
     /**
-     * A view of partitions {@code [start, end)} of an output written into the arena, for Spark's own readers
-     * (counted until {@link SendArena#unlease()}); null when it is not there (released, or the arena closing).
+     * A view of partitions {@code [start, end)} of an output {@link #inArena}, for Spark's own readers (its extent
+     * stays allocated until the lease is closed); null when it is gone (released, or the arena closing).
      */
-    synchronized ByteBuffer leaseBlocks(int shuffleId, long mapId, int start, int end) {
-        if (blockBytes(shuffleId, mapId, start, end) < 0) {
-            return null;
-        }
-        Publication p = byShuffle.get(shuffleId).get(mapId);
-        long from = p.offsets[start];
-        long bytes = p.offsets[end] - from;
-        return arena.lease(bytes == 0 ? 0 : p.dataOffset + from, bytes); // an empty block has no extent
+    SendArena.Lease leaseBlocks(Publication p, int start, int end) {
+        return arena.lease(p.extent, p.offsets[start], p.offsets[end] - p.offsets[start]);
     }
 
     /** Every output written into the arena and not copied to Spark's files: (shuffle id, map id) pairs. */
@@ -327,23 +322,32 @@ public final class MapOutputPublisher implements AutoCloseable {
     /**
      * Copies an output written into the arena to Spark's data, index and checksum files (once), so Spark can move
      * it (decommission) as it moves its own; readers keep reading it in the arena. False when it has no arena copy.
+     * Copied outside this publisher's lock, under a lease of its extent (racing copies are safe: Spark keeps one).
      */
-    synchronized boolean materialize(int shuffleId, long mapId, IndexShuffleBlockResolver resolver)
-            throws IOException {
-        Publication p = byShuffle.getOrDefault(shuffleId, Map.of()).get(mapId);
-        if (p == null || p.offsets == null) {
-            return false;
-        }
-        if (!p.materialized) {
-            File tmp = resolver.createTempFile(resolver.getDataFile(shuffleId, mapId));
-            arena.copyOut(p.dataOffset, p.dataBytes, tmp);
-            long[] lengths = new long[p.offsets.length - 1];
-            for (int i = 0; i < lengths.length; i++) {
-                lengths[i] = p.offsets[i + 1] - p.offsets[i];
+    boolean materialize(int shuffleId, long mapId, IndexShuffleBlockResolver resolver) throws IOException {
+        Publication p;
+        synchronized (this) {
+            p = byShuffle.getOrDefault(shuffleId, Map.of()).get(mapId);
+            if (p == null || p.offsets == null) {
+                return false;
             }
-            resolver.writeMetadataFileAndCommit(shuffleId, mapId, lengths, p.checksums, tmp);
-            p.materialized = true;
-            metrics.outputsMaterialized.inc();
+            if (p.materialized) {
+                return true;
+            }
+        }
+        try (SendArena.Lease data = arena.lease(p.extent, 0, p.dataBytes)) {
+            if (data == null) { // released meanwhile, or the arena is closing
+                return false;
+            }
+            File tmp = resolver.createTempFile(resolver.getDataFile(shuffleId, mapId));
+            SendArena.copyOut(data.view(), tmp);
+            resolver.writeMetadataFileAndCommit(shuffleId, mapId, Publication.lengths(p.offsets), p.checksums, tmp);
+        }
+        synchronized (this) {
+            if (!p.materialized) {
+                p.materialized = true;
+                metrics.outputsMaterialized.inc();
+            }
         }
         return true;
     }
@@ -361,7 +365,9 @@ public final class MapOutputPublisher implements AutoCloseable {
         if (p.indexOffset >= 0) {
             arena.release(p.indexOffset, p.indexBytes);
         }
-        if (p.dataOffset >= 0) {
+        if (p.extent != null) { // written into the arena: Spark's readers may hold leases of it
+            arena.release(p.extent);
+        } else if (p.dataOffset >= 0) {
             arena.release(p.dataOffset, p.dataBytes);
         }
         if (p.mappedIndex != null) {
@@ -373,11 +379,21 @@ public final class MapOutputPublisher implements AutoCloseable {
     }
 
     @Override
-    public synchronized void close() {
-        closed = true;
-        for (Integer shuffleId : List.copyOf(byShuffle.keySet())) {
-            release(shuffleId);
+    public void close() {
+        close(() -> { });
+    }
+
+    /** Releases every output and closes the arena; {@code after} runs once it is unmapped ({@link SendArena#close}). */
+    public void close(Runnable after) {
+        try {
+            synchronized (this) {
+                closed = true;
+                for (Integer shuffleId : List.copyOf(byShuffle.keySet())) {
+                    release(shuffleId);
+                }
+            }
+        } finally {
+            arena.close(after);
         }
-        arena.close();
     }
 }

@@ -17,7 +17,8 @@ import scala.collection.Iterator;
 /**
  * Spark's own sort-shuffle writer, plus one step at commit: the committed output is published into registered
  * memory so reducers can read it one-sidedly. A failure to publish leaves the output to Spark's fetch (or fails
- * the task with fallback {@code never}).
+ * the task with fallback {@code never}). The publisher is the map task's from start to end: with
+ * {@code writeTarget=arena} Spark's writer writes into its arena ({@link ArenaBlockResolver#taskWrites}).
  */
 public final class PublishingShuffleWriter<K, V> extends ShuffleWriter<K, V> {
     private static final Logger LOG = LogCategory.WRITER.logger();
@@ -28,15 +29,22 @@ public final class PublishingShuffleWriter<K, V> extends ShuffleWriter<K, V> {
     private final MapOutputPublisher publisher;
     private final Fallback fallback;
     private final IndexShuffleBlockResolver resolver;
+    private final ArenaBlockResolver arena;
 
+    /** {@code arena}: with {@code writeTarget=arena}, where Spark's writer finds {@code publisher}; else null. */
     public PublishingShuffleWriter(ShuffleWriter<K, V> delegate, int shuffleId, long mapId,
-            MapOutputPublisher publisher, Fallback fallback, IndexShuffleBlockResolver resolver) {
+            MapOutputPublisher publisher, Fallback fallback, IndexShuffleBlockResolver resolver,
+            ArenaBlockResolver arena) {
         this.delegate = delegate;
         this.shuffleId = shuffleId;
         this.mapId = mapId;
         this.publisher = publisher;
         this.fallback = fallback;
         this.resolver = resolver;
+        this.arena = arena;
+        if (arena != null) {
+            arena.taskWrites(shuffleId, mapId, publisher);
+        }
     }
 
     @Override
@@ -46,6 +54,16 @@ public final class PublishingShuffleWriter<K, V> extends ShuffleWriter<K, V> {
 
     @Override
     public Option<MapStatus> stop(boolean success) {
+        try {
+            return stopAndPublish(success);
+        } finally {
+            if (arena != null) {
+                arena.taskEnded(shuffleId, mapId);
+            }
+        }
+    }
+
+    private Option<MapStatus> stopAndPublish(boolean success) {
         Option<MapStatus> status = delegate.stop(success);
         if (success && status.isDefined()) {
             File data = resolver.getDataFile(shuffleId, mapId);

@@ -3,17 +3,23 @@ package org.apache.spark.shuffle.hcomm.internal.read;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
+import org.apache.spark.shuffle.hcomm.TestPluginContext;
+import org.apache.spark.shuffle.hcomm.internal.metrics.ShuffleMetrics;
+import org.apache.spark.shuffle.hcomm.internal.rpc.DriverClient;
 import org.apache.spark.shuffle.hcomm.internal.rpc.Messages;
 import org.apache.spark.shuffle.hcomm.internal.rpc.PackedIndex;
 import org.junit.jupiter.api.Test;
@@ -50,6 +56,18 @@ class ShuffleDirectoryTest {
         IllegalArgumentException first = assertThrows(IllegalArgumentException.class, () -> bad.offsets(0, 1));
         IllegalArgumentException again = assertThrows(IllegalArgumentException.class, () -> bad.offsets(0, 1));
         assertEquals(first.getMessage(), again.getMessage(), "every reader is told, with what is wrong");
+    }
+
+    @Test
+    void anUndecodableIndexIsWarnedAboutOncePerOutput() {
+        ShuffleMetrics metrics = ShuffleMetrics.forExecutor();
+        DirectoryCache cache = new DirectoryCache(new DriverClient(new TestPluginContext("1", Map.of()), metrics), 0);
+        assertTrue(cache.firstUndecodable(0, 1));
+        assertFalse(cache.firstUndecodable(0, 1), "the next task meeting it");
+        assertTrue(cache.firstUndecodable(0, 2));
+        assertTrue(cache.firstUndecodable(1, 1), "another shuffle's");
+        cache.forget(0);
+        assertTrue(cache.firstUndecodable(0, 1), "forgotten with its shuffle");
     }
 
     @Test

@@ -3,37 +3,72 @@ package org.apache.spark.shuffle.hcomm.internal.write;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.ByteArrayOutputStream;
+import java.io.File;
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
 import java.io.OutputStream;
 import java.net.InetAddress;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.util.IllegalReferenceCountException;
+import org.apache.spark.SparkConf;
+import org.apache.spark.network.buffer.ManagedBuffer;
+import org.apache.spark.scheduler.MapStatus;
+import org.apache.spark.shuffle.ShuffleWriter;
+import org.apache.spark.shuffle.api.ShuffleExecutorComponents;
+import org.apache.spark.shuffle.IndexShuffleBlockResolver;
 
 import org.apache.spark.shuffle.api.ShuffleMapOutputWriter;
 import org.apache.spark.shuffle.api.ShufflePartitionWriter;
 import org.apache.spark.shuffle.api.WritableByteChannelWrapper;
 import org.apache.spark.shuffle.api.metadata.MapOutputCommitMessage;
 import org.apache.spark.shuffle.hcomm.TestPluginContext;
+import org.apache.spark.shuffle.hcomm.internal.conf.Fallback;
 import org.apache.spark.shuffle.hcomm.internal.metrics.ShuffleMetrics;
 import org.apache.spark.shuffle.hcomm.internal.rpc.DriverClient;
+import org.apache.spark.storage.ShuffleBlockBatchId;
+import org.apache.spark.storage.ShuffleBlockId;
+import org.apache.spark.util.collection.OpenHashSet;
 import org.hcomm.bridge.transport.HcommTransport;
 import org.hcomm.bridge.transport.TransportOptions;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import scala.Option;
+import scala.Product2;
 
 /**
  * Map outputs written straight into a real send arena (soft HComm's registered memory): Spark's index layout, growth
- * in place and by moving, the overflow into Spark's writer, abort. Spark's file writer is a recorder here (the
- * Spark suites run the real one).
+ * in place and by moving, the overflow into Spark's writer, abort; served to Spark's readers from there (streams and
+ * Netty buffers over leased views) and copied to Spark's files when the arena retires. Spark's file writer is a
+ * recorder here (the Spark suites run the real one).
  */
 class ArenaMapOutputWriterTest {
     private HcommTransport transport;
@@ -80,12 +115,24 @@ class ArenaMapOutputWriterTest {
     }
 
     private byte[] arenaBlock(long mapId, int start, int end) {
-        ByteBuffer view = publisher.leaseBlocks(0, mapId, start, end);
-        assertNotNull(view, "map " + mapId + " is in the arena");
-        byte[] b = new byte[view.remaining()];
-        view.get(b);
-        publisher.arena().unlease();
-        return b;
+        Publication output = publisher.inArena(0, mapId);
+        assertNotNull(output, "map " + mapId + " is in the arena");
+        try (SendArena.Lease lease = publisher.leaseBlocks(output, start, end)) {
+            assertNotNull(lease, "map " + mapId + " is leased");
+            byte[] b = new byte[lease.view().remaining()];
+            lease.view().get(b);
+            return b;
+        }
+    }
+
+    /** Commits map {@code mapId} with partitions 0 and 1 of the sizes given (the rest empty); returns their bytes. */
+    private byte[][] committed(long mapId, int partitions, int first, int second, long[] checksums) throws IOException {
+        ArenaMapOutputWriter w = writer(mapId, partitions, new Recorder());
+        byte[][] data = {bytes(first), bytes(second)};
+        write(w, 0, data[0]);
+        write(w, 1, data[1]);
+        w.commitAllPartitions(checksums);
+        return data;
     }
 
     @Test
@@ -163,7 +210,76 @@ class ArenaMapOutputWriterTest {
         assertEquals(1, metrics.outputsOverflowed.getCount());
         assertEquals(0, metrics.outputsWrittenToArena.getCount());
         assertEquals(0, publisher.arena().used(), "nothing of it left in the arena");
-        assertEquals(-1, publisher.blockBytes(0, 1, 0, 1), "not an arena output");
+        assertNull(publisher.inArena(0, 1), "not an arena output");
+    }
+
+    @Test
+    void singleSpillIsReadAtEachPartitionsPositionIntoTheArenaOrSparksWriter(@TempDir Path dir) throws Exception {
+        open(4 << 20); // data may use 3.5 MiB
+        byte[] p0 = bytes(1 << 20);
+        byte[] p2 = bytes(2 << 20);
+        byte[] p3 = bytes(1 << 20);
+        Path spill = dir.resolve("spill");
+        try (OutputStream out = Files.newOutputStream(spill)) {
+            out.write(p0);
+            out.write(p2);
+            out.write(p3);
+        }
+        Recorder spark = new Recorder();
+        ArenaMapOutputWriter w = writer(1, 4, spark);
+        try (FileChannel in = FileChannel.open(spill)) {
+            w.readPartition(0, in, 0, p0.length);
+            w.readPartition(2, in, p0.length, p2.length); // partition 1 is empty
+            assertEquals(0, spark.calls.size(), "both read into the arena");
+            w.readPartition(3, in, p0.length + p2.length, p3.length); // no room: Spark's writer, through its stream
+        }
+        w.commitAllPartitions(new long[0]);
+        assertEquals(List.of(0, 2, 3), spark.partitions);
+        assertArrayEquals(p0, spark.data.get(0));
+        assertArrayEquals(p2, spark.data.get(1));
+        assertArrayEquals(p3, spark.data.get(2));
+    }
+
+    @Test
+    void aViewHeldPastCloseReadsItsBytesAndTheLastLeaseUnmaps() throws Exception {
+        open(1 << 20);
+        long regions = transport.liveObjects().regions();
+        SendArena arena = new SendArena(transport, 1 << 20, "1", 100);
+        assertEquals(regions + 1, transport.liveObjects().regions());
+        byte[] data = bytes(4096);
+        long offset = arena.allocateData(data.length);
+        arena.view(offset, data.length).put(data);
+        SendArena.Lease view = arena.lease(new SendArena.Extent(offset, data.length), 0, data.length);
+        SendArena.Lease writer = arena.hold();
+        AtomicInteger after = new AtomicInteger();
+        arena.close(after::incrementAndGet); // waits 100 ms for both, then leaves the unmap to the last
+        assertNull(arena.hold(), "nothing is leased once closing");
+        assertEquals(regions + 1, transport.liveObjects().regions(), "still mapped");
+        byte[] read = new byte[data.length];
+        view.view().get(read);
+        assertArrayEquals(data, read, "a view held past close reads its bytes");
+        view.close();
+        assertEquals(regions + 1, transport.liveObjects().regions(), "mapped while a writer holds it");
+        assertEquals(0, after.get());
+        writer.close();
+        writer.close();
+        assertEquals(regions, transport.liveObjects().regions(), "unmapped by the last lease's close");
+        assertEquals(1, after.get(), "then what follows the unmap ran, once");
+    }
+
+    @Test
+    void aWriterMadeAsTheArenaClosesWritesSparksFile() throws Exception {
+        open(16 << 20);
+        Recorder spark = new Recorder();
+        long index = publisher.arena().allocate(8 * 3);
+        publisher.close(); // no lease: unmapped at once
+        ArenaMapOutputWriter w = new ArenaMapOutputWriter(publisher, 0, 1, 2, index, () -> spark, (s, m, c) -> { });
+        byte[] p0 = bytes(1000);
+        write(w, 0, p0);
+        w.commitAllPartitions(new long[0]);
+        assertEquals(List.of(0), spark.partitions);
+        assertArrayEquals(p0, spark.data.get(0));
+        assertEquals(List.of("partition 0", "commit"), spark.calls);
     }
 
     @Test
@@ -173,7 +289,7 @@ class ArenaMapOutputWriterTest {
         write(w, 0, bytes(3 << 20));
         w.abort(new RuntimeException("task killed"));
         assertEquals(0, publisher.arena().used());
-        assertEquals(-1, publisher.blockBytes(0, 1, 0, 1));
+        assertNull(publisher.inArena(0, 1));
     }
 
     @Test
@@ -183,6 +299,177 @@ class ArenaMapOutputWriterTest {
         assertArrayEquals(new long[3], w.commitAllPartitions(new long[0]).getPartitionLengths());
         assertEquals(ArenaAllocator.aligned(32), publisher.arena().used());
         assertEquals(0, arenaBlock(1, 0, 3).length);
+    }
+
+    @Test
+    void nettyGetsTheArenaBytesUncopiedAndItsReleaseGivesThemBack() throws Exception {
+        open(16 << 20);
+        byte[] p1 = committed(1, 3, 4000, 6000, new long[0])[1];
+        ArenaBlockResolver resolver = new ArenaBlockResolver(new SparkConf(false), () -> List.of(publisher));
+        ManagedBuffer block = resolver.getBlockData(new ShuffleBlockId(0, 1, 1), Option.empty());
+        assertEquals(6000, block.size());
+        ByteBuf netty = (ByteBuf) block.convertToNetty();
+        byte[] sent = new byte[netty.readableBytes()];
+        netty.getBytes(0, sent);
+        assertArrayEquals(p1, sent);
+        publisher.arena().view(publisher.inArena(0, 1).dataOffset + 4000, 1).put(0, (byte) (p1[0] + 1));
+        assertEquals((byte) (p1[0] + 1), netty.getByte(0), "a view of the arena, not a copy");
+        try (InputStream in = resolver.getBlockData(new ShuffleBlockBatchId(0, 1, 0, 3), Option.empty())
+                .createInputStream()) {
+            assertEquals(10_000, in.readAllBytes().length);
+        }
+        publisher.release(0);
+        assertEquals(ArenaAllocator.aligned(10_000), publisher.arena().used(), "the data stays while Netty holds it");
+        assertTrue(netty.release());
+        assertEquals(0, publisher.arena().used(), "freed once Netty released it");
+        assertThrows(IllegalReferenceCountException.class, netty::release);
+        assertEquals(0, publisher.arena().used());
+    }
+
+    @Test
+    void aMapTaskWritesIntoThePublisherItsWriterTookNotTheCurrentOne() throws Exception {
+        open(16 << 20);
+        MapOutputPublisher current = new MapOutputPublisher(transport, 1 << 20, 4096, metrics,
+                new DriverClient(new TestPluginContext("1", Map.of()), metrics), 1, true);
+        try {
+            ArenaBlockResolver resolver = new ArenaBlockResolver(new SparkConf(false), () -> List.of(current));
+            Recorder spark = new Recorder();
+            ArenaExecutorComponents components = new ArenaExecutorComponents(sparkWriters(spark),
+                    resolver::publisherOf, "ADLER32");
+            ShuffleWriter<Object, Object> task = new PublishingShuffleWriter<>(new NoRecords(), 0, 1, publisher,
+                    Fallback.of(new SparkConf(false)), null, resolver);
+            ShuffleMapOutputWriter w = components.createMapOutputWriter(0, 1, 1); // a communicator switched since
+            write(w, 0, bytes(1000));
+            w.commitAllPartitions(new long[0]);
+            assertNotNull(publisher.inArena(0, 1), "in the arena of the publisher that announces it");
+            assertNull(current.inArena(0, 1));
+            task.stop(false);
+            assertNull(resolver.publisherOf(0, 1), "forgotten when the task's writer stopped");
+            assertSame(spark, components.createMapOutputWriter(0, 2, 1), "no publisher taken: Spark's file");
+        } finally {
+            current.close();
+        }
+    }
+
+    @Test
+    void sparksWriterThatCannotBeMadeForAnOverflowNamesTheOutput() throws Exception {
+        open(4 << 20);
+        ArenaBlockResolver resolver = new ArenaBlockResolver(new SparkConf(false), List::of);
+        resolver.taskWrites(3, 7, publisher);
+        ShuffleMapOutputWriter w = new ArenaExecutorComponents(sparkWriters(null), resolver::publisherOf, "ADLER32")
+                .createMapOutputWriter(3, 7, 1);
+        UncheckedIOException e = assertThrows(UncheckedIOException.class, () -> write(w, 0, bytes(4 << 20)));
+        assertTrue(e.getMessage().startsWith("shuffle 3 map 7: "), e.getMessage());
+        w.abort(e);
+    }
+
+    /** Spark's local-disk components, whose writer is {@code writer} (null: it cannot be made). */
+    private static ShuffleExecutorComponents sparkWriters(ShuffleMapOutputWriter writer) {
+        return new ShuffleExecutorComponents() {
+            @Override
+            public void initializeExecutor(String appId, String execId, Map<String, String> extraConfigs) {
+            }
+
+            @Override
+            public ShuffleMapOutputWriter createMapOutputWriter(int shuffleId, long mapTaskId, int numPartitions)
+                    throws IOException {
+                if (writer == null) {
+                    throw new IOException("no local directory left");
+                }
+                return writer;
+            }
+        };
+    }
+
+    /** Spark's writer of a task that fails before it committed. */
+    private static final class NoRecords extends ShuffleWriter<Object, Object> {
+        @Override
+        public void write(scala.collection.Iterator<Product2<Object, Object>> records) {
+        }
+
+        @Override
+        public Option<MapStatus> stop(boolean success) {
+            return Option.empty();
+        }
+
+        @Override
+        public long[] getPartitionLengths() {
+            return new long[0];
+        }
+    }
+
+    @Test
+    void retireCopiesOutsideThePublishersLock(@TempDir Path dir) throws Exception {
+        open(16 << 20);
+        byte[][] data = committed(1, 2, 3000, 5000, new long[] {7, 8});
+        byte[] p0 = data[0];
+        byte[] p1 = data[1];
+        BlockingResolver resolver = new BlockingResolver(dir);
+        ExecutorService retiring = Executors.newSingleThreadExecutor();
+        try {
+            Future<Integer> copied = retiring.submit(() -> publisher.retire(resolver, (output, e) -> {
+                throw new AssertionError("shuffle " + output[0] + " map " + output[1] + " not copied", e);
+            }));
+            assertTrue(resolver.committing.await(10, TimeUnit.SECONDS), "the copy reached Spark's commit");
+            Recorder spark = new Recorder();
+            assertTimeoutPreemptively(Duration.ofSeconds(5), () -> {
+                // while the copy waits: Spark's local reads and writers' commits do not queue behind it
+                assertArrayEquals(p1, arenaBlock(1, 1, 2));
+                ArenaMapOutputWriter late = writer(2, 1, spark);
+                write(late, 0, bytes(100));
+                late.commitAllPartitions(new long[0]);
+            });
+            assertEquals(List.of("partition 0", "commit"), spark.calls, "a commit after retiring goes to Spark's file");
+            resolver.commit.countDown();
+            assertEquals(1, copied.get(10, TimeUnit.SECONDS));
+            assertArrayEquals(new long[] {3000, 5000}, resolver.lengths);
+            byte[] both = new byte[8000];
+            System.arraycopy(p0, 0, both, 0, 3000);
+            System.arraycopy(p1, 0, both, 3000, 5000);
+            assertArrayEquals(both, Files.readAllBytes(resolver.getDataFile(0, 1).toPath()));
+            assertEquals(1, metrics.outputsMaterialized.getCount());
+            assertArrayEquals(p0, arenaBlock(1, 0, 1), "still read in the arena after the copy");
+        } finally {
+            resolver.commit.countDown();
+            retiring.shutdownNow();
+        }
+    }
+
+    /** Spark's resolver over a temporary directory, whose commit waits until the test lets it go on. */
+    private static final class BlockingResolver extends IndexShuffleBlockResolver {
+        final CountDownLatch committing = new CountDownLatch(1);
+        final CountDownLatch commit = new CountDownLatch(1);
+        final Path dir;
+        long[] lengths;
+
+        BlockingResolver(Path dir) {
+            super(new SparkConf(false), null, new ConcurrentHashMap<Object, OpenHashSet<Object>>());
+            this.dir = dir;
+        }
+
+        @Override
+        public File getDataFile(int shuffleId, long mapId) {
+            return dir.resolve("shuffle_" + shuffleId + "_" + mapId + ".data").toFile();
+        }
+
+        @Override
+        public File createTempFile(File file) {
+            return new File(file.getPath() + ".tmp");
+        }
+
+        @Override
+        public void writeMetadataFileAndCommit(int shuffleId, long mapId, long[] lengths, long[] checksums,
+                File dataTmp) {
+            committing.countDown();
+            try {
+                assertTrue(commit.await(10, TimeUnit.SECONDS));
+                Files.move(dataTmp.toPath(), getDataFile(shuffleId, mapId).toPath(),
+                        StandardCopyOption.REPLACE_EXISTING);
+            } catch (InterruptedException | IOException e) {
+                throw new IllegalStateException(e);
+            }
+            this.lengths = lengths;
+        }
     }
 
     /** Spark's file writer, recording what it was given. */
