@@ -3,7 +3,7 @@ package org.hcomm.bridge.transport;
 /**
  * A batch of one-sided reads: {@link #read} any number of times, {@link #flush()} to hand them to HComm without
  * waiting, {@link #await()} to wait until every flushed read has landed. Confined to one thread at a time; reusable.
- * Two batches can be in flight at once (one flushed and awaited while the other is filled), which is how a reader
+ * Several batches can be in flight at once (one flushed and awaited while the others land), which is how a reader
  * overlaps reads with deserialisation. HComm's batch mode belongs to the calling OS thread, so on one thread fill
  * and flush one batch before filling the next (interleaved {@code read}s on two batches fail with code 1).
  */

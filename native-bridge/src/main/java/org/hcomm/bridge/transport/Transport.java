@@ -58,12 +58,12 @@ public interface Transport extends AutoCloseable {
     ReadBatch newReadBatch();
 
     /**
-     * How many read batches one reader may keep in flight so that each completes on its own (where completion is per
-     * channel, a fence, waiting for one waits for all: two). By default four: on a communicator each batch is a stream
-     * with a thread of the communicator's, and CANN allows about 40 of those per communicator.
+     * How many read batches one reader may keep in flight so that each completes on its own. By default two: where
+     * completion is per channel (a fence), waiting for one waits for all; on a communicator each batch is a stream
+     * with one of the communicator's threads, which CANN limits to about 40 for all the executor's readers.
      */
     default int independentBatches() {
-        return 4;
+        return 2;
     }
 
     /** What is live in the native library, when it can tell ({@code null} otherwise). */

@@ -23,7 +23,8 @@ import scala.collection.AbstractIterator;
  * Then the data, as the {@link WavePlan} cuts it, each wave on a read batch of its own. The first two waves go out
  * at once. When the task's bytes fit its chunks, every other wave goes out as soon as the first landed (up to the
  * transport's {@link org.hcomm.bridge.transport.Transport#independentBatches() independent batches}, the next one
- * whenever a batch lands): two round trips, and the task deserialises each wave as soon as it is there. (Every wave
+ * whenever a batch lands): two round trips when its waves are at most one more than its batches, and the task
+ * deserialises each wave as soon as it is there. (Every wave
  * at once was measured only together with another change that made first waves larger, and the first wave then
  * waited longer; docs/ARCHITECTURE.md, "Waves follow the link".)
  * Otherwise two waves are in flight over two sets of chunks: while the task deserialises wave {@code w}, wave
@@ -105,13 +106,15 @@ public final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId,
         } catch (Throwable e) {
             // not only RuntimeException: the FetchFailedException of a failed index read is checked (thrown
             // sneakily), and missing it leaked the borrowed chunks and batches for the executor's lifetime
-            try {
-                batches[0].await(); // ends an index round cut short by a failed read, so the batch can be reused
-            } catch (TransportException ended) {
-                noteTimeout(ended); // the read already failed; only giving the resources back matters now
-            } catch (RuntimeException ignored) {
-                // as above
-            }
+            if (plan == null) { // an index round cut short by a failed read: end it, so the batch can be reused
+                try {
+                    batches[0].await();
+                } catch (TransportException ended) {
+                    noteTimeout(ended); // the read already failed; only giving the resources back matters now
+                } catch (RuntimeException ignored) {
+                    // as above
+                }
+            } // else close() waits for the waves issued
             close();
             throw e;
         }
@@ -168,6 +171,9 @@ public final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId,
     }
 
     private void issue(int index) {
+        if (index >= batches.length) {
+            land(index - batches.length); // the batch's wave before: landed already unless the consumer skipped it
+        }
         WavePlan.Wave w = plan.waves.get(index);
         w.issued = true;
         w.depth = waits.issueDepth();

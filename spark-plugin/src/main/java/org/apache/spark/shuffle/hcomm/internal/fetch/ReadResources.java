@@ -20,8 +20,8 @@ import org.slf4j.Logger;
  * retired until the channels of their stage attempt are destroyed. Thread-safe.
  *
  * <p>How many chunks a task borrows: what its bytes need (plus the rounding and its index), up to
- * {@code maxBytesInFlight} and never more than the buffer, so that a task whose bytes fit them has every wave in
- * flight at once ({@link WavePlan}, {@link #withBatches}). The buffer shares them out ({@link ReceiveBuffer#borrow}): a lone reader (no chunk on loan,
+ * {@code maxBytesInFlight} and never more than the buffer, so that a task whose bytes fit them has a wave in flight
+ * on each of its batches ({@link WavePlan}, {@link #withBatches}). The buffer shares them out ({@link ReceiveBuffer#borrow}): a lone reader (no chunk on loan,
  * nobody waiting) gets that, but leaves a quarter of the free chunks (at least two) to a reader that opens while it
  * reads, such as the same task's second shuffle reader; while other readers hold chunks or wait for them, a reader
  * gets at most a quarter of what is free (which is less than half the buffer). A reader waits only for its first
@@ -128,7 +128,7 @@ public final class ReadResources implements AutoCloseable {
 
     /**
      * The batches of {@code lease} grown to {@code wanted}, at most as many as the transport completes apart
-     * ({@link Transport#independentBatches()}), for a reader whose waves can all be in flight at once; the lease
+     * ({@link Transport#independentBatches()}), for a reader whose waves each have chunks of their own; the lease
      * as it was when it has them, or when no more can be made (the reader then keeps two waves in flight).
      */
     Lease withBatches(Lease lease, int wanted) {

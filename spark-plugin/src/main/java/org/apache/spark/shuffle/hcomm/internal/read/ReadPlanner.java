@@ -113,7 +113,10 @@ public final class ReadPlanner {
                     if (leased) {
                         planOwner(stage, shuffleId, o, directory, oneSided, sparkBlocks);
                     } else {
-                        fallBack(shuffleId, o.owner(), o.blocks(), sparkBlocks, "the stage's channels are gone");
+                        // the attempt ended before this task leased it: with fallback `never`, killed as a
+                        // reader of an ended attempt is (it was a task error, failing the job, when it lost the race)
+                        ownerUnreadable(stage, shuffleId, o.owner(), o.blocks(), sparkBlocks,
+                                "the stage's channels are gone");
                     }
                 }
                 fetcher = start(stage, shuffleId, oneSided, sparkBlocks, readMetrics, env);
