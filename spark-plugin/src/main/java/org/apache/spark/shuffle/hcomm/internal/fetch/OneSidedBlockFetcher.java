@@ -21,7 +21,8 @@ import scala.collection.AbstractIterator;
  * <p>First the offsets of the task's partitions in every map output: they travelled with the publications, else
  * they are read from the owners' indexes ({@link IndexRounds}).
  * Then the data, as the {@link WavePlan} cuts it, each wave on a read batch of its own. The first two waves go out
- * at once. When the task's bytes fit its chunks, every other wave goes out as soon as the first landed (up to the
+ * together when the task first reads (not at open: a task that opens its reader and then waits reads what the owner
+ * holds then; FailureSuite's stopped owner relies on it). When the task's bytes fit its chunks, every other wave goes out as soon as the first landed (up to the
  * transport's {@link org.hcomm.bridge.transport.Transport#independentBatches() independent batches}, the next one
  * whenever a batch lands): two round trips when its waves are at most one more than its batches, and the task
  * deserialises each wave as soon as it is there. (Every wave
@@ -102,7 +103,6 @@ public final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId,
                 this.lease = resources.withBatches(lease, plan.waves.size());
                 this.batches = this.lease.batches();
             }
-            issueThrough(1); // before Spark opens the first stream: the reads are on their way meanwhile
         } catch (Throwable e) {
             // not only RuntimeException: the FetchFailedException of a failed index read is checked (thrown
             // sneakily), and missing it leaked the borrowed chunks and batches for the executor's lifetime
