@@ -4,13 +4,14 @@
 #   - other lines: the plugin's unit tests, the Spark suites' tests tagged CrossLine (real executor JVMs), the line's
 #     bundle, and BundleIT on it (what is inside; a shuffle on two executor JVMs from the bundle alone);
 #   - the default line (4.2), whose suites the build itself just ran: its bundle and BundleIT only;
-#   - every line: examples/standalone-cluster.sh, the example job with spark-submit on a real standalone Master and
-#     Worker started from that line's Spark jars, the bundle passed as a user passes it (--jars on 4.x,
+#   - every line but 4.0: examples/standalone-cluster.sh, the example job with spark-submit on a real standalone
+#     Master and Worker started from that line's Spark jars, the bundle passed as a user passes it (--jars on 4.x,
 #     extraClassPath on 3.5), then again with Spark's own shuffle: the same answer, one-sided bytes, no fallback
 #     byte, channels created = destroyed, no JVM left; on 3.5 also the bundle with --jars alone, which must fail at
 #     once with the advice. Across lines, the answers must be the same too. On 3.5/2.13 and 4.1 the job is submitted
-#     in cluster deploy mode (the Worker starts the driver), on the other lines in client mode: both activations
-#     (extraClassPath on 3.5, --jars on 4.x) in both deploy modes, at no extra cluster start.
+#     in cluster deploy mode (the Worker starts the driver), on 3.5/2.12 and 4.2 in client mode: both activations
+#     (extraClassPath on 3.5, --jars on 4.x) in both deploy modes, at no extra cluster start. 4.0 would submit as 4.2
+#     does (--jars, client mode; its bundle is checked by BundleIT), so it is left out: 40 s of the test command.
 #   - the default line: examples/multi-host-cluster.sh across two hosts (network namespaces; skipped, saying so,
 #     without root): identical answers and one-sided bytes across hosts.
 # Each line's plugin builds in spark-plugin/target/lines/<line>/ and leaves its bundle in spark-plugin/target/ (the
@@ -95,7 +96,9 @@ for line in "${lines[@]}"; do
   rc=$?
   job="not run"
   failed_log="$log"
-  if [ $rc -eq 0 ]; then
+  if [ $rc -eq 0 ] && [ "$line" = 4.0_2.13 ]; then
+    job="not run on 4.0 (--jars in client mode as on 4.2, cluster mode on 4.1)"
+  elif [ $rc -eq 0 ]; then
     failed_log="$out/$line.standalone.log"
     standalone "$line" "$failed_log" && job="$verdict" || { rc=1; job="FAILED: $verdict"; }
   fi

@@ -99,7 +99,7 @@ public final class RegisteredMemory extends NativeOwner {
         return backing != Backing.CALLER;
     }
 
-    /** A direct buffer over the whole region (big-endian like every new ByteBuffer); at most 2 GiB - 1. */
+    /** A direct buffer over the whole region (in the platform's byte order, as JNA makes it); at most 2 GiB - 1. */
     public ByteBuffer buffer() {
         if (size > Integer.MAX_VALUE) {
             throw new IllegalStateException("region " + tag + " is " + size + " bytes; use buffer(offset, length)");

@@ -1,6 +1,7 @@
 package org.hcomm.bridge.transport;
 
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -269,6 +270,11 @@ public final class HcommTransport implements Transport {
         @Override
         public ByteBuffer buffer() {
             return memory.buffer();
+        }
+
+        @Override
+        public ByteBuffer buffer(long offset, int length) {
+            return memory.buffer(offset, length).order(ByteOrder.BIG_ENDIAN);
         }
 
         @Override

@@ -18,6 +18,20 @@ public interface Region extends AutoCloseable {
     ByteBuffer buffer();
 
     /**
+     * A big-endian view of {@code [offset, offset + length)} of the region, as {@link #buffer()} is of the whole;
+     * registered host memory makes it directly (one object, and regions over 2 GiB have views too).
+     *
+     * @throws IndexOutOfBoundsException when the range is not inside the region
+     */
+    default ByteBuffer buffer(long offset, int length) {
+        if (offset < 0 || length < 0 || offset > size() - length) {
+            throw new IndexOutOfBoundsException("range [" + offset + ", +" + length + ") outside region " + tag()
+                    + " of " + size() + " bytes");
+        }
+        return buffer().slice((int) offset, length);
+    }
+
+    /**
      * Makes {@code length} bytes written into {@link #buffer()} at {@code offset} readable by peers: nothing for host
      * memory, a host-to-device copy for device memory. Returns once they are there.
      */

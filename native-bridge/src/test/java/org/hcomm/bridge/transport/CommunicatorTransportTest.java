@@ -136,6 +136,16 @@ class CommunicatorTransportTest {
     }
 
     @Test
+    void aViewOfARangeIsTheMirrorsBytesThere() throws Exception {
+        List<CommunicatorTransport> t = form(2, 1);
+        try {
+            HcommTransportTest.viewsOfRangesAreTheRegionsBytes(t.get(0).allocate("views", MIB));
+        } finally {
+            t.forEach(CommunicatorTransport::close);
+        }
+    }
+
+    @Test
     void filesCannotBeRegisteredAndTheBufferIsBounded() throws Exception {
         List<CommunicatorTransport> t = form(2, 1);
         try {

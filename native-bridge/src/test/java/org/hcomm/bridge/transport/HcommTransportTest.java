@@ -129,7 +129,34 @@ class HcommTransportTest {
         return out;
     }
 
+    /**
+     * {@link Region#buffer(long, int)} on a region of at least 1 MiB: a view of the region's bytes in that range
+     * (written through it, read through {@link Region#buffer()}, and back), and ranges outside refused.
+     */
+    static void viewsOfRangesAreTheRegionsBytes(Region r) {
+        byte[] data = random(7, 4096);
+        put(r, 12_345, data);
+        ByteBuffer view = r.buffer(12_345, 4096);
+        assertEquals(4096, view.capacity());
+        byte[] seen = new byte[4096];
+        view.get(0, seen);
+        assertArrayEquals(data, seen);
+        view.put(0, (byte) ~data[0]);
+        assertEquals((byte) ~data[0], get(r, 12_345, 1)[0], "written through the view, in the region");
+        assertEquals(0, r.buffer(r.size(), 0).capacity(), "an empty view at the end");
+        assertThrows(IndexOutOfBoundsException.class, () -> r.buffer(r.size() - 4, 8));
+        assertThrows(IndexOutOfBoundsException.class, () -> r.buffer(-1, 1));
+        assertThrows(IndexOutOfBoundsException.class, () -> r.buffer(0, -1));
+    }
+
     // ---- tests ----
+
+    @Test
+    void aViewOfARangeIsTheRegionsBytesThere() throws Exception {
+        try (HcommTransport t = open()) {
+            viewsOfRangesAreTheRegionsBytes(t.allocate("views", MIB));
+        }
+    }
 
     @ParameterizedTest(name = "{0}")
     @ValueSource(strings = {"shm", "tcp"})

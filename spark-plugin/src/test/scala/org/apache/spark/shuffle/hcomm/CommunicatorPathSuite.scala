@@ -22,7 +22,7 @@ class CommunicatorPathSuite extends HcommShuffleSuite {
       name -> (if (crossLineHere(name)) t else t - CrossLine.name)
     }.filter(_._2.nonEmpty)
     // leaks per stage are the endpoint path's concern (a communicator's channels live as long as it): ignored here
-    OnAtlasA2.ignoring(crossLine, testNames, "200 consecutive small shuffles")
+    OnAtlasA2.ignoring(crossLine, testNames, "100 consecutive small shuffles")
   }
 
 

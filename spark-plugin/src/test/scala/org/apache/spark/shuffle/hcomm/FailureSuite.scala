@@ -193,7 +193,7 @@ class FailureSuite extends LocalClusterSuite {
 
   // ---- an executor dies ----
 
-  test("an executor killed during the reduce stage: Spark retries and the answer is right", CrossLine) {
+  test("an executor killed during the reduce stage: Spark retries and the answer is right") {
     // a short read timeout, so that a reduce task starved of receive buffer fails fast instead of after 60 s
     withContext(baseConf.set("spark.shuffle.hcomm.readTimeout", "10s")) { c =>
       val pids = executorPids(c)

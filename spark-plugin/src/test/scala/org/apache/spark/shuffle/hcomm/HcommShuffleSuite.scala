@@ -192,8 +192,8 @@ class HcommShuffleSuite extends LocalClusterSuite {
     settled()
   }
 
-  test("200 consecutive small shuffles leave nothing behind") {
-    for (i <- 1 to 200) {
+  test("100 consecutive small shuffles leave nothing behind") {
+    for (i <- 1 to 100) {
       assert(sc.parallelize(1 to 100, 2).map(x => (x % 3, x)).reduceByKey(_ + _, 2).count() == 3)
     }
     settled() // channelsLive == 0: every created channel destroyed, in one read of the executors' reports

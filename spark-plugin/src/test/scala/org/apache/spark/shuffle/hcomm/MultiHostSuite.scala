@@ -180,7 +180,7 @@ class MultiHostSuite extends LocalClusterSuite {
     awaitReduceRunning()
     Thread.sleep(1500)
     cluster.link(2, up = false)
-    try Thread.sleep(TimeUnit.SECONDS.toMillis(readTimeoutSeconds * 3L))
+    try Thread.sleep(TimeUnit.SECONDS.toMillis(readTimeoutSeconds * 2L))
     finally cluster.link(2, up = true)
     assert(Await.result(result, 5.minutes) == expected(200000))
     assert(fetchFailures > failures0, s"no fetch failure while the link was down: ${recorder.failures}")
@@ -217,7 +217,7 @@ class MultiHostSuite extends LocalClusterSuite {
     awaitReduceRunning()
     cluster.rate(2, "1mbit")
     val trickleSeconds = try {
-      Thread.sleep(10000)
+      Thread.sleep(6000)
       // the token bucket held packets back (it shaped real traffic, not an idle link)
       val stats = cluster.qdiscStats(2)
       assert("""overlimits (\d+)""".r.findAllMatchIn(stats).exists(_.group(1).toLong > 0), stats)
@@ -227,7 +227,7 @@ class MultiHostSuite extends LocalClusterSuite {
       seconds
     } finally cluster.rate(2, "none")
     info(f"job: $cleanSeconds%.1f s on clean links, $flapSeconds%.1f s with host 2's link flapping ($flaps times " +
-      f"down), $trickleSeconds%.1f s with 10 s of 1 Mbit/s on host 2's link mid-reduce; fetch failures so far " +
+      f"down), $trickleSeconds%.1f s with 6 s of 1 Mbit/s on host 2's link mid-reduce; fetch failures so far " +
       s"$fetchFailures")
     assertNothingLive()
   }
@@ -421,7 +421,7 @@ class MultiHostSuite extends LocalClusterSuite {
     needsHosts()
     // the default context again (the tests before ran other settings); a dead host says nothing, so
     // Spark notices its executors are gone by their missing heartbeats: after spark.network.timeout
-    startOn(Seq("spark.network.timeout" -> "20s", "spark.network.timeoutInterval" -> "5s",
+    startOn(Seq("spark.network.timeout" -> "15s", "spark.network.timeoutInterval" -> "2s",
       "spark.executor.heartbeatInterval" -> "2s"))
     val result = Future(job(200000, slowEvery = 4))
     awaitReduceRunning()

@@ -63,8 +63,11 @@ final class IndexRounds {
                     MapRead r = reads.get(i);
                     int bytes = 8 * (r.endReduce() - r.firstReduce() + 1);
                     if (bytes > chunkSize) {
-                        throw new IllegalStateException("index of " + (bytes / 8) + " offsets does not fit a chunk of "
-                                + chunkSize + " bytes (raise spark.shuffle.hcomm.readChunkSize)");
+                        throw new IllegalStateException("the index of map output " + r.mapId() + " (map index "
+                                + r.mapIndex() + ") on executor " + r.owner().executorId() + " for partitions "
+                                + r.firstReduce() + ".." + (r.endReduce() - 1) + ": " + (bytes / 8)
+                                + " offsets do not fit a chunk of " + chunkSize
+                                + " bytes (raise spark.shuffle.hcomm.readChunkSize)");
                     }
                     if (at + bytes > chunkSize) {
                         if (chunk + 1 == chunks.size()) {

@@ -2,6 +2,7 @@ package org.apache.spark.shuffle.hcomm.internal.fetch;
 
 import java.io.InputStream;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import org.apache.spark.serializer.SerializerManager;
@@ -33,7 +34,8 @@ import scala.collection.AbstractIterator;
  * executors it reads from; a failed read leaves through {@link Blame}, which names the executor whose output must be
  * recomputed.
  *
- * <p>Confined to the task's thread. {@link #close()} waits for reads still in flight before the chunks go back.
+ * <p>Confined to the task's thread. {@link #close()} waits for reads still in flight before the chunks go back; after
+ * a wait timed out it waits for none, and the chunks are retired ({@link ReadResources#retire}).
  */
 public final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId, InputStream>>
         implements AutoCloseable {
@@ -61,6 +63,8 @@ public final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId,
      */
     private boolean readsMayLandLate;
     private boolean closed;
+    /** Done once the reads of a closed reader can land nowhere any more ({@link #retired()}). */
+    private CompletableFuture<Void> retired = CompletableFuture.completedFuture(null);
 
     /**
      * Borrows chunks and batches for {@code reads} (about {@code bytes} in all) and reads their indexes; null when no
@@ -347,6 +351,15 @@ public final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId,
     }
 
     /**
+     * After {@link #close()}: done once no read of this reader can still be running (at once, unless a wait timed
+     * out and its batches are being closed off the task's thread). The reader's hold on its stage's channels lasts
+     * until then.
+     */
+    public CompletableFuture<Void> retired() {
+        return retired;
+    }
+
+    /**
      * Waits for reads still in flight, then gives the chunks and batches back — or, when a wait timed out, retires
      * them ({@link ReadResources#retire}). Idempotent.
      */
@@ -362,7 +375,10 @@ public final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId,
             metrics.readTasksOverTwoRoundTrips.inc();
         }
         if (plan != null) {
-            for (int i = 0; i < plan.waves.size(); i++) {
+            // once a wait timed out, no more: retire closes the batches off this thread, so an owner that does not
+            // answer holds the task's end (and Spark's hearing of its fetch failure) for one read timeout, not one
+            // per wave in flight
+            for (int i = 0; i < plan.waves.size() && !readsMayLandLate; i++) {
                 WavePlan.Wave w = plan.waves.get(i);
                 if (w.issued && !w.landed) {
                     w.landed = true;
@@ -375,7 +391,7 @@ public final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId,
             }
         }
         if (readsMayLandLate) {
-            resources.retire(stage, lease, () -> blame.channelsDestroyed(stage));
+            retired = resources.retire(stage, lease, () -> blame.channelsDestroyed(stage));
         } else {
             resources.giveBack(lease);
         }

@@ -2,7 +2,12 @@ package org.apache.spark.shuffle.hcomm.internal.fetch;
 
 import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 
 import org.apache.spark.shuffle.hcomm.internal.conf.LogCategory;
@@ -11,6 +16,7 @@ import org.apache.spark.shuffle.hcomm.internal.rpc.StageAttempt;
 import org.hcomm.bridge.transport.ReadBatch;
 import org.hcomm.bridge.transport.Region;
 import org.hcomm.bridge.transport.Transport;
+import org.hcomm.bridge.transport.TransportException;
 import org.slf4j.Logger;
 
 /**
@@ -40,6 +46,8 @@ public final class ReadResources implements AutoCloseable {
     private final ReceiveBuffer receive;
     private final ConcurrentLinkedQueue<ReadBatch> idleBatches = new ConcurrentLinkedQueue<>();
     private final LinkEstimates links = new LinkEstimates();
+    /** Closes the batches of readers whose reads timed out ({@link #retire}); its threads end when idle. */
+    private final ExecutorService reaper;
     private volatile boolean closed;
 
     /** What a reduce task borrows. */
@@ -59,6 +67,11 @@ public final class ReadResources implements AutoCloseable {
         this.maxBytesInFlight = maxBytesInFlight;
         this.region = transport.allocate("hcomm-receive-buffer", bufferBytes);
         this.receive = new ReceiveBuffer(region, chunkSize);
+        this.reaper = Executors.newCachedThreadPool(r -> {
+            Thread t = new Thread(r, "hcomm-retire-" + executorId);
+            t.setDaemon(true);
+            return t;
+        });
     }
 
     int chunkSize() {
@@ -145,6 +158,9 @@ public final class ReadResources implements AutoCloseable {
                 LOG.debug("HComm: no read batch beyond {} for a reader ({}); it keeps fewer waves in flight", i,
                         e.toString());
                 return new Lease(lease.chunks(), Arrays.copyOf(batches, i));
+            } catch (Error e) { // the caller gives back the lease it had: the batches taken here go back now
+                idleBatches.addAll(Arrays.asList(batches).subList(lease.batches().length, i));
+                throw e;
             }
         }
         return new Lease(lease.chunks(), batches);
@@ -171,19 +187,46 @@ public final class ReadResources implements AutoCloseable {
      * reads; freeing a thread stops it) and its chunks retired (a late reply could still land in them) until the
      * stage attempt's channels are destroyed, so neither serves another task meanwhile. {@code destroyed} says,
      * once the chunks are retired, whether they already are.
+     *
+     * <p>Returns at once: closing a batch waits for its reads (up to the read timeout each, with an owner that does
+     * not answer), so the batches are closed together on threads of their own and the chunks retired after the last,
+     * while the task ends and Spark hears of its fetch failure. Until then the chunks stay on loan, lent to nobody.
+     * The future completes once the batches are closed and the chunks retired: the reader's hold on the stage's
+     * channels must last until then (their destroy would pull them from under the closes' waits).
      */
-    void retire(StageAttempt stage, Lease lease, BooleanSupplier destroyed) {
-        // the batches first: once the chunks are retired, the end of the attempt may reclaim them at any time
-        boolean freed = true;
-        for (ReadBatch b : lease.batches()) {
+    CompletableFuture<Void> retire(StageAttempt stage, Lease lease, BooleanSupplier destroyed) {
+        ReadBatch[] batches = lease.batches();
+        CompletableFuture<?>[] closes = new CompletableFuture<?>[batches.length];
+        for (int i = 0; i < batches.length; i++) {
+            ReadBatch b = batches[i];
             try {
-                b.close();
-            } catch (RuntimeException e) {
-                freed = false; // its thread may still hold reads: the chunks must never come back
-                LOG.warn("HComm: could not free a read batch whose reads timed out", e);
+                b.flush(); // on the reader's thread: HComm's batch mode belongs to the thread that opened it
+            } catch (TransportException | RuntimeException e) {
+                // its reads are thrown away; the close below frees the thread whatever they did
+            }
+            try {
+                closes[i] = CompletableFuture.runAsync(b::close, reaper);
+            } catch (RejectedExecutionException e) { // the executor is closing: close it here
+                closes[i] = CompletableFuture.runAsync(b::close, Runnable::run);
             }
         }
-        List<ReceiveBuffer.Chunk> chunks = lease.chunks();
+        // the batches first: once the chunks are retired, the end of the attempt may reclaim them at any time
+        return CompletableFuture.allOf(closes).handle((ok, failed) -> {
+            try {
+                if (failed != null) { // a thread may still hold reads: the chunks must never come back
+                    LOG.warn("HComm: could not free a read batch whose reads timed out", failed);
+                }
+                retireChunks(stage, lease.chunks(), failed == null, destroyed);
+            } catch (RuntimeException | Error e) {
+                LOG.error("HComm: {} receive buffer chunks of a reader of {} could not be retired; they stay on loan",
+                        lease.chunks().size(), stage, e);
+            }
+            return null;
+        });
+    }
+
+    private void retireChunks(StageAttempt stage, List<ReceiveBuffer.Chunk> chunks, boolean freed,
+            BooleanSupplier destroyed) {
         receive.retire(freed ? stage : null, chunks);
         metrics.chunksRetired.inc(chunks.size());
         LOG.warn("HComm: retired {} receive buffer chunks after a read timed out (reads may still land in them) {}; "
@@ -219,6 +262,14 @@ public final class ReadResources implements AutoCloseable {
     public void close() {
         closed = true;
         RuntimeException failure = null;
+        reaper.shutdown(); // batches being closed after a timeout: each waits at most the read timeout
+        boolean drained;
+        try {
+            drained = reaper.awaitTermination(readTimeoutMs + TimeUnit.SECONDS.toMillis(5), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            drained = false;
+        }
         ReadBatch b;
         while ((b = idleBatches.poll()) != null) {
             try {
@@ -236,15 +287,20 @@ public final class ReadResources implements AutoCloseable {
             LOG.warn("Executor {} closes its receive buffer with {} chunks retired after read timeouts", executorId,
                     retired);
         }
-        try {
-            receive.close();
-        } catch (RuntimeException e) {
-            failure = add(failure, e);
-        }
-        try {
-            region.close(); // whatever the buffer's close said: the region has no other owner
-        } catch (RuntimeException e) {
-            failure = add(failure, e);
+        if (!drained) { // reads of a batch still closing may land in the region: unregistering it could crash
+            LOG.warn("Executor {} leaves its receive buffer registered: read batches that timed out are still "
+                    + "closing, and their reads may land in it", executorId);
+        } else {
+            try {
+                receive.close();
+            } catch (RuntimeException e) {
+                failure = add(failure, e);
+            }
+            try {
+                region.close(); // whatever the buffer's close said: the region has no other owner
+            } catch (RuntimeException e) {
+                failure = add(failure, e);
+            }
         }
         if (failure != null) {
             throw failure;

@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
 import java.util.function.Supplier;
 
 import org.apache.spark.SparkEnv;
@@ -135,8 +136,9 @@ public final class ReadPlanner {
                         f.close();
                     }
                 } finally {
-                    if (l) {
-                        leases.release(stage); // else the stage's channels would wait the end wait out
+                    if (l) { // else the stage's channels would wait the end wait out; not under reads still closing
+                        (f != null ? f.retired() : CompletableFuture.completedFuture(null))
+                                .whenComplete((ok, e) -> leases.release(stage));
                     }
                 }
             });

@@ -97,7 +97,7 @@ final class SendArena implements AutoCloseable {
 
     /** A writable view of {@code [offset, offset + bytes)}; valid until close. */
     ByteBuffer view(long offset, long bytes) {
-        return region.buffer().position((int) offset).limit((int) (offset + bytes)).slice();
+        return region.buffer(offset, Math.toIntExact(bytes));
     }
 
     long address(long offset) {

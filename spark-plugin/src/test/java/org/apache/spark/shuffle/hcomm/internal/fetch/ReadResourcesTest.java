@@ -8,6 +8,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.lang.reflect.Proxy;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -15,6 +17,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
 import org.apache.spark.shuffle.hcomm.internal.metrics.ShuffleMetrics;
+import org.apache.spark.shuffle.hcomm.internal.rpc.StageAttempt;
 import org.hcomm.bridge.transport.ReadBatch;
 import org.hcomm.bridge.transport.Region;
 import org.hcomm.bridge.transport.Transport;
@@ -26,12 +29,26 @@ class ReadResourcesTest {
 
     /** A transport that only allocates {@code region} and hands out read batches that do nothing. */
     private static Transport transport(Region region) {
+        return transport(region, () -> { });
+    }
+
+    /**
+     * A transport that only allocates {@code region} and hands out read batches (up to 8 apart) that do nothing but
+     * run {@code onClose} when closed.
+     */
+    private static Transport transport(Region region, Runnable onClose) {
         ReadBatch batch = (ReadBatch) Proxy.newProxyInstance(ReadBatch.class.getClassLoader(),
-                new Class<?>[] {ReadBatch.class}, (proxy, method, args) -> null);
+                new Class<?>[] {ReadBatch.class}, (proxy, method, args) -> {
+                    if (method.getName().equals("close")) {
+                        onClose.run();
+                    }
+                    return null;
+                });
         return (Transport) Proxy.newProxyInstance(Transport.class.getClassLoader(), new Class<?>[] {Transport.class},
                 (proxy, method, args) -> switch (method.getName()) {
                     case "allocate" -> region;
                     case "newReadBatch" -> batch;
+                    case "independentBatches" -> 8;
                     default -> throw new UnsupportedOperationException(method.getName());
                 });
     }
@@ -76,6 +93,48 @@ class ReadResourcesTest {
             ReadResources.Lease lease = resources.borrow(100L * MIB);
             assertEquals(48, lease.chunks().size(), "a quarter of the buffer stays for the next reader");
             resources.giveBack(lease);
+        }
+    }
+
+    @Test
+    void aTimedOutReaderEndsAtOnceWhileItsBatchesCloseTogetherAndItsChunksAreRetiredAfterTheLast() throws Exception {
+        // closing a batch waits for its reads: with an owner that does not answer, up to the read timeout each
+        CountDownLatch closing = new CountDownLatch(8);
+        CountDownLatch answer = new CountDownLatch(1);
+        Transport silentOwner = transport(ReceiveBufferTest.region(64 * MIB), () -> {
+            closing.countDown();
+            try {
+                answer.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        ShuffleMetrics metrics = ShuffleMetrics.forExecutor();
+        try (ReadResources resources = new ReadResources(silentOwner, metrics, "7", 64L * MIB, MIB, 48L * MIB,
+                10_000)) {
+            ReadResources.Lease lease = resources.withBatches(resources.borrow(8L * MIB), 8);
+            assertEquals(8, lease.batches().length);
+            int chunks = lease.chunks().size();
+            StageAttempt stage = new StageAttempt(3, 0);
+            ExecutorService reader = Executors.newSingleThreadExecutor();
+            CompletableFuture<Void> retired;
+            try {
+                // the reader's thread is not held by the closes (each of which would wait the read timeout)
+                retired = reader.submit(() -> resources.retire(stage, lease, () -> false)).get(30, TimeUnit.SECONDS);
+                assertFalse(retired.isDone(), "done before the batches closed: the stage's channels could go");
+                assertTrue(closing.await(30, TimeUnit.SECONDS), "the 8 batches close together, not one after "
+                        + "another: " + (8 - closing.getCount()) + " closing");
+                assertEquals(chunks, resources.chunksNotFree(), "meanwhile the chunks are lent to nobody");
+                assertEquals(0, metrics.chunksRetired.getCount(), "retired only once every batch is closed");
+            } finally {
+                answer.countDown();
+                reader.shutdown();
+            }
+            retired.get(30, TimeUnit.SECONDS);
+            assertEquals(chunks, metrics.chunksRetired.getCount(), "retired until the attempt's channels go");
+            assertEquals(chunks, resources.chunksNotFree());
+            resources.reclaim(stage);
+            assertEquals(0, resources.chunksNotFree(), "lent again once the attempt's channels are destroyed");
         }
     }
 
