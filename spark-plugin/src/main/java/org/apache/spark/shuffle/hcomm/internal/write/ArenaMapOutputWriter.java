@@ -172,6 +172,9 @@ final class ArenaMapOutputWriter implements ShuffleMapOutputWriter {
     }
 
     private void append(byte[] b, int off, int len) throws IOException {
+        if (len == 0) { // before the first byte there is no extent to put nothing into
+            return;
+        }
         if (fileStream == null && file == null && !room(written + len)) {
             overflow();
         }

@@ -155,6 +155,23 @@ class ArenaMapOutputWriterTest {
     }
 
     @Test
+    void emptyWritesBeforeAndBetweenBytesWriteNothing() throws Exception {
+        open(16 << 20);
+        ArenaMapOutputWriter w = writer(3, 2, new Recorder());
+        byte[] p1 = bytes(3000);
+        try (OutputStream out = w.getPartitionWriter(0).openStream()) {
+            out.write(new byte[0], 0, 0); // a flush of an empty buffer, before the output has an extent
+        }
+        try (OutputStream out = w.getPartitionWriter(1).openStream()) {
+            out.write(p1, 0, 1000);
+            out.write(p1, 1000, 0);
+            out.write(p1, 1000, 2000);
+        }
+        assertArrayEquals(new long[] {0, 3000}, w.commitAllPartitions(new long[0]).getPartitionLengths());
+        assertArrayEquals(p1, arenaBlock(3, 1, 2));
+    }
+
+    @Test
     void indexIsSparksBigEndianOffsets() throws Exception {
         open(16 << 20);
         ArenaMapOutputWriter w = writer(2, 3, new Recorder());
