@@ -180,7 +180,7 @@ class MultiHostSuite extends LocalClusterSuite {
     awaitReduceRunning()
     Thread.sleep(1500)
     cluster.link(2, up = false)
-    try Thread.sleep(TimeUnit.SECONDS.toMillis(readTimeoutSeconds * 2L))
+    try Thread.sleep(TimeUnit.SECONDS.toMillis(readTimeoutSeconds * 3L))
     finally cluster.link(2, up = true)
     assert(Await.result(result, 5.minutes) == expected(200000))
     assert(fetchFailures > failures0, s"no fetch failure while the link was down: ${recorder.failures}")
