@@ -20,16 +20,14 @@ import scala.collection.AbstractIterator;
  * them out as streams that deserialise straight from that memory.
  *
  * <p>First the offsets of the task's partitions in every map output: they travelled with the publications, else
- * they are read from the owners' indexes ({@link IndexRounds}).
- * Then the data, as the {@link WavePlan} cuts it, each wave on a read batch of its own. The first two waves go out
- * together when the task first reads (not at open: a task that opens its reader and then waits reads what the owner
- * holds then; FailureSuite's stopped owner relies on it). When the task's bytes fit its chunks, every other wave goes out as soon as the first landed (up to the
+ * they are read from the owners' indexes ({@link IndexRounds}). Then the data, as the {@link WavePlan} cuts it, each
+ * wave on a read batch of its own. The first two waves go out together when the task first reads (not at open: a
+ * task that opens its reader and then waits reads what the owner holds then; FailureSuite's stopped owner relies on
+ * it). When the task's bytes fit its chunks, every other wave goes out as soon as the first landed (up to the
  * transport's {@link org.hcomm.bridge.transport.Transport#independentBatches() independent batches}, the next one
  * whenever a batch lands): two round trips when its waves are at most one more than its batches, and the task
- * deserialises each wave as soon as it is there. (Every wave
- * at once was measured only together with another change that made first waves larger, and the first wave then
- * waited longer; docs/ARCHITECTURE.md, "Waves follow the link".)
- * Otherwise two waves are in flight over two sets of chunks: while the task deserialises wave {@code w}, wave
+ * deserialises each wave as soon as it is there (docs/ARCHITECTURE.md, "Waves follow the link", says what else was
+ * measured). Otherwise two waves are in flight over two sets of chunks: while the task deserialises wave {@code w}, wave
  * {@code w + 1} is landing. Rounds and waves span owners, so a task's round trips do not grow with the number of
  * executors it reads from; a failed read leaves through {@link Blame}, which names the executor whose output must be
  * recomputed.
@@ -179,7 +177,6 @@ public final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId,
             land(index - batches.length); // the batch's wave before: landed already unless the consumer skipped it
         }
         WavePlan.Wave w = plan.waves.get(index);
-        w.issued = true;
         w.depth = waits.issueDepth();
         ReadBatch batch = batchOf(index);
         for (int j = w.first; j <= w.last; j++) {
@@ -241,11 +238,14 @@ public final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId,
         readMetrics.incRemoteBytesRead(bytes);
     }
 
-    /** Lands every wave issued and not yet landed (before the chunks go back, or are read again). */
+    /**
+     * Lands every wave issued and not yet landed (before the chunks go back, or are read again); a failed wait leaves
+     * the waves after it unlanded, so a caller that goes on calls again.
+     */
     private void landIssued() throws TransportException {
-        for (int i = 0; i < plan.waves.size(); i++) {
+        for (int i = 0; i < issued; i++) {
             WavePlan.Wave w = plan.waves.get(i);
-            if (w.issued && !w.landed) {
+            if (!w.landed) {
                 w.landed = true;
                 batchOf(i).await();
             }
@@ -375,18 +375,16 @@ public final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId,
             metrics.readTasksOverTwoRoundTrips.inc();
         }
         if (plan != null) {
-            // once a wait timed out, no more: retire closes the batches off this thread, so an owner that does not
-            // answer holds the task's end (and Spark's hearing of its fetch failure) for one read timeout, not one
-            // per wave in flight
-            for (int i = 0; i < plan.waves.size() && !readsMayLandLate; i++) {
-                WavePlan.Wave w = plan.waves.get(i);
-                if (w.issued && !w.landed) {
-                    w.landed = true;
-                    try {
-                        batchOf(i).await();
-                    } catch (TransportException e) {
-                        noteTimeout(e); // the task is over; only the chunks matter now
-                    }
+            // every wave in flight, past failed ones; but once a wait timed out, no more: retire closes the batches
+            // off this thread, so an owner that does not answer holds the task's end (and Spark's hearing of its
+            // fetch failure) for one read timeout, not one per wave in flight
+            boolean landed = false;
+            while (!landed && !readsMayLandLate) {
+                try {
+                    landIssued();
+                    landed = true;
+                } catch (TransportException e) {
+                    noteTimeout(e); // the task is over; only the chunks matter now
                 }
             }
         }

@@ -37,7 +37,6 @@ final class WavePlan {
     static final class Wave {
         final int first;
         int last; // inclusive
-        boolean issued;
         boolean landed;
         long issuedAt;
         int depth; // the round trip it lands in (FetchWaits)

@@ -129,8 +129,9 @@ public final class ShuffleMetrics implements Source {
                     indexRounds = readWaves = chunksRetired = chunksReclaimed = outputsCopied = outputsMapped =
                     indexesMapped = outputsPublishedLate = fetchWaitSpark = communicatorsJoined =
                     communicatorsDestroyed = bytesStaged = outputsNotStaged = tasksBeforeCommunicator = bytesToHost =
-                    readTasks = readRoundTrips = readTasksOverTwoRoundTrips = publicationBatches = outputsWrittenToArena =
-                    outputsSentToFile = outputsOverflowed = bytesOverflowCopied = arenaRelocations = outputsMaterialized = null;
+                    readTasks = readRoundTrips = readTasksOverTwoRoundTrips = publicationBatches =
+                    outputsWrittenToArena = outputsSentToFile = outputsOverflowed = bytesOverflowCopied =
+                    arenaRelocations = outputsMaterialized = null;
             channelSetupTime = readLatency = null;
             for (MetricEntry m : MetricEntry.values()) {
                 if (m.onDriver()) {
@@ -262,9 +263,9 @@ public final class ShuffleMetrics implements Source {
                 bytesReadCrossHost.getCount(), outputsPublishedLate.getCount(), communicatorsJoined.getCount(),
                 communicatorsDestroyed.getCount(), bytesStaged.getCount(), outputsNotStaged.getCount(),
                 tasksBeforeCommunicator.getCount(), bytesToHost.getCount(), readTasks.getCount(),
-                readRoundTrips.getCount(), readTasksOverTwoRoundTrips.getCount(), publicationBatches.getCount(), outputsWrittenToArena.getCount(),
-                outputsSentToFile.getCount(), outputsOverflowed.getCount(), bytesOverflowCopied.getCount(), arenaRelocations.getCount(),
-                outputsMaterialized.getCount());
+                readRoundTrips.getCount(), readTasksOverTwoRoundTrips.getCount(), publicationBatches.getCount(),
+                outputsWrittenToArena.getCount(), outputsSentToFile.getCount(), outputsOverflowed.getCount(),
+                bytesOverflowCopied.getCount(), arenaRelocations.getCount(), outputsMaterialized.getCount());
     }
 
     /** Driver: the latest counters of one executor. */
