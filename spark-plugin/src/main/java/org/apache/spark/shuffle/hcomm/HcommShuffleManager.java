@@ -35,6 +35,10 @@ import org.slf4j.LoggerFactory;
  * registered memory; reducers read remote blocks with one-sided HComm reads. Needs {@link HcommShufflePlugin} in
  * {@code spark.plugins}; without it (or without a loadable HComm library) it behaves exactly like Spark's sort
  * shuffle.
+ *
+ * <p>SparkEnv makes one per JVM; task threads call it concurrently. It keeps no mutable state of its own: it finds
+ * the plugin's executor runtime per call ({@link ExecutorRuntime#current()}), since Spark creates the manager and
+ * the plugin apart and which starts first differs between Spark lines.
  */
 public final class HcommShuffleManager implements ShuffleManager {
     private static final Logger LOG = LoggerFactory.getLogger(HcommShuffleManager.class);
