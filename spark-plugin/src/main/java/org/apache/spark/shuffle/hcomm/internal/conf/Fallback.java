@@ -25,11 +25,6 @@ public final class Fallback {
     }
 
     /**
-     * Falls back or fails: with fallback {@code never} throws what {@code failure} makes; otherwise runs {@code warn}
-     * (which logs why, naming the key) once per {@code once} key in this JVM's component, or every time when
-     * {@code once} is null, and returns: the caller then lets Spark's shuffle do the work.
-     */
-    /**
      * Spark's fetch, whatever the fallback: for what is outside what one-sided reads serve by design (an executor
      * that is not a member of the communicator), not a failure; runs {@code note} once per {@code once} key.
      */
@@ -39,6 +34,11 @@ public final class Fallback {
         }
     }
 
+    /**
+     * Falls back or fails: with fallback {@code never} throws what {@code failure} makes; otherwise runs {@code warn}
+     * (which logs why, naming the key) once per {@code once} key in this JVM's component, or every time when
+     * {@code once} is null, and returns: the caller then lets Spark's shuffle do the work.
+     */
     public void fallBackOrFail(Supplier<? extends RuntimeException> failure, String once, Runnable warn) {
         if (never) {
             throw failure.get();

@@ -4,11 +4,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The plugin's log categories (logger names), for an operator's log4j2 settings. They are the class names of the
- * plugin's first, flat layout and stayed when its classes moved into packages by role, so settings written for
- * 0.2.0 keep working; a class that took over a role logs in that role's category (the read planner in the reader's,
- * the moved-output publisher in the runtime's). Every logger of the internal packages comes from here (the public
- * shuffle manager logs under its own class name, which did not move).
+ * The plugin's log categories (logger names), for an operator's log4j2 settings. Every logger of the internal
+ * packages comes from here; a class logs in the category of its role (the read planner in the reader's, the
+ * moved-output publisher in the runtime's). The names are fixed, not derived from today's class names, so that an
+ * operator's settings keep working when classes move (the public shuffle manager logs under its own class name).
  */
 public enum LogCategory {
     /** The executor component: start-up, HComm unavailable, publishing moved outputs, retired chunks, shutdown. */
