@@ -58,7 +58,7 @@ final class FetchWaits {
     /**
      * Spark takes fetch wait in whole milliseconds. The reader reports the running total rounded to the nearest one,
      * so a task's report is off by at most half a millisecond per shuffle it reads; flooring (as
-     * {@code TimeUnit.toMillis} does) dropped up to a whole one, and on a stage of many short waits most of them.
+     * {@code TimeUnit.toMillis} does) would lose up to a whole one, most of the wait of a stage of short tasks.
      */
     static long nearestMillis(long nanos) {
         return (nanos + 500_000) / 1_000_000;

@@ -17,23 +17,20 @@ import scala.collection.AbstractIterator;
 
 /**
  * Reads a reduce task's remote blocks with one-sided reads into borrowed chunks of the receive buffer, and hands
- * them out as streams that deserialise straight from that memory.
+ * them to Spark's reader as streams that deserialise straight from that memory.
  *
- * <p>First the offsets of the task's partitions in every map output: they travelled with the publications, else
- * they are read from the owners' indexes ({@link IndexRounds}). Then the data, as the {@link WavePlan} cuts it, each
- * wave on a read batch of its own. The first two waves go out together when the task first reads (not at open: a
- * task that opens its reader and then waits reads what the owner holds then; FailureSuite's stopped owner relies on
- * it). When the task's bytes fit its chunks, every other wave goes out as soon as the first landed (up to the
- * transport's {@link org.hcomm.bridge.transport.Transport#independentBatches() independent batches}, the next one
- * whenever a batch lands): two round trips when its waves are at most one more than its batches, and the task
- * deserialises each wave as soon as it is there (docs/ARCHITECTURE.md, "Waves follow the link", says what else was
- * measured). Otherwise two waves are in flight over two sets of chunks: while the task deserialises wave {@code w}, wave
- * {@code w + 1} is landing. Rounds and waves span owners, so a task's round trips do not grow with the number of
- * executors it reads from; a failed read leaves through {@link Blame}, which names the executor whose output must be
- * recomputed.
+ * <p>First the offsets of the task's partitions in every map output (travelled with the publications, else read from
+ * the owners' indexes: {@link IndexRounds}); then the data in the waves of a {@link WavePlan}, each on a read batch
+ * of its own. The first two waves go out when the task first reads, not at open, so a task that opens its reader and
+ * then waits reads what the owners hold by then. When the task's bytes fit its chunks, the later waves go out as soon
+ * as the first landed (up to the transport's {@link org.hcomm.bridge.transport.Transport#independentBatches()
+ * independent batches}) and the task deserialises each wave while the next lands; otherwise two waves alternate over
+ * two sets of chunks. Waves span owners, so a task's round trips do not grow with the number of executors it reads
+ * from. A failed read leaves through {@link Blame}, which names the executor whose output must be recomputed.
  *
- * <p>Confined to the task's thread. {@link #close()} waits for reads still in flight before the chunks go back; after
- * a wait timed out it waits for none, and the chunks are retired ({@link ReadResources#retire}).
+ * <p>Confined to the task's thread. {@link #close()} waits for reads still in flight before the chunks go back; once
+ * a wait timed out it waits for none and the chunks are retired ({@link ReadResources#retire}), so a late reply
+ * lands in memory no other task uses.
  */
 public final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId, InputStream>>
         implements AutoCloseable {
@@ -106,8 +103,8 @@ public final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId,
                 this.batches = this.lease.batches();
             }
         } catch (Throwable e) {
-            // not only RuntimeException: the FetchFailedException of a failed index read is checked (thrown
-            // sneakily), and missing it leaked the borrowed chunks and batches for the executor's lifetime
+            // Throwable: a failed index read's FetchFailedException is checked (thrown sneakily), and the borrowed
+            // chunks and batches must go back whatever was thrown
             if (plan == null) { // an index round cut short by a failed read: end it, so the batch can be reused
                 try {
                     batches[0].await();

@@ -23,16 +23,13 @@ import org.slf4j.Logger;
  * What reduce tasks borrow for their one-sided reads: chunks of the executor's registered receive buffer (the "HCCL
  * buffer") and read batches (idle ones are kept for the next task). Owns the receive region and every idle batch;
  * a batch on loan is the borrower's until it gives it back. Chunks that a timed-out read may still write into are
- * retired until the channels of their stage attempt are destroyed. Thread-safe.
+ * retired until the channels of their stage attempt are destroyed. Thread-safe: any task thread borrows and gives
+ * back; retired batches are closed on the reaper's threads.
  *
- * <p>How many chunks a task borrows: what its bytes need (plus the rounding and its index), up to
- * {@code maxBytesInFlight} and never more than the buffer, so that a task whose bytes fit them has a wave in flight
- * on each of its batches ({@link WavePlan}, {@link #withBatches}). The buffer shares them out ({@link ReceiveBuffer#borrow}): a lone reader (no chunk on loan,
- * nobody waiting) gets that, but leaves a quarter of the free chunks (at least two) to a reader that opens while it
- * reads, such as the same task's second shuffle reader; while other readers hold chunks or wait for them, a reader
- * gets at most a quarter of what is free (which is less than half the buffer). A reader waits only for its first
- * two chunks (the two waves need them), never for its full share; one that cannot get two within the read timeout
- * falls back to Spark's fetch.
+ * <p>A task asks for what its bytes need, up to {@code maxBytesInFlight}, so that a task whose bytes fit has a wave
+ * in flight on each of its batches ({@link #withBatches}); the buffer shares the chunks among concurrent readers
+ * ({@link ReceiveBuffer#borrow}). A reader waits only for its first two chunks (its first two waves need them); one
+ * that cannot get two within the read timeout falls back to Spark's fetch.
  */
 public final class ReadResources implements AutoCloseable {
     private static final Logger LOG = LogCategory.EXECUTOR_RUNTIME.logger();

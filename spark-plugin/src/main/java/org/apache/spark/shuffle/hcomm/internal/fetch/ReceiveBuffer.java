@@ -14,7 +14,7 @@ import org.hcomm.bridge.transport.Region;
 /**
  * The executor's registered receive buffer (the "HCCL buffer"), cut into equal chunks that reduce tasks borrow
  * while their reads land and their records are deserialised. Thread-safe. The region itself is owned by the
- * transport's caller ({@link ReadResources}); {@link #close()} reports chunks still on loan.
+ * transport's caller ({@link ReadResources}); {@link #close()} makes waiting borrowers fail.
  */
 final class ReceiveBuffer implements AutoCloseable {
     private final Region region;
@@ -143,7 +143,7 @@ final class ReceiveBuffer implements AutoCloseable {
         return n;
     }
 
-    /** Marks the buffer closed and returns how many chunks were still on loan (the caller logs them). */
+    /** Marks the buffer closed: waiting borrowers fail (the caller logs what is still on loan). */
     @Override
     public synchronized void close() {
         closed = true;

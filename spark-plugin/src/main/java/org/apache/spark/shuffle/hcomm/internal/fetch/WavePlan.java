@@ -103,9 +103,8 @@ final class WavePlan {
         // wave w spans min(first * 2^w, half the chunks) of the sequence's chunks: the first fills the link's
         // bandwidth-delay product, and each later one lands while the task deserialises the ones before. When the
         // sequence fits the borrowed chunks, it lies on them as it is, so each wave has chunks of its own and all can
-        // be in flight at once; else waves take two sets of chunks in turn. (Two waves, the second holding the rest,
-        // measured slower: fetch wait 0.35 -> 0.9 s on 1 GB, as nothing of the big second wave can be deserialised
-        // before all of it landed.)
+        // be in flight at once; else waves take two sets of chunks in turn. Waves grow gradually rather than one big
+        // second wave: nothing of a wave can be deserialised before all of it landed.
         int perSet = Math.max(1, chunks.size() / 2);
         int firstCap = Math.min(first, perSet);
         int waveStart = 0; // the wave's first chunk of the sequence
