@@ -35,7 +35,7 @@ import scala.collection.Iterator;
  * A reduce task's reader, in the shape of Spark's own: it receives the {@link ReadPlan} ({@link ReadPlanner} decided
  * before it what is read one-sidedly and what Spark's {@link ShuffleBlockFetcherIterator} reads: the task's own
  * blocks and those HComm cannot read) and only reads: both streams of blocks go through what Spark's reader does,
- * deserialisation, record metrics, aggregation and key ordering.
+ * deserialisation, record metrics, aggregation and key ordering. Confined to the task's thread.
  */
 public final class HcommShuffleReader<K, C> implements ShuffleReader<K, C> {
     private final BaseShuffleHandle<K, ?, C> handle;

@@ -42,7 +42,7 @@ import scala.collection.Seq;
  * driver again, and the owner to publish outputs that moved to it, when the tracker names outputs the directory
  * lacks); the rest fall back, or fail, as {@link Fallback} decides. Starts the one-sided reads
  * ({@link OneSidedBlockFetcher}) and holds the stage's channels until the task completes. One per executor;
- * thread-safe.
+ * thread-safe: task threads plan concurrently, and what it keeps lives in its thread-safe collaborators.
  */
 public final class ReadPlanner {
     private static final Logger LOG = LogCategory.READER.logger();
@@ -115,7 +115,7 @@ public final class ReadPlanner {
                         planOwner(stage, shuffleId, o, directory, oneSided, sparkBlocks);
                     } else {
                         // the attempt ended before this task leased it: with fallback `never`, killed as a
-                        // reader of an ended attempt is (it was a task error, failing the job, when it lost the race)
+                        // reader of an ended attempt is, not a task error that would fail the job
                         ownerUnreadable(stage, shuffleId, o.owner(), o.blocks(), sparkBlocks,
                                 "the stage's channels are gone");
                     }
