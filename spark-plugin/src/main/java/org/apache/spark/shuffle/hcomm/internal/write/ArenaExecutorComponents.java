@@ -23,7 +23,7 @@ import org.apache.spark.shuffle.api.SingleSpillShuffleMapOutputWriter;
  * The executor side of Spark's shuffle I/O with {@code writeTarget=arena}: map outputs are written into the send
  * arena ({@link ArenaMapOutputWriter}) while it has room, else by Spark's own local-disk writer, which also takes
  * a serialized shuffle's single spill when the arena cannot hold it. Spark's writers (sort, serialized, bypass),
- * their choice and their spills stay Spark's.
+ * their choice and their spills stay Spark's. Thread-safe: each map task's writer is its own, used by its thread.
  */
 public final class ArenaExecutorComponents implements ShuffleExecutorComponents {
     private final ShuffleExecutorComponents spark;
@@ -83,8 +83,8 @@ public final class ArenaExecutorComponents implements ShuffleExecutorComponents 
     }
 
     /**
-     * A serialized shuffle's single spill: read into the arena when it has room for all of it (one pass, as the copy
-     * after commit was), else moved to Spark's file by Spark's own writer (no pass).
+     * A serialized shuffle's single spill: read into the arena when it has room for all of it (one pass), else moved
+     * to Spark's file by Spark's own writer (no pass).
      */
     @Override
     public Optional<SingleSpillShuffleMapOutputWriter> createSingleFileMapOutputWriter(int shuffleId, long mapId)
