@@ -50,8 +50,7 @@ public final class Messages {
      * {@code numPartitions + 1} big-endian longs (Spark's index-file layout), the offsets of each reduce partition
      * from {@code dataAddress}. {@code packedIndex}: the same offsets as partition lengths ({@link PackedIndex}),
      * or null when they are over the budget ({@code spark.shuffle.hcomm.publishedIndexMaxBytes}); with them a
-     * reader's first read is data, without them it reads the index first.
-     * Reply: {@link Ack}.
+     * reader's first read is data, without them it reads the index first. Travels in a {@link PublishedBatch}.
      */
     public record Published(int shuffleId, long mapId, String executorId, long indexAddress, long dataAddress,
             int numPartitions, long epoch, byte[] packedIndex) implements Serializable {
