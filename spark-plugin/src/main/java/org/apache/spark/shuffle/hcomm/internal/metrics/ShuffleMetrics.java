@@ -16,7 +16,8 @@ import org.apache.spark.metrics.source.Source;
 /**
  * The {@code HcommShuffle} metrics source. On an executor it counts this executor's work; on the driver its
  * gauges are the cluster's totals, summed from the latest {@link Snapshot} each executor reported. Its metrics are the
- * {@link MetricEntry} entries, registered only through them.
+ * {@link MetricEntry} entries, registered only through them. Thread-safe: any thread counts (Codahale counters,
+ * adders); the driver's reports land in a concurrent map, and metrics sinks read from their own threads.
  */
 public final class ShuffleMetrics implements Source {
     public static final String SOURCE_NAME = "HcommShuffle";
