@@ -3,9 +3,9 @@ package org.apache.spark.shuffle.hcomm.internal.metrics;
 import java.util.function.ToLongFunction;
 
 /**
- * One metric of the {@code HcommShuffle} source, with its documentation. {@link ShuffleMetrics} registers exactly these,
- * each only through its entry here, so a metric cannot be registered without its documentation nor documented without
- * being registered; the README's metrics table is generated from them ({@link #markdownTable()}) and a test checks both.
+ * One metric of the {@code HcommShuffle} source, with its documentation. {@link ShuffleMetrics} registers exactly
+ * these, each only through its entry here, so a metric cannot be registered without its documentation nor documented
+ * without being registered; the README's metrics table is generated from them ({@link #markdownTable()}).
  *
  * <p>On an executor a metric is of its {@link Kind}; on the driver every metric with a {@link #driverTotal} is a gauge:
  * the sum over executors of the values in the latest {@link ShuffleMetrics.Snapshot} each reported.
