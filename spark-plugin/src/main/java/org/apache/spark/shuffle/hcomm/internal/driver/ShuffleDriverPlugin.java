@@ -16,7 +16,10 @@ import org.apache.spark.shuffle.hcomm.internal.conf.ChannelSecret;
 import org.apache.spark.shuffle.hcomm.internal.conf.HcommConf;
 import org.apache.spark.shuffle.hcomm.internal.rpc.StageAttempt;
 
-/** The driver component: validates the configuration, keeps the {@link DriverState} and follows the stages. */
+/**
+ * The driver component: validates the configuration, keeps the {@link DriverState} and follows the stages. Spark
+ * calls {@code receive} on its RPC threads and the listener on its listener bus; the state is thread-safe.
+ */
 public final class ShuffleDriverPlugin implements DriverPlugin {
     private DriverState state;
 
