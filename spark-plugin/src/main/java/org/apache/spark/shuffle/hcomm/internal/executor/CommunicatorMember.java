@@ -19,7 +19,9 @@ import org.slf4j.Logger;
 
 /**
  * The executor's side of the communicator path (Atlas A2/A3): which API the executor uses, which NPU, and its part
- * in forming a communicator (the root info when it is the first member, its join when the driver says).
+ * in forming a communicator (the root info when it is the first member, its join when the driver says). Immutable;
+ * the agent asks for the root info on its RPC thread and joins on a thread of its own, as a join blocks until every
+ * member joined.
  */
 final class CommunicatorMember {
     private static final Logger LOG = LogCategory.EXECUTOR_RUNTIME.logger();

@@ -28,7 +28,8 @@ import org.hcomm.bridge.transport.Transport;
  * What one-sided reads need on one transport, built in order and closed in the reverse order HComm needs: the
  * receive buffer ({@link ReadResources}), the send arena and published outputs ({@link MapOutputPublisher}), the
  * stage channels, and the planner readers get. On the endpoint path the executor builds one at start; on the
- * communicator path one when its communicator formed.
+ * communicator path one when its communicator formed. Immutable once built, its parts thread-safe; {@link #retire}
+ * works on a thread of its own.
  */
 final class OneSidedParts {
     private static final org.slf4j.Logger LOG = LogCategory.EXECUTOR_RUNTIME.logger();

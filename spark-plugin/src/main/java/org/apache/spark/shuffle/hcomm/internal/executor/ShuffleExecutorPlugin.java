@@ -16,7 +16,8 @@ import org.slf4j.Logger;
  * ({@code local}, {@code local[N]}, {@code local[*]}) the one executor runs inside the driver's JVM (its id is
  * {@code driver}) and every shuffle block is local: nothing is read one-sidedly there, so no runtime starts (no
  * library loaded, no memory registered) and Spark's sort shuffle serves every block, whatever the fallback setting.
- * Local mode also starts this component before Spark has given the block manager its id.
+ * Local mode also starts this component before Spark has given the block manager its id. Spark calls {@code init}
+ * before the executor runs tasks, the task callbacks from task threads, and {@code shutdown} once.
  */
 public final class ShuffleExecutorPlugin implements ExecutorPlugin {
     private static final Logger LOG = LogCategory.EXECUTOR_RUNTIME.logger();
