@@ -24,8 +24,9 @@ import org.slf4j.Logger;
  * HcommChannelCreate per provisioning), driven to READY by one background poller, borrowed by that stage's reduce
  * tasks, and destroyed in one HcommChannelDestroy when the driver announces the stage attempt's end — at once when
  * no reader holds them, else by the last reader to let go, or by the poller when the readers overstay the end wait.
- * No call waits for readers, so one stage's slow reader never delays another stage's end. Thread-safe; owns every
- * channel it created.
+ * No call waits for readers, so one stage's slow reader never delays another stage's end. Thread-safe, one lock:
+ * the agent provisions and ends, reduce tasks acquire, await and release, the poller polls and ends overdue
+ * attempts; reports run outside the lock. Owns every channel it created.
  */
 public final class StageChannels implements AutoCloseable {
     private static final Logger LOG = LogCategory.STAGE_CHANNELS.logger();
