@@ -31,7 +31,8 @@ import scala.Tuple2;
  * (the fallback's) get them from the arena; decommission copies them to Spark's files first and then moves those.
  * Everything else is Spark's. It must be an {@link IndexShuffleBlockResolver}: Spark's checksum diagnosis and its
  * fallback storage match on that type. It also keeps, for each running map task, the publisher the shuffle manager
- * took for it, which Spark's writer (through {@link ArenaExecutorComponents}) then writes into.
+ * took for it, which Spark's writer (through {@link ArenaExecutorComponents}) then writes into. Thread-safe: task
+ * threads register their writes while Spark's block transfer serves blocks from its own threads.
  */
 public final class ArenaBlockResolver extends IndexShuffleBlockResolver {
     private final Supplier<List<MapOutputPublisher>> publishers;

@@ -18,7 +18,8 @@ import scala.collection.Iterator;
  * Spark's own sort-shuffle writer, plus one step at commit: the committed output is published into registered
  * memory so reducers can read it one-sidedly. A failure to publish leaves the output to Spark's fetch (or fails
  * the task with fallback {@code never}). The publisher is the map task's from start to end: with
- * {@code writeTarget=arena} Spark's writer writes into its arena ({@link ArenaBlockResolver#taskWrites}).
+ * {@code writeTarget=arena} Spark's writer writes into its arena ({@link ArenaBlockResolver#taskWrites}). Used by
+ * its map task's thread.
  */
 public final class PublishingShuffleWriter<K, V> extends ShuffleWriter<K, V> {
     private static final Logger LOG = LogCategory.WRITER.logger();
