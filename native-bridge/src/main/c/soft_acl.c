@@ -2,7 +2,7 @@
  * The ACL calls a host program of the communicator path needs (libascendcl on a real host): process init, the
  * calling OS thread's device, streams, and the copies between host memory and soft device memory (HCCL buffers,
  * which the host cannot touch at their device address). Errors are ACL's codes, except aclrtSynchronizeStream
- * (soft_stream.c), which has always answered with HComm's.
+ * (soft_stream.c), which answers with HComm's. The device is per calling OS thread, as on a card.
  */
 #include <stdlib.h>
 #include <string.h>

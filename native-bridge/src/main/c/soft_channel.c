@@ -1,6 +1,8 @@
 /*
  * Channels: creation with the real descriptor normalisation, a GetStatus-driven handshake (connect, nonce
  * challenge, hello with the proof of the shared secret and the region list, reply) and atomic bulk destroy.
+ * Channel metadata is under g_lock; the handshake advances on the thread that calls GetStatus, holding a reference,
+ * with its socket I/O outside the lock and never blocking on a peer that sends part of a message.
  */
 #include <arpa/inet.h>
 #include <errno.h>

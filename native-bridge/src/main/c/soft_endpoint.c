@@ -9,6 +9,9 @@
  * SOFT_MAX_UNVERIFIED_PER_ADDR per source address (past either, a new connection takes the slot of the one silent
  * the longest), each with a whole hello due within the handshake timeout (handshake_timeout_ms, 10 s) of its accept
  * and no silence of SOFT_HELLO_MS in the middle.
+ *
+ * One listener thread per endpoint gathers and verifies hellos; the parked list is shared with the SERVER channels
+ * that claim connections, under g_lock.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -202,9 +205,8 @@ static void read_parked(endpoint *ep, parked_conn *pc, int64_t now)
 }
 
 /* Drops connections past their deadline: no whole hello within the handshake timeout (10 s unless configured,
- * never more than the connect timeout), a hello whose bytes stopped for SOFT_HELLO_MS (what a blocking receive's
- * timeout used to allow), a verified hello no SERVER channel claimed within the connect timeout; and those marked
- * dropped (deadline 0) by read_parked or make_room. */
+ * never more than the connect timeout), a hello whose bytes stopped for SOFT_HELLO_MS, a verified hello no SERVER
+ * channel claimed within the connect timeout; and those marked dropped (deadline 0) by read_parked or make_room. */
 static void reap_parked(endpoint *ep, int64_t now)
 {
     parked_conn *gone = NULL;

@@ -203,8 +203,8 @@ void endpoint_wake(endpoint *ep);
 struct hello_msg;
 struct soft_thread;
 
-/* A task of a soft stream. Reads are what the endpoint path has always run; the others are the communicator
- * path's stream tasks (soft_stream.c runs them). */
+/* A task of a soft stream: OP_READ on both paths; the others are the communicator path's stream tasks
+ * (soft_stream.c runs them). */
 enum op_kind { OP_READ = 0, OP_COPY, OP_CH_RECORD, OP_CH_WAIT, OP_TH_RECORD, OP_TH_WAIT, OP_WRITE };
 
 typedef struct op {

@@ -1,15 +1,15 @@
 /*
  * The soft NIC on the owner's side of a TCP channel: serves the peer's reads after checking every range against
  * what the channel exchanged. Also the channel's receiver (rx_main), which hands the peer's requests to the
- * serving thread and completes this end's reads (sent by soft_read.c) with the peer's answers.
+ * serving thread and completes this end's reads (sent by soft_read.c) with the peer's answers. Each TCP channel
+ * has these two threads; the queue between them is under srv_mu, the zero-copy list is the server thread's.
  *
  * An answer's bytes go out with MSG_ZEROCOPY when the channel's socket allows it: the kernel reads the registered
  * pages itself, and the registration stays pinned (reg_find_live's in-flight count) until the kernel's completion
- * says it no longer reads them, so an unregistration or free waits for that as it waited for send() before. Where
- * the kernel copies anyway (loopback, veth: it says so in the completion), the channel goes back to send(): a copy
- * at delivery costs more than a copy at send (measured: docs/ARCHITECTURE.md, "soft HComm"). sendfile() from the
- * memfd is not used: it hands the socket the pages with no completion, so a peer could receive bytes written after
- * the region was unregistered (nic_bench aliasing shows it).
+ * says it no longer reads them, so an unregistration or free waits for that. Where the kernel copies anyway
+ * (loopback, veth: it says so in the completion), the channel goes back to send(), as a copy at delivery costs
+ * more than a copy at send. sendfile() from the memfd is not used: it hands the socket the pages with no
+ * completion, so a peer could receive bytes written after the region was unregistered.
  *
  * The queue of a peer's requests is bounded (SOFT_SERVE_QUEUE_MAX, SOFT_SERVE_QUEUE_BYTES): past it the receiver
  * stops reading the socket until the server thread caught up, which the peer sees as TCP backpressure.

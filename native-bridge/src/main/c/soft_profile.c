@@ -1,7 +1,7 @@
 /*
- * Which Ascend product soft HComm behaves like, so that tests prove what would happen there: HCOMM_SOFT_SOC, a SoC
- * name as aclrtGetSocName reports it (default Ascend950PR, the Atlas 350 card, whose API soft HComm has always
- * implemented). Atlas A2 (Ascend910B*) and A3 (Ascend910_93*) refuse what CANN documents as Atlas 350 only, with
+ * Which Ascend product soft HComm behaves like, so that tests show what would happen there: HCOMM_SOFT_SOC, a SoC
+ * name as aclrtGetSocName reports it (default Ascend950PR, the Atlas 350 card, which offers every API soft HComm
+ * implements). Atlas A2 (Ascend910B*) and A3 (Ascend910_93*) refuse what CANN documents as Atlas 350 only, with
  * CANN's codes: the endpoint API, ReadNbi and the fences (HCCL_E_NOT_SUPPORT), and a data-plane call outside batch
  * mode, which is mandatory there (HCCL_E_PARA). A name of no product soft HComm knows makes every such call answer
  * HCCL_E_PARA, and says why once on stderr.

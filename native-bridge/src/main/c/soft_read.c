@@ -6,7 +6,8 @@
  *
  * This file is the reader's side: checking and running reads, batch mode, ReadNbi + Fence. The streams and
  * completion are in soft_stream.c, the owner's soft NIC and the channel's receiver in soft_nic_server.c, the
- * calls the binding declares but soft HComm does not emulate in soft_unsupported.c.
+ * calls the binding declares but soft HComm does not emulate in soft_unsupported.c. Batch mode is per calling OS
+ * thread (thread-local); a read runs on its stream's worker, or on a thread waiting for the stream.
  */
 #include <fcntl.h>
 #include <poll.h>

@@ -1,7 +1,7 @@
 /*
  * What soft HComm peers say to each other on a channel's TCP connection. Little endian, packed.
  * Everything a peer sends is checked by the pure functions below (soft_wire.c) before it is used; they work on
- * memory buffers, so native-bridge/src/test/c/fuzz_wire.c runs them on hostile bytes.
+ * memory buffers, so they can be fuzzed with hostile bytes without a socket.
  */
 #ifndef SOFT_WIRE_H
 #define SOFT_WIRE_H

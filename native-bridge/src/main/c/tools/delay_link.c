@@ -6,7 +6,7 @@
  * Forwards every Ethernet frame arriving on IFACE_A out of IFACE_B and every frame arriving on IFACE_B out of
  * IFACE_A, each one DELAY (e.g. 50us, 0.5ms, 2ms; at most 10s) after it arrived. Both interfaces are normally veth
  * ends in the root namespace: one the host's own end, detached from the bridge, the other the end of a new veth pair
- * whose peer is on the bridge. This kernel has no netem; this stands in for its delay.
+ * whose peer is on the bridge. It stands in for netem's delay on kernels without netem.
  *
  * Design. One thread per direction, with an AF_PACKET socket receiving on its input interface and one sending on its
  * output interface. The delay is constant, so frames leave in the order they came, and the receiving socket's own
@@ -17,10 +17,11 @@
  * while one is held does not wake the thread. The sockets use PACKET_VNET_HDR: a GSO super-frame of up to 64 KB
  * (what TCP hands a veth) crosses as one frame with its segmentation and checksum-offload state, never segmented or
  * checksummed here. --spin-us S (default 50) wakes S microseconds early and spins to the due time, for the frames
- * of a quiet link: timer wake-ups here are 30-50 us late. Spinning is paid from a budget of 2% of the thread's
- * time, so a busy link spins at most that much and sends the rest after a plain sleep; --spin-us 0 never spins.
+ * of a quiet link, as timer wake-ups come tens of microseconds late. Spinning is paid from a budget of 2% of the
+ * thread's time, so a busy link spins at most that much and sends the rest after a plain sleep; --spin-us 0 never
+ * spins.
  *
- * What is sent goes through the output interface's qdisc (the tc tbf of "link I rate R" applies as before). A frame
+ * What is sent goes through the output interface's qdisc (the tc tbf of "link I rate R" still applies). A frame
  * the receiving queue cannot hold (--queue-mb, default: 50 Gbit/s for 4 x DELAY, at least 64 MB), one too large, or
  * one refused on output (qdisc full, interface down) is dropped and counted, as a link would drop it. Our own
  * transmissions are not received back (PACKET_IGNORE_OUTGOING).
