@@ -21,11 +21,17 @@ import org.apache.spark.shuffle.hcomm.internal.conf.LogCategory;
 import org.junit.jupiter.api.Test;
 
 /**
- * The plugin's rooms (docs/ARCHITECTURE.md, "Packages"), read from the sources: packages of at most 12 classes,
- * classes of at most 400 lines (the bridge's too), packages that depend on each other one way only, and loggers only
- * from {@link LogCategory}, whose names are those of 0.2.0.
+ * The plugin's rooms (docs/ARCHITECTURE.md, "Packages"), read from the sources. Cohesion is the rule: a class holds
+ * one responsibility and a package one role. Sizes are only a hint of where that may have slipped, so a package of
+ * more than {@value #CLASSES_HINT} classes or a class (the bridge's too) of more than {@value #LINES_HINT} lines is
+ * printed as a warning, not a failure. What fails is structure: packages that depend on each other both ways, and a
+ * logger not taken from {@link LogCategory} (whose names operators' log settings rely on).
  */
 class LayoutTest {
+    /** Classes in a package past which the test warns. */
+    private static final int CLASSES_HINT = 12;
+    /** Lines in a class past which the test warns. */
+    private static final int LINES_HINT = 400;
     private static final Path PLUGIN = Path.of(System.getProperty("user.dir"));
     private static final Pattern PACKAGE = Pattern.compile("^package ([\\w.]+);", Pattern.MULTILINE);
     private static final Pattern IMPORT = Pattern.compile(
@@ -53,24 +59,38 @@ class LayoutTest {
         return m.group(1);
     }
 
+    /** Prints a size over its hint; never fails: the size only asks whether the room still holds one role. */
+    private static void warn(String what) {
+        System.err.println("LayoutTest WARNING (a hint, not a failure): " + what);
+    }
+
     @Test
-    void noPackageHasMoreThanTwelveClasses() throws IOException {
+    void packagesOverTwelveClassesAreWarnedAbout() throws IOException {
         Map<String, Integer> perPackage = new TreeMap<>();
         for (Path p : javaFiles(PLUGIN.resolve("src/main/java"))) {
             if (!p.getFileName().toString().equals("package-info.java")) {
                 perPackage.merge(packageOf(read(p)), 1, Integer::sum);
             }
         }
-        perPackage.forEach((pkg, n) -> assertTrue(n <= 12, pkg + " has " + n + " classes"));
+        perPackage.forEach((pkg, n) -> {
+            if (n > CLASSES_HINT) {
+                warn("package " + pkg + " has " + n + " classes (hint: " + CLASSES_HINT
+                        + "); does it still hold one role?");
+            }
+        });
     }
 
     @Test
-    void noClassHasMoreThanFourHundredLines() throws IOException {
+    void classesOverFourHundredLinesAreWarnedAbout() throws IOException {
         List<Path> all = new ArrayList<>(mainSources());
         all.addAll(javaFiles(PLUGIN.resolve("../native-bridge/src/main/java").normalize()));
         for (Path p : all) {
             long lines = read(p).lines().count();
-            assertTrue(lines <= 400, p + " has " + lines + " lines");
+            if (lines > LINES_HINT) {
+                warn("class " + p.getFileName().toString().replace(".java", "") + " ("
+                        + PLUGIN.getParent().relativize(p.toAbsolutePath().normalize()) + ") has " + lines
+                        + " lines (hint: " + LINES_HINT + "); does it still hold one responsibility?");
+            }
         }
     }
 
