@@ -1,4 +1,4 @@
-/* The HComm C functions soft HComm exports, with the signatures of the real headers (HCOMM_ABI.md §3). */
+/* The HComm C functions soft HComm exports, with the signatures of the real headers (docs/HCOMM_ABI.md §3). */
 #ifndef HCOMM_API_H
 #define HCOMM_API_H
 
@@ -53,7 +53,7 @@ HCOMM_API int32_t HcommChannelNotifyWaitOnThread(ThreadHandle thread, ChannelHan
                                                  uint32_t timeOut);
 
 /* ---- The HCCL communicator path (Atlas A2/A3; also offered on Atlas 350), with the real prototypes ----
- * Soft HComm's behaviour (the contract its C tests check; HCCL_COMMUNICATOR.md gives CANN's):
+ * Soft HComm's behaviour (the contract its C tests check; docs/COMMUNICATOR.md gives CANN's):
  * - ACL first: aclInit once per process (again: ACL_ERROR_REPEAT_INITIALIZE), aclrtSetDevice(d) on each OS thread
  *   that creates a communicator (d < $HCOMM_SOFT_DEVICES, default 8; else ACL_ERROR_RT_INVALID_DEVICEID). Without a
  *   device set on the calling thread HcclGetRootInfo and HcclCommInitRootInfo* answer HCCL_E_RUNTIME.

@@ -1,5 +1,5 @@
 /*
- * HComm C ABI types, written from the layout facts in shared/HCOMM_ABI.md (sizes and offsets measured against
+ * HComm C ABI types, written from the layout facts in docs/HCOMM_ABI.md (sizes and offsets measured against
  * the public CANN headers on x86-64 LP64). The public headers only compile as C++, so soft HComm carries its
  * own C definitions; the _Static_asserts at the end pin every size and offset the Java binding relies on.
  */
@@ -198,7 +198,7 @@ typedef struct {
 
 #define HCOMM_CHANNEL_DESC_ABI_V1_SIZE offsetof(HcommChannelDesc, qos)
 
-/* ---- the HCCL communicator path (Atlas A2/A3; HCCL_COMMUNICATOR.md) ---- */
+/* ---- the HCCL communicator path (Atlas A2/A3; docs/COMMUNICATOR.md) ---- */
 typedef void *HcclComm;
 typedef void *HcclMemHandle;
 #define HCCL_ROOT_INFO_BYTES 4108
@@ -273,7 +273,7 @@ enum {
     ACL_ERROR_RT_MEMORY_ALLOCATION = 207001
 };
 
-/* The layout facts the Java binding relies on (HCOMM_ABI.md §2). */
+/* The layout facts the Java binding relies on (docs/HCOMM_ABI.md §2). */
 _Static_assert(sizeof(CommAbiHeader) == 16, "CommAbiHeader");
 _Static_assert(sizeof(CommAddr) == 40, "CommAddr");
 _Static_assert(sizeof(EndpointLoc) == 64, "EndpointLoc");

@@ -1,5 +1,5 @@
 /*
- * HCCL communicators, the Atlas A2/A3 route to one-sided reads (HCCL_COMMUNICATOR.md). A communicator is built
+ * HCCL communicators, the Atlas A2/A3 route to one-sided reads (docs/COMMUNICATOR.md). A communicator is built
  * on soft HComm's own endpoint machinery, which the communicator path uses on every product:
  * - HcclGetRootInfo starts a root listener; the root info names it and carries a ticket. Each rank's
  *   HcclCommInitRootInfo[Config] makes an endpoint on the host's address, allocates its HCCL buffer in soft device

@@ -1,6 +1,6 @@
 /*
  * C-level tests of soft HComm's HCCL communicator path: the contract in hcomm_api.h ("The HCCL communicator path")
- * and the call order of the real library (shared/HCCL_COMMUNICATOR.md §1-§6). Every rank is a process this program
+ * and the call order of the real library (docs/COMMUNICATOR.md §1-§6). Every rank is a process this program
  * forks and re-executes (`test_comm rank SCENARIO RANK NRANKS UPFD DOWNFD`: a fresh image, as the library's threads
  * do not survive a fork, and ThreadSanitizer refuses threads in a child forked from a threaded parent). This process
  * is the root: it calls HcclGetRootInfo, so the root listener lives here, and hands the root infos to its ranks over
@@ -255,7 +255,7 @@ static uint64_t resident_bytes(void)
 
 /*
  * 1. Two ranks: init, rank id and size, the HCCL buffer's size, HCCL_BUFFSIZE and the 2 x 200 MB default (lazily
- * backed), one read through the notify handshake of HCCL_COMMUNICATOR.md §6 (owner copies, records notify 0; reader
+ * backed), one read through the notify handshake of docs/COMMUNICATOR.md §6 (owner copies, records notify 0; reader
  * waits 0, reads, records 1) with the counters, nothing run before HcommBatchModeEnd, and a destroy that leaves
  * nothing. Roots: 0 the data communicator, 1..5 the buffer-size ones.
  */

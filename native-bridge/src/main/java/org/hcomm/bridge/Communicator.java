@@ -15,7 +15,7 @@ import org.hcomm.bridge.raw.HcclLibrary;
 import org.hcomm.bridge.raw.HcommAbi;
 
 /**
- * An HCCL communicator, the Atlas A2/A3 route to one-sided reads (HCCL_COMMUNICATOR.md): created collectively by
+ * An HCCL communicator, the Atlas A2/A3 route to one-sided reads (docs/COMMUNICATOR.md): created collectively by
  * all its ranks ({@link #rootInfo} on one, {@link #join} on every rank within the connect timeout), with one HCCL
  * buffer per rank in device memory ({@link #bufferAddress()}, reached by the host only through {@link Acl}'s copies
  * and the data plane), channels acquired by both ends and released only with the communicator, and streams whose

@@ -103,7 +103,7 @@ public final class Endpoint implements AutoCloseable {
     /**
      * Allocates {@code size} bytes of host memory and registers it under {@code tag}: with soft HComm from
      * {@code HcommMemAlloc} (shareable memory peers on this host map), with CANN an anonymous mapping of this
-     * process ({@code HcommMemAlloc} is device HBM there, HCOMM_ABI.md §3.2, which Java must not touch as host
+     * process ({@code HcommMemAlloc} is device HBM there, docs/HCOMM_ABI.md §3.2, which Java must not touch as host
      * memory). Register memory before creating the channels that must reach it: a channel sees only the regions
      * registered when it was created.
      */

@@ -1,6 +1,6 @@
 package org.hcomm.bridge;
 
-/** {@code CommEngine}: who issues the transfers (HCOMM_ABI.md §2.3). Soft HComm accepts CPU, CPU_TS and AICPU_TS. */
+/** {@code CommEngine}: who issues transfers (docs/HCOMM_ABI.md §2.3). Soft HComm accepts CPU, CPU_TS and AICPU_TS. */
 public enum Engine {
     CPU(0),
     CPU_TS(1),

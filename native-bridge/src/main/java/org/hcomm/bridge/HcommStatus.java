@@ -1,7 +1,7 @@
 package org.hcomm.bridge;
 
 /**
- * HComm status codes ({@code HcclResult} numbering, shared by {@code HcommResult}; HCOMM_ABI.md §2.2). The constant
+ * HComm status codes ({@code HcclResult} numbers, {@code HcommResult} too; docs/HCOMM_ABI.md §2.2). The constant
  * names are the C names. This is the only place a code is classified: {@link HcommException} carries one of these.
  */
 public enum HcommStatus {

@@ -8,13 +8,13 @@ import org.hcomm.bridge.raw.HcommSymbol.Need;
 
 /**
  * Which Ascend product this host has ({@code aclrtGetSocName}, read by {@link ApiPath}: {@code libascendcl.so}, or
- * soft HComm's profile) and what that means for the path the doctor checks (HCOMM_ABI.md §3.8,
- * HCCL_COMMUNICATOR.md §7): on Atlas A2/A3 the communicator path, and a FAIL when the endpoint API is forced there;
+ * soft HComm's profile) and what that means for the path the doctor checks (docs/HCOMM_ABI.md §3.8,
+ * docs/COMMUNICATOR.md §7): on Atlas A2/A3 the communicator path, and a FAIL when the endpoint API is forced there;
  * on Atlas 350 the endpoint API and the read strategy that completes there; a recommendation, or "unknown product:
  * try both" rather than a guess.
  */
 final class ProductCheck {
-    /** The products HCOMM_ABI.md §3.8 distinguishes. */
+    /** The products docs/HCOMM_ABI.md §3.8 distinguishes. */
     enum Product {
         A2("Atlas A2 (910B)", Need.ON_THREAD),
         A3("Atlas A3 (910_93)", Need.ON_THREAD),
@@ -28,7 +28,7 @@ final class ProductCheck {
             this.strategy = strategy;
         }
 
-        /** The product of a SoC name, or null when the name is not one HCOMM_ABI.md documents. */
+        /** The product of a SoC name, or null when the name is not one docs/HCOMM_ABI.md documents. */
         static Product of(String soc) {
             String s = soc.toLowerCase(Locale.ROOT);
             if (s.startsWith("ascend910_93")) {

@@ -27,7 +27,7 @@ import org.hcomm.bridge.raw.HcommSymbol.Need;
  * headers' declaration of {@code HcommThreadAlloc} to learn whether it takes a pointer (current ABI) or a count.
  */
 final class HeaderProbe {
-    /** sizeof(HcommChannelDesc) of each ABI version (HCOMM_ABI.md §2.10). */
+    /** sizeof(HcommChannelDesc) of each ABI version (docs/HCOMM_ABI.md §2.10). */
     private static final Map<Integer, String> CHANNEL_DESC_VERSIONS = Map.of(328, "the pre-ABI layout (no header)",
             344, "v1", 352, "v2 (no channelName)", 360, "v3 or v4");
     static final List<String> COMPILERS = List.of("c++", "g++", "clang++");

@@ -4,7 +4,7 @@ import com.sun.jna.Structure.FieldOrder;
 import java.util.Map;
 
 /**
- * {@code CommAddr}: 40 bytes, align 4 (HCOMM_ABI.md §2.5). The anonymous union is the byte block {@link #raws};
+ * {@code CommAddr}: 40 bytes, align 4 (docs/HCOMM_ABI.md §2.5). The anonymous union is the byte block {@link #raws};
  * {@code addr} ({@code struct in_addr}, network byte order), {@code addr6}, {@code id} and {@code eid} all start at
  * its first byte.
  */

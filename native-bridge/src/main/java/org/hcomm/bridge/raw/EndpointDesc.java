@@ -3,7 +3,7 @@ package org.hcomm.bridge.raw;
 import com.sun.jna.Pointer;
 import com.sun.jna.Structure.FieldOrder;
 
-/** {@code EndpointDesc}: 160 bytes, align 4 (HCOMM_ABI.md §2.7). */
+/** {@code EndpointDesc}: 160 bytes, align 4 (docs/HCOMM_ABI.md §2.7). */
 @FieldOrder({"protocol", "commAddr", "loc", "raws"})
 public class EndpointDesc extends AbiStruct {
     public static final int SIZE = 160;

@@ -4,7 +4,7 @@ import com.sun.jna.Structure.FieldOrder;
 import java.util.Map;
 
 /**
- * {@code EndpointLoc}: 64 bytes, align 4 (HCOMM_ABI.md §2.6). The anonymous union is {@link #raws}:
+ * {@code EndpointLoc}: 64 bytes, align 4 (docs/HCOMM_ABI.md §2.6). The anonymous union is {@link #raws}:
  * {@code device.{devPhyId, superDevId, serverIdx, superPodIdx}} at 0/4/8/12 inside it, {@code host.id} at 0.
  */
 @FieldOrder({"locType", "raws"})

@@ -5,7 +5,7 @@ import com.sun.jna.Structure.FieldOrder;
 import java.util.Arrays;
 
 /**
- * {@code HcclChannelDesc} (v1): 496 bytes, align 8 (HCOMM_ABI.md §2.11). On Atlas A2/A3 a caller fills
+ * {@code HcclChannelDesc} (v1): 496 bytes, align 8 (docs/HCOMM_ABI.md §2.11). On Atlas A2/A3 a caller fills
  * {@code remoteRank}, {@code channelProtocol} and {@code notifyNum} after {@link #init()}, the Java twin of the
  * header-only {@code HcclChannelDescInit}; the endpoints and memory handles are Atlas 350's.
  */

@@ -3,7 +3,7 @@ package org.hcomm.bridge.raw;
 import com.sun.jna.Structure.FieldOrder;
 
 /**
- * {@code HcclCommConfig}: 2,248 bytes, align 8 (HCOMM_ABI.md §2.13; the version 11 layout of CANN's master
+ * {@code HcclCommConfig}: 2,248 bytes, align 8 (docs/HCOMM_ABI.md §2.13; the version 11 layout of CANN's master
  * headers). The first 24 bytes are the ABI prefix {@code HcclCommConfigInit} writes ({@code size_t size}, magic,
  * version, reserved). {@link #init()} is that header-only helper in Java: the library reads the fields the
  * version it was built with knows, by the size this struct declares.

@@ -6,7 +6,7 @@ import com.sun.jna.ptr.LongByReference;
 import com.sun.jna.ptr.PointerByReference;
 
 /**
- * The HCCL communicator path of {@code libhcomm.so} (Atlas A2/A3; HCCL_COMMUNICATOR.md): communicators, their
+ * The HCCL communicator path of {@code libhcomm.so} (Atlas A2/A3; docs/COMMUNICATOR.md): communicators, their
  * threads, channels and HCCL buffers, and the channel notifies. JNA direct mapping, bound apart
  * ({@code Native.register(HcclLibrary.class, lib)}) so that an install without it still serves the endpoint path,
  * and one without the endpoint API (CANN 8.5) still serves this one. The data-plane reads and batch mode are

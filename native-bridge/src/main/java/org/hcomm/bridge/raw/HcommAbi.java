@@ -1,6 +1,6 @@
 package org.hcomm.bridge.raw;
 
-/** Constants of the HComm C ABI under their C names (HCOMM_ABI.md §2.2–§2.4, hcomm_types.h). */
+/** Constants of the HComm C ABI under their C names (docs/HCOMM_ABI.md §2.2–§2.4, hcomm_types.h). */
 public final class HcommAbi {
     private HcommAbi() {}
 

@@ -5,7 +5,7 @@ import com.sun.jna.Structure.FieldOrder;
 import java.util.Map;
 
 /**
- * {@code HcommBatchTransferDesc}: 64 bytes, align 8 (HCOMM_ABI.md §2.12). The 56-byte {@code transferInfo} union is
+ * {@code HcommBatchTransferDesc}: 64 bytes, align 8 (docs/HCOMM_ABI.md §2.12). The 56-byte {@code transferInfo} union is
  * modelled by its read/write member {@link TransferInfo#rw} followed by padding bytes.
  */
 @FieldOrder({"transType", "reserved", "transferInfo"})

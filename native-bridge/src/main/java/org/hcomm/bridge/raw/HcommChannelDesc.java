@@ -5,7 +5,7 @@ import com.sun.jna.Structure.FieldOrder;
 import java.util.Map;
 
 /**
- * {@code HcommChannelDesc}, ABI v4: 360 bytes, align 8 (HCOMM_ABI.md §2.10).
+ * {@code HcommChannelDesc}, ABI v4: 360 bytes, align 8 (docs/HCOMM_ABI.md §2.10).
  *
  * <p>The 128-byte anonymous union at offset 216 is {@link #roceAttr} (32 bytes) followed by {@link #rawsTail}
  * (96 bytes); {@code raws}, {@code hccsAttr.qos}, {@code ubAttr.sqDepth} and {@code ubMemAttr.pathMode} all start at

@@ -2,7 +2,7 @@ package org.hcomm.bridge.raw;
 
 /**
  * Java copies of the header-only init helpers {@code EndpointDescInit} and {@code HcommChannelDescInit}
- * ({@code static inline} in the C headers, exported by no library; defaults in HCOMM_ABI.md §2.14).
+ * ({@code static inline} in the C headers, exported by no library; defaults in docs/HCOMM_ABI.md §2.14).
  *
  * <p>Like the C helpers they fill the whole struct with 0xFF first, padding included, so every byte a caller does
  * not set keeps the "unset" pattern the library defaults from. Memory and Java fields are left in step (the struct

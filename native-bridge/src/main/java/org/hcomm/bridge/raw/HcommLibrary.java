@@ -13,7 +13,7 @@ import com.sun.jna.ptr.PointerByReference;
  * {@code Native.register(HcommLibrary.class, lib)}, which fails on the first missing symbol; calling a method
  * before that throws {@link UnsatisfiedLinkError}.
  *
- * <p>Type mapping (HCOMM_ABI.md §2.1, §7): {@code EndpointHandle}/{@code HcommMemHandle} = {@link Pointer};
+ * <p>Type mapping (docs/HCOMM_ABI.md §2.1, §7): {@code EndpointHandle}/{@code HcommMemHandle} = {@link Pointer};
  * {@code ChannelHandle}/{@code ThreadHandle} = {@code long}; handle arrays = {@code long[]}; {@code void**} =
  * {@link PointerByReference}; {@code uint32_t*} = {@link IntByReference} or {@code int[]}; unsigned values travel in
  * the signed Java type of the same width. On the data path, {@code dst}/{@code src} are raw addresses as

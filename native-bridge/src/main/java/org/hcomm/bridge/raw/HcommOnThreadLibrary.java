@@ -1,7 +1,7 @@
 package org.hcomm.bridge.raw;
 
 /**
- * The functions of the {@code onThread} read strategy (HCOMM_ABI.md §3.4, §3.6), JNA direct mapping, bound apart
+ * The functions of the {@code onThread} read strategy (docs/HCOMM_ABI.md §3.4, §3.6), JNA direct mapping, bound apart
  * from {@link HcommLibrary} by {@code Native.register(HcommOnThreadLibrary.class, lib)}: HComm threads and the
  * completion of reads by drain (batch mode and the reads are {@link HcommDataPlaneLibrary}'s). Same type mapping as
  * {@link HcommLibrary}.

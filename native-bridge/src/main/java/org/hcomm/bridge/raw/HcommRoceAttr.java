@@ -3,7 +3,7 @@ package org.hcomm.bridge.raw;
 import com.sun.jna.Pointer;
 import com.sun.jna.Structure.FieldOrder;
 
-/** The {@code roceAttr} member of the {@code HcommChannelDesc} union: 32 bytes, align 8 (HCOMM_ABI.md §2.10). */
+/** The {@code roceAttr} member of the {@code HcommChannelDesc} union: 32 bytes, align 8 (docs/HCOMM_ABI.md §2.10). */
 @FieldOrder({"queueNum", "retryCnt", "retryInterval", "tc", "sl", "qpThreshold", "cqAttrFlags", "srcPortList"})
 public class HcommRoceAttr extends AbiStruct {
     public static final int SIZE = 32;

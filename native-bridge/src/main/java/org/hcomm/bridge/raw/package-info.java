@@ -1,5 +1,5 @@
 /**
- * Raw JNA mapping of the HComm C ABI (HCOMM_ABI.md §2, §3): one Java declaration per C declaration, no logic.
+ * Raw JNA mapping of the HComm C ABI (docs/HCOMM_ABI.md §2, §3): one Java declaration per C declaration, no logic.
  *
  * <ul>
  *   <li>{@link org.hcomm.bridge.raw.HcommLibrary}: the HComm functions, JNA direct mapping (registered once by the

@@ -54,7 +54,7 @@ class AbiLayoutTest {
             assertTrue(p.containsKey("sizeof." + name), "layout probe has no sizeof." + name);
         }
         assertTrue(p.size() >= 50, "layout probe printed only " + p.size() + " entries");
-        // The documented sizes (HCOMM_ABI.md §2) the SIZE constants promise, checked against gcc as well.
+        // The documented sizes (docs/HCOMM_ABI.md §2) the SIZE constants promise, checked against gcc as well.
         assertEquals(CommAbiHeader.SIZE, intOf(p, "sizeof.CommAbiHeader"));
         assertEquals(CommAddr.SIZE, intOf(p, "sizeof.CommAddr"));
         assertEquals(EndpointLoc.SIZE, intOf(p, "sizeof.EndpointLoc"));

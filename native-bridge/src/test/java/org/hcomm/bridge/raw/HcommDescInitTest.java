@@ -10,7 +10,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Byte-level defaults of the Java copies of {@code EndpointDescInit} and {@code HcommChannelDescInit}
- * (HCOMM_ABI.md §2.14): the expected images are built here from the documented offsets and values.
+ * (docs/HCOMM_ABI.md §2.14): the expected images are built here from the documented offsets and values.
  */
 class HcommDescInitTest {
 
@@ -68,7 +68,7 @@ class HcommDescInitTest {
         return ByteBuffer.wrap(d.getPointer().getByteArray(0, d.size())).order(ByteOrder.LITTLE_ENDIAN);
     }
 
-    /** 0xFF everywhere, then the helper's assignments at the offsets of HCOMM_ABI.md §2.10. */
+    /** 0xFF everywhere, then the helper's assignments at the offsets of docs/HCOMM_ABI.md §2.10. */
     private static byte[] expectedChannelDesc() {
         ByteBuffer b = ByteBuffer.allocate(360).order(ByteOrder.LITTLE_ENDIAN);
         for (int i = 0; i < 360; i++) {
