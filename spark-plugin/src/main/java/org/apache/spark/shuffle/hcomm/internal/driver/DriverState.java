@@ -1,7 +1,6 @@
 package org.apache.spark.shuffle.hcomm.internal.driver;
 
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -20,9 +19,10 @@ import org.apache.spark.shuffle.hcomm.internal.rpc.Wire;
 import org.slf4j.Logger;
 
 /**
- * The driver's view: every executor's endpoint and agent, every published map output, and which executors have
- * channels for which stage attempt. Provisions a stage attempt as a full mesh of its executors (one channel per
- * executor pair) and tells both ends; announces stage ends. Thread-safe (one lock; nothing blocks under it).
+ * The driver's view: every executor's endpoint and agent, which executors have channels for which stage attempt, and
+ * (in its {@link OutputDirectory}) every published map output. Provisions a stage attempt as a full mesh of its
+ * executors (one channel per executor pair) and tells both ends; announces stage ends; asks the new owner of moved
+ * map outputs to publish them. Thread-safe (one lock, which also guards the directory; nothing blocks under it).
  */
 public final class DriverState {
     private static final Logger LOG = LogCategory.DRIVER_STATE.logger();
@@ -49,15 +49,12 @@ public final class DriverState {
     private final ShuffleMetrics metrics = ShuffleMetrics.forDriver();
     private final CommunicatorFormer former;
     private final Map<String, ExecutorInfo> executors = new LinkedHashMap<>();
-    /** Shuffle → map id → where the output lives, as its owner published it. */
-    private final Map<Integer, Map<Long, Messages.Published>> shuffles = new HashMap<>();
+    private final OutputDirectory directory = new OutputDirectory(executors::containsKey);
     private final Map<StageAttempt, StagePlan> stages = new HashMap<>();
     /** Ended stage attempt → destroy reports its end is to bring (see {@link #destroyCallsExpected}). */
     private final Map<StageAttempt, Integer> ended = boundedMap();
     private final Map<StageAttempt, StageEnd> reportedEnds = boundedMap();
     private long registrations; // executors registered so far; a plan needs extending only when it moved
-    /** Executors not registered whose publications were dropped (warned once each): bounded. */
-    private final Set<String> unregisteredPublishers = Collections.newSetFromMap(boundedMap());
 
     /** The driver state of this JVM, or null when the plugin's driver component is not running here. */
     public static DriverState current() {
@@ -201,15 +198,7 @@ public final class DriverState {
     }
 
     private synchronized void published(Messages.Published p) {
-        if (!executors.containsKey(p.executorId())) {
-            if (unregisteredPublishers.add(p.executorId())) {
-                LOG.warn("HComm shuffle: executor {} is not registered (removed?): dropped its map output {} of "
-                        + "shuffle {}, and will drop its later ones without a warning", p.executorId(), p.mapId(),
-                        p.shuffleId());
-            }
-            return; // a batch that arrived after its executor was removed: its outputs went with it
-        }
-        shuffles.computeIfAbsent(p.shuffleId(), k -> new HashMap<>()).put(p.mapId(), p);
+        directory.published(p);
     }
 
     /**
@@ -231,11 +220,8 @@ public final class DriverState {
                                 "spark.shuffle.hcomm (publish moved map outputs)"),
                         scala.reflect.ClassTag$.MODULE$.apply(Object.class));
                 Messages.Moved moved = (Messages.Moved) Wire.reply(reply);
-                synchronized (this) {
-                    // the executor or the shuffle may have gone during the ask: record nothing stale
-                    if (executors.containsKey(m.executorId()) && shuffles.containsKey(m.shuffleId())) {
-                        moved.published().forEach(this::published);
-                    }
+                synchronized (this) { // the executor or the shuffle may have gone during the ask
+                    directory.moved(m.executorId(), m.shuffleId(), moved.published());
                 }
                 LOG.info("HComm shuffle: executor {} published {} moved map outputs of shuffle {}{}", m.executorId(),
                         moved.published().size(), m.shuffleId(),
@@ -249,27 +235,7 @@ public final class DriverState {
     }
 
     private synchronized Messages.ShuffleLocations lookup(int shuffleId) {
-        Map<Long, Messages.Published> m = shuffles.getOrDefault(shuffleId, Map.of());
-        int n = m.size();
-        long[] ids = new long[n];
-        String[] execs = new String[n];
-        long[] idx = new long[n];
-        long[] data = new long[n];
-        int[] parts = new int[n];
-        long[] epochs = new long[n];
-        byte[][] packed = new byte[n][];
-        int i = 0;
-        for (var e : m.entrySet()) {
-            ids[i] = e.getKey();
-            execs[i] = e.getValue().executorId();
-            idx[i] = e.getValue().indexAddress();
-            data[i] = e.getValue().dataAddress();
-            parts[i] = e.getValue().numPartitions();
-            epochs[i] = e.getValue().epoch();
-            packed[i] = e.getValue().packedIndex();
-            i++;
-        }
-        return new Messages.ShuffleLocations(shuffleId, ids, execs, idx, data, parts, epochs, packed);
+        return directory.lookup(shuffleId);
     }
 
     /**
@@ -328,7 +294,8 @@ public final class DriverState {
         }
     }
 
-    private static <K, V> Map<K, V> boundedMap() {
+    /** A map that keeps its {@link #ENDED_KEPT} latest entries. */
+    static <K, V> Map<K, V> boundedMap() {
         return new LinkedHashMap<>(64, 0.75f, false) {
             @Override
             protected boolean removeEldestEntry(Map.Entry<K, V> eldest) {
@@ -346,13 +313,11 @@ public final class DriverState {
                 former.membersChanged(communicatorCandidates());
             }
         }
-        for (Map<Long, Messages.Published> m : shuffles.values()) {
-            m.values().removeIf(l -> l.executorId().equals(executorId));
-        }
+        directory.executorRemoved(executorId);
     }
 
     public synchronized void shuffleRemoved(int shuffleId) {
-        shuffles.remove(shuffleId);
+        directory.shuffleRemoved(shuffleId);
     }
 
     private synchronized void report(Messages.StageReport s) {

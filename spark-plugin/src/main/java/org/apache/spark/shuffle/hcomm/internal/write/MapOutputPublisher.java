@@ -2,8 +2,6 @@ package org.apache.spark.shuffle.hcomm.internal.write;
 
 import java.io.File;
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -22,21 +20,19 @@ import org.hcomm.bridge.transport.TransportException;
 import org.slf4j.Logger;
 
 /**
- * Makes committed map outputs readable one-sidedly. Each output's index is {@code numPartitions + 1} big-endian
- * offsets, the layout of Spark's own index file. With {@code writeTarget=arena} Spark's writers wrote the output
- * straight into the registered send arena ({@link ArenaMapOutputWriter}, recorded by {@link #written}): it is only
- * announced. Otherwise the committed files are placed: the index written into the arena when it has room, else
- * Spark's index file mapped and registered; the bytes copied into the arena when they fit and the arena keeps an
- * eighth of itself free for indexes afterwards, else the data file mapped and registered. So a full arena costs
- * registrations, never an output: the arena lives as long as the application's shuffles, and an application with
- * many of them fills it. Thread-safe; owns the arena ({@link SendArena}) and every mapped region until
- * {@link #release(int)} or {@link #close()}.
+ * Makes committed map outputs readable one-sidedly and keeps the executor's publications: which outputs of which
+ * shuffle it holds, where, and what the driver was told of them, until their shuffle is released. Each output's index
+ * is {@code numPartitions + 1} big-endian offsets, the layout of Spark's own index file. With
+ * {@code writeTarget=arena} Spark's writers wrote the output straight into the registered send arena
+ * ({@link ArenaMapOutputWriter}, recorded by {@link #written}): it is only announced. Otherwise the committed files
+ * are placed by {@link FilePlacement}, under this publisher's lock. Thread-safe; owns the arena ({@link SendArena})
+ * and every mapped region until {@link #release(int)} or {@link #close()}.
  */
 public final class MapOutputPublisher implements AutoCloseable {
     private static final Logger LOG = LogCategory.PUBLISHER.logger();
 
-    private final Transport transport;
     private final SendArena arena;
+    private final FilePlacement placement;
     private final ShuffleMetrics metrics;
     private final DriverClient driver;
     /** The communicator its outputs are staged in (0: the endpoint path); readers of another one do not use them. */
@@ -51,18 +47,17 @@ public final class MapOutputPublisher implements AutoCloseable {
     private final Map<Integer, Long> largest = new HashMap<>();
     private boolean closed;
     private boolean retiring;
-    private boolean arenaFullLogged;
 
     /** Registers a send arena of {@code arenaSize} bytes; outputs are announced to the driver by {@code driver}. */
     public MapOutputPublisher(Transport transport, long arenaSize, int packedIndexMax, ShuffleMetrics metrics,
             DriverClient driver, long epoch, boolean writesOnce) {
-        this.transport = transport;
         this.writesOnce = writesOnce;
         this.packedIndexMax = packedIndexMax;
         this.driver = driver;
         this.epoch = epoch;
         this.arena = new SendArena(transport, arenaSize, driver.executorId());
         this.metrics = metrics;
+        this.placement = new FilePlacement(transport, arena, metrics, writesOnce);
     }
 
     /**
@@ -171,7 +166,7 @@ public final class MapOutputPublisher implements AutoCloseable {
     synchronized Messages.Published publish(int shuffleId, long mapId, long[] lengths, File dataFile, File indexFile)
             throws IOException {
         try {
-            return place(shuffleId, mapId, lengths, dataFile, indexFile);
+            return placeAndRecord(shuffleId, mapId, lengths, dataFile, indexFile);
         } catch (NotStaged e) { // the communicator path: the driver records it as read by Spark's fetch, by design
             LOG.debug("Executor {}: {}; reducers fetch it with Spark's transfer", driver.executorId(), e.getMessage());
             return new Messages.Published(shuffleId, mapId, driver.executorId(), Messages.Published.NOT_STAGED,
@@ -179,8 +174,9 @@ public final class MapOutputPublisher implements AutoCloseable {
         }
     }
 
-    private Messages.Published place(int shuffleId, long mapId, long[] lengths, File dataFile, File indexFile)
-            throws IOException {
+    /** Places the output and records it (a placement it replaces is freed); retired: not at all. */
+    private Messages.Published placeAndRecord(int shuffleId, long mapId, long[] lengths, File dataFile,
+            File indexFile) throws IOException {
         if (closed || retiring) { // retired with its communicator while the writer ran: read with Spark's fetch
             throw new NotStaged("shuffle " + shuffleId + " map " + mapId + ": the communicator it would be staged in "
                     + "was retired");
@@ -192,14 +188,12 @@ public final class MapOutputPublisher implements AutoCloseable {
         largest.merge(shuffleId, total, Math::max);
         Publication p = new Publication(mapId, 8L * (lengths.length + 1), total);
         try {
-            long indexAddress = placeIndex(p, lengths, indexFile, shuffleId, mapId);
-            // an empty output has no data to read: any address will do
-            long dataAddress = total == 0 ? indexAddress : placeData(p, dataFile, shuffleId, mapId);
+            FilePlacement.Addresses at = placement.place(shuffleId, p, lengths, dataFile, indexFile);
             Publication before = byShuffle.computeIfAbsent(shuffleId, k -> new ConcurrentHashMap<>()).put(mapId, p);
             if (before != null) { // published again (moved back to this executor): the newer placement serves
                 free(before);
             }
-            p.told = new Messages.Published(shuffleId, mapId, driver.executorId(), indexAddress, dataAddress,
+            p.told = new Messages.Published(shuffleId, mapId, driver.executorId(), at.index(), at.data(),
                     lengths.length, epoch, PackedIndex.pack(lengths, packedIndexMax));
             return p.told;
         } catch (IOException | RuntimeException e) {
@@ -208,69 +202,9 @@ public final class MapOutputPublisher implements AutoCloseable {
         }
     }
 
-    /** Writes the offsets into the arena, or registers Spark's index file when the arena has no room. */
-    private long placeIndex(Publication p, long[] lengths, File indexFile, int shuffleId, long mapId)
-            throws IOException {
-        p.indexOffset = arena.allocate(p.indexBytes);
-        if (p.indexOffset >= 0) {
-            ByteBuffer index = arena.view(p.indexOffset, p.indexBytes).order(ByteOrder.BIG_ENDIAN);
-            long at = 0;
-            index.putLong(0);
-            for (long len : lengths) {
-                at += len;
-                index.putLong(at);
-            }
-            stage(p.indexOffset, p.indexBytes);
-            return arena.address(p.indexOffset);
-        }
-        arenaFull(shuffleId, mapId);
-        notStageable(shuffleId, mapId);
-        p.mappedIndex = transport.mapFile("hcomm-index-" + shuffleId + "-" + mapId, indexFile.toPath(), p.indexBytes);
-        metrics.indexesMapped.inc();
-        return p.mappedIndex.address();
-    }
-
-    /**
-     * Copies the bytes into the arena while it keeps its index reserve, else registers Spark's data file; with
-     * {@code writeTarget=arena} (where Spark's writer found no room for it in the arena) always the latter: no copy.
-     */
-    private long placeData(Publication p, File dataFile, int shuffleId, long mapId) throws IOException {
-        boolean copy = !(writesOnce && transport.canRegisterFiles());
-        if (copy && (p.dataOffset = arena.allocateData(p.dataBytes)) >= 0) {
-            arena.copyIn(dataFile, p.dataOffset, p.dataBytes);
-            stage(p.dataOffset, p.dataBytes);
-            metrics.outputsCopied.inc();
-            return arena.address(p.dataOffset);
-        }
-        notStageable(shuffleId, mapId);
-        p.mappedData = transport.mapFile("hcomm-map-" + shuffleId + "-" + mapId, dataFile.toPath(), p.dataBytes);
-        metrics.outputsMapped.inc();
-        return p.mappedData.address();
-    }
-
-    /**
-     * Makes bytes written into the arena readable by peers: nothing where the arena is host memory; on the
-     * communicator path a host-to-device copy into the HCCL buffer (the readiness that follows is the driver's
-     * directory: readers learn of an output only after this returned).
-     */
+    /** Makes bytes written into the arena readable by peers ({@link FilePlacement#stage}); from any thread. */
     void stage(long offset, long bytes) throws TransportException {
-        arena.stage(offset, bytes);
-        if (!transport.canRegisterFiles()) {
-            metrics.bytesStaged.inc(bytes);
-        }
-    }
-
-    /**
-     * Where only the HCCL buffer can be read (the communicator path), an output that does not fit it is not
-     * published: readers fetch it with Spark.
-     */
-    private void notStageable(int shuffleId, long mapId) throws NotStaged {
-        if (!transport.canRegisterFiles()) {
-            metrics.outputsNotStaged.inc();
-            throw new NotStaged("shuffle " + shuffleId + " map " + mapId + " does not fit the HCCL buffer's send "
-                    + "arena (" + arena.used() + " of " + arena.capacity() + " bytes used; "
-                    + "spark.shuffle.hcomm.sendArenaSize, spark.shuffle.hcomm.communicator.bufferSize)");
-        }
+        placement.stage(offset, bytes);
     }
 
     /** An output that was not published because the only memory peers can read is full. */
@@ -279,17 +213,6 @@ public final class MapOutputPublisher implements AutoCloseable {
 
         NotStaged(String message) {
             super(message);
-        }
-    }
-
-    /** Logs (once per executor) that indexes no longer fit the arena. */
-    private void arenaFull(int shuffleId, long mapId) {
-        if (!arenaFullLogged && arena.capacity() > 0) {
-            arenaFullLogged = true;
-            LOG.info("Send arena full ({} of {} bytes used) at shuffle {} map {}: map outputs are published by "
-                    + "registering Spark's index and data files until it has room again "
-                    + "(spark.shuffle.hcomm.sendArenaSize; counters outputsMapped, indexesMapped)",
-                    arena.used(), arena.capacity(), shuffleId, mapId);
         }
     }
 
