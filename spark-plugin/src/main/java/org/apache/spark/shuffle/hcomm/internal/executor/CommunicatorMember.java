@@ -49,7 +49,7 @@ final class CommunicatorMember {
      */
     static String chooseApi(SparkConf conf) {
         TransportStart.configureLoader(conf);
-        return HcommNative.api(); // the loader decided auto by the SoC before judging the install
+        return HcommNative.api().toString(); // the loader decided auto by the SoC before judging the install
     }
 
     static boolean isA2OrA3(String soc) {

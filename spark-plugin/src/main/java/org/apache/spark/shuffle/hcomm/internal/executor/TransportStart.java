@@ -10,6 +10,7 @@ import org.apache.spark.shuffle.hcomm.internal.conf.Fallback;
 import org.apache.spark.shuffle.hcomm.internal.conf.HcommConf;
 import org.apache.spark.shuffle.hcomm.internal.conf.LogCategory;
 import org.hcomm.bridge.HcommNative;
+import org.hcomm.bridge.LoadOptions;
 import org.hcomm.bridge.transport.HcommTransport;
 import org.hcomm.bridge.transport.Transport;
 import org.hcomm.bridge.transport.TransportOptions;
@@ -71,13 +72,9 @@ final class TransportStart {
      * it: the loader reads them once per JVM.
      */
     static void configureLoader(SparkConf conf) {
-        System.setProperty(HcommNative.PROVIDER_PROPERTY, HcommConf.PROVIDER.get(conf));
-        System.setProperty(HcommNative.READ_STRATEGY_PROPERTY, HcommConf.READ_STRATEGY.get(conf));
-        System.setProperty(HcommNative.API_PROPERTY, HcommConf.API.get(conf));
-        String path = HcommConf.LIBRARY_PATH.get(conf);
-        if (!path.isEmpty()) {
-            System.setProperty(HcommNative.LIBRARY_PATH_PROPERTY, path);
-        }
+        HcommNative.load(LoadOptions.fromArgs(java.util.List.of("--provider", HcommConf.PROVIDER.get(conf),
+                "--read-strategy", HcommConf.READ_STRATEGY.get(conf), "--api", HcommConf.API.get(conf),
+                "--library", HcommConf.LIBRARY_PATH.get(conf))));
     }
 
     /** HComm cannot serve this executor: fallback decides between Spark's fetch (a warning) and an error. */
