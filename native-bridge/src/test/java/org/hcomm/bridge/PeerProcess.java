@@ -24,7 +24,7 @@ import java.util.List;
  * close-channels                           -> OK
  * exit                                     -> BYE &lt;noLiveObjects&gt; &lt;counters&gt;, then exit 0
  * kill                                     -> (halts at once, no cleanup)
- * probe [loader options] (as arguments)    -> AVAILABLE &lt;source&gt; | UNAVAILABLE &lt;cause class&gt; &lt;message&gt;
+ * probe [loader options]                   -> AVAILABLE &lt;source&gt; | UNAVAILABLE &lt;cause class&gt; &lt;message&gt;
  * </pre>
  * Any failure answers {@code ERROR <exception>} and the peer keeps serving.
  */
