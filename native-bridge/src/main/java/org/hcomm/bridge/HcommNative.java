@@ -6,6 +6,7 @@ import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import org.hcomm.bridge.install.Api;
 import org.hcomm.bridge.install.Finding;
 import org.hcomm.bridge.install.Install;
 import org.hcomm.bridge.install.InstallChecks;
@@ -33,47 +34,53 @@ import org.hcomm.bridge.raw.HcommSoftLibrary;
 import org.hcomm.bridge.raw.ThreadConfig;
 
 /**
- * Finds, loads and checks the HComm library, once per process, on first use (never in a static initializer, and
- * never throwing from one).
+ * Finds, loads and checks the HComm library, once per process (never in a static initializer, and never throwing
+ * from one): as the first {@link #load(LoadOptions)} says, or with {@link LoadOptions#DEFAULTS} when the bridge is
+ * used before any call to it.
  *
- * <p>Provider (system property {@value #PROVIDER_PROPERTY}): {@code soft} (default) binds the project's
- * {@code libhcomm_soft.so}; {@code cann} binds CANN's {@code libhcomm.so} and takes {@code aclrtSynchronizeStream}
- * from {@code libascendcl.so}. Where the file is looked for: {@link Install}.
+ * <p>Provider: {@code soft} binds the project's {@code libhcomm_soft.so}; {@code cann} binds CANN's
+ * {@code libhcomm.so} and takes {@code aclrtSynchronizeStream} from {@code libascendcl.so}. Where the file is looked
+ * for: {@link Install}.
  *
  * <p>Before anything is bound, the doctor's quick checks run ({@link InstallChecks#quick}): the library opens, it
- * exports every function the read strategy of {@value #READ_STRATEGY_PROPERTY} needs, and its struct layout is the
- * binding's (soft HComm's version names {@code abi-v4}; a CANN install's headers are compiled against when present).
- * The first failed check leaves the bridge unavailable with that check's line as {@link #unavailabilityCause()}, so
- * an install that does not fit is refused before the first native call that passes a struct. Then the functions
- * are bound by group ({@link org.hcomm.bridge.raw.HcommSymbol#binding()}): each read strategy apart, so an install lacking one
+ * exports every function the options' API and read strategy need, and its struct layout is the binding's (soft
+ * HComm's version names {@code abi-v4}; a CANN install's headers are compiled against when present). API
+ * {@code auto} is decided by the SoC first, as the doctor does. The first failed check leaves the bridge unavailable
+ * with that check's line as {@link #unavailabilityCause()}, so an install that does not fit is refused before the
+ * first native call that passes a struct. Then the functions are bound by group
+ * ({@link org.hcomm.bridge.raw.HcommSymbol#binding()}): each read strategy apart, so an install lacking one
  * strategy's functions still serves the other ({@link #ensureStrategy}).
  *
  * <p>Thread-safe. The result is fixed for the life of the process.
  */
 public final class HcommNative {
-    /** System property choosing the provider: {@code soft} (default) or {@code cann}. */
-    public static final String PROVIDER_PROPERTY = "hcomm.provider";
-    /** System property naming the library file to load explicitly. */
-    public static final String LIBRARY_PATH_PROPERTY = "hcomm.library.path";
-    /** System property naming the read strategy the quick checks judge the symbols for (default onThread). */
-    public static final String READ_STRATEGY_PROPERTY = "hcomm.readStrategy";
-    /**
-     * System property naming the API the quick checks judge the symbols for: {@code endpoint} (default; Atlas 350),
-     * {@code communicator} (the HCCL communicator path of Atlas A2/A3), whose install needs no endpoint API, or
-     * {@code auto} (either: the caller chooses by the SoC, {@link Acl#socName()}).
-     */
-    public static final String API_PROPERTY = "hcomm.api";
-
     private static final BridgeLog LOG = BridgeLog.of(HcommNative.class);
 
-    private record State(Provider provider, String source, String version, HcommSoftLibrary soft,
+    private record State(LoadOptions options, Api api, String source, String version, HcommSoftLibrary soft,
             Throwable streamSyncCause, Map<ReadStrategy.Kind, Throwable> strategyCauses, Throwable endpointCause,
             Throwable communicatorCause, Install install, List<Finding> checks, Throwable cause) {}
 
     private static volatile State state;
-    private static volatile String chosenApi = "endpoint";
 
     private HcommNative() {}
+
+    /**
+     * Loads the library as {@code options} say, unless it was loaded before: the first load holds for the life of
+     * the process, and a later call with other options changes nothing but a warning. Returns {@link #isAvailable()}.
+     */
+    public static boolean load(LoadOptions options) {
+        State s = state(options);
+        if (!s.options.equals(options)) {
+            LOG.warn("HComm library loaded before with {}; {} changes nothing (the library loads once per process)",
+                    s.options, options);
+        }
+        return s.cause == null;
+    }
+
+    /** The options the library was loaded with; loads it with the defaults when nothing loaded it yet. */
+    public static LoadOptions options() {
+        return state().options;
+    }
 
     /** True when the library loaded and passed the quick checks. Loads it on the first call. */
     public static boolean isAvailable() {
@@ -85,19 +92,19 @@ public final class HcommNative {
         return state().cause;
     }
 
-    /** What the loader found on this host (null only when the provider or strategy property was invalid). */
+    /** What the loader found on this host (null only when looking for the library failed). */
     public static Install install() {
         return state().install;
     }
 
-    /** The quick checks' findings of the load (empty when the provider property itself was invalid). */
+    /** The quick checks' findings of the load (empty when they did not run). */
     public static List<Finding> quickChecks() {
         return state().checks;
     }
 
-    /** The configured provider ({@code null} only when the provider property itself is invalid). */
+    /** The provider of the load; loads the library on the first call. */
     public static Provider provider() {
-        return state().provider;
+        return state().options.provider();
     }
 
     /** Where the library was loaded from, e.g. {@code bundled:/tmp/.../libhcomm_soft.so}; null when unavailable. */
@@ -120,7 +127,7 @@ public final class HcommNative {
     static void ensureAvailable() {
         State s = state();
         if (s.cause != null) {
-            throw new IllegalStateException("HComm library unavailable (provider " + s.provider + "): "
+            throw new IllegalStateException("HComm library unavailable (provider " + s.options.provider() + "): "
                     + s.cause.getMessage(), s.cause);
         }
     }
@@ -172,11 +179,16 @@ public final class HcommNative {
 
     private static State state() {
         State s = state;
+        return s != null ? s : state(LoadOptions.DEFAULTS);
+    }
+
+    private static State state(LoadOptions options) {
+        State s = state;
         if (s == null) {
             synchronized (HcommNative.class) {
                 s = state;
                 if (s == null) {
-                    s = load();
+                    s = loadNow(options);
                     state = s;
                 }
             }
@@ -184,24 +196,16 @@ public final class HcommNative {
         return s;
     }
 
-    private static State load() {
-        Provider provider = null;
+    private static State loadNow(LoadOptions options) {
+        Provider provider = options.provider();
         Install install = null;
         List<Finding> checks = List.of();
+        Api api = Api.ENDPOINT;
         try {
-            provider = Provider.parse(System.getProperty(PROVIDER_PROPERTY, "soft"), PROVIDER_PROPERTY);
-            String api = System.getProperty(API_PROPERTY, "endpoint");
-            if (!api.equals("endpoint") && !api.equals("communicator") && !api.equals("auto")) {
-                throw new IllegalArgumentException(API_PROPERTY + "=" + api + " is not valid; use endpoint, "
-                        + "communicator or auto");
-            }
-            install = Install.discover(provider, System.getProperty(LIBRARY_PATH_PROPERTY));
-            if (api.equals("auto")) { // the SoC decides before anything is judged, as the doctor does
-                api = communicatorSoc(install) ? "communicator" : "endpoint";
-            }
-            chosenApi = api;
-            Need strategy = api.equals("communicator") ? Need.COMMUNICATOR
-                    : InstallChecks.strategy(System.getProperty(READ_STRATEGY_PROPERTY, "onThread"));
+            install = Install.discover(provider, options.libraryPath());
+            // the SoC decides auto before anything is judged, as the doctor does
+            api = options.api() == Api.AUTO ? Api.AUTO.resolve(socName(install)) : options.api();
+            Need strategy = api == Api.COMMUNICATOR ? Need.COMMUNICATOR : options.strategyNeed();
             InstallChecks.Quick quick = InstallChecks.quick(install, strategy);
             checks = quick.findings();
             Finding failed = quick.firstFailure();
@@ -249,33 +253,30 @@ public final class HcommNative {
             }
             String source = install.library().describe();
             LOG.info("HComm provider {} loaded from {} (version {})", provider, source, version);
-            return new State(provider, source, version, soft, streamSyncCause, strategyCauses, endpointCause,
+            return new State(options, api, source, version, soft, streamSyncCause, strategyCauses, endpointCause,
                     communicatorCause, install, checks, null);
-        } catch (Throwable t) { // UnsatisfiedLinkError, LinkageError, bad property: all mean "unavailable"
+        } catch (Throwable t) { // UnsatisfiedLinkError, LinkageError: both mean "unavailable"
             LOG.warn("HComm library unavailable (provider {}): {}", provider, t.toString());
-            return new State(provider, null, null, null, t, Map.of(), t, t, install, checks, t);
+            return new State(options, api, null, null, null, t, Map.of(), t, t, install, checks, t);
         }
     }
 
-    /** Whether the install's SoC is an Atlas A2 or A3 (the communicator path), as far as it can be read. */
-    private static boolean communicatorSoc(Install install) {
+    /** The install's SoC, or null when it cannot be read (api auto then takes the endpoint API). */
+    private static String socName(Install install) {
         try {
-            String soc = InstallChecks.socName(install);
-            return soc != null && (soc.startsWith("Ascend910B") || soc.startsWith("Ascend910_93"));
+            return InstallChecks.socName(install);
         } catch (UnsatisfiedLinkError | RuntimeException e) {
-            LOG.warn("HComm: the SoC could not be read ({}); {}=auto takes the endpoint API", e.toString(),
-                    API_PROPERTY);
-            return false;
+            LOG.warn("HComm: the SoC could not be read ({}); api auto takes the endpoint API", e.toString());
+            return null;
         }
     }
 
     /**
-     * The API the loader judged the install for: {@code endpoint} or {@code communicator} ({@code auto} decided by
-     * the SoC before the quick checks); loads the library on the first call.
+     * The API the loader judged the install for: {@link Api#ENDPOINT} or {@link Api#COMMUNICATOR} ({@code auto}
+     * decided by the SoC before the quick checks); loads the library on the first call.
      */
-    public static String api() {
-        state();
-        return chosenApi;
+    public static Api api() {
+        return state().api;
     }
 
     /** Binds one group of functions; returns why it could not (a function missing), or empty. */

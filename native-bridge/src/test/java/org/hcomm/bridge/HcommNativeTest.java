@@ -1,9 +1,8 @@
 package org.hcomm.bridge;
 
-import org.hcomm.bridge.install.Provider;
-import org.hcomm.bridge.install.InstallChecks;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.BufferedReader;
@@ -12,10 +11,16 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import org.hcomm.bridge.install.Api;
+import org.hcomm.bridge.install.InstallChecks;
+import org.hcomm.bridge.install.Provider;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-/** The loader: the bundled library in this JVM, and failure to load in child JVMs (the loader is per process). */
+/**
+ * The loader: the bundled library in this JVM, failure to load in child JVMs (the loader is per process), and its
+ * options.
+ */
 class HcommNativeTest {
 
     @Test
@@ -31,32 +36,64 @@ class HcommNativeTest {
     }
 
     @Test
+    void theFirstLoadHoldsForTheProcess() {
+        assertTrue(HcommNative.isAvailable()); // loaded, with the defaults unless a test loaded it before
+        LoadOptions loaded = HcommNative.options();
+        LoadOptions other = loaded.withApi(loaded.api() == Api.COMMUNICATOR ? Api.ENDPOINT : Api.COMMUNICATOR);
+        assertTrue(HcommNative.load(other));
+        assertEquals(loaded, HcommNative.options());
+    }
+
+    @Test
+    void optionsTravelAsCommandLineOptions() {
+        LoadOptions o = new LoadOptions(Provider.CANN, "/opt/x/libhcomm.so", Api.AUTO, ReadStrategy.Kind.NBI_FENCE);
+        assertEquals(o, LoadOptions.fromArgs(o.toArgs()));
+        assertEquals(LoadOptions.DEFAULTS, LoadOptions.fromArgs(LoadOptions.DEFAULTS.toArgs()));
+        assertEquals(LoadOptions.DEFAULTS, LoadOptions.fromArgs(List.of("--library", " ")));
+    }
+
+    @Test
+    void invalidOptionsNameTheOptionAndWhatIsAllowed() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> LoadOptions.fromArgs(List.of("--provider", "bogus")));
+        assertEquals("--provider=bogus is not valid; use soft or cann", e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> LoadOptions.fromArgs(List.of("--api", "both")));
+        assertEquals("--api both is not valid; use auto, endpoint or communicator", e.getMessage());
+        e = assertThrows(IllegalArgumentException.class,
+                () -> LoadOptions.fromArgs(List.of("--read-strategy", "sideways")));
+        assertEquals("read strategy sideways is not valid; use onThread or nbiFence", e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> LoadOptions.fromArgs(List.of("--bytes", "8")));
+        assertTrue(e.getMessage().startsWith("unknown option --bytes"), e.getMessage());
+    }
+
+    @Test
+    void autoTakesTheCommunicatorPathOnAtlasA2AndA3Only() {
+        assertEquals(Api.COMMUNICATOR, Api.AUTO.resolve("Ascend910B3"));
+        assertEquals(Api.COMMUNICATOR, Api.AUTO.resolve("Ascend910_9391"));
+        assertEquals(Api.ENDPOINT, Api.AUTO.resolve("Ascend950PR"));
+        assertEquals(Api.ENDPOINT, Api.AUTO.resolve(null));
+        assertEquals(Api.ENDPOINT, Api.ENDPOINT.resolve("Ascend910B3"));
+    }
+
+    @Test
     @Timeout(60)
     void missingExplicitLibraryMakesTheBridgeUnavailable() throws Exception {
-        String line = probe(List.of("-D" + HcommNative.LIBRARY_PATH_PROPERTY + "=/nonexistent/libhcomm_soft.so"));
+        String line = probe(List.of("--library", "/nonexistent/libhcomm_soft.so"));
         assertTrue(line.startsWith("UNAVAILABLE java.lang.UnsatisfiedLinkError"), line);
         assertTrue(line.contains("/nonexistent/libhcomm_soft.so"), line);
     }
 
     @Test
     @Timeout(60)
-    void invalidProviderMakesTheBridgeUnavailable() throws Exception {
-        String line = probe(List.of("-D" + HcommNative.PROVIDER_PROPERTY + "=bogus"));
-        assertTrue(line.startsWith("UNAVAILABLE java.lang.IllegalArgumentException"), line);
-        assertTrue(line.contains("hcomm.provider=bogus"), line);
-    }
-
-    @Test
-    @Timeout(60)
     void cannProviderWithoutCannIsUnavailable() throws Exception {
-        String line = probe(List.of("-D" + HcommNative.PROVIDER_PROPERTY + "=cann"));
+        String line = probe(List.of("--provider", "cann"));
         assertTrue(line.startsWith("UNAVAILABLE java.lang.UnsatisfiedLinkError"), line);
         assertTrue(line.contains("libhcomm.so"), line);
     }
 
     private static String probe(List<String> options) throws Exception {
-        List<String> args = new java.util.ArrayList<>(options);
-        args.add("probe");
+        List<String> args = new java.util.ArrayList<>(List.of("probe"));
+        args.addAll(options);
         Process p = RemotePeer.launch(Map.of(), args);
         try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(),
                 StandardCharsets.UTF_8))) {

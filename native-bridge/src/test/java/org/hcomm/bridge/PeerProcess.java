@@ -24,7 +24,7 @@ import java.util.List;
  * close-channels                           -> OK
  * exit                                     -> BYE &lt;noLiveObjects&gt; &lt;counters&gt;, then exit 0
  * kill                                     -> (halts at once, no cleanup)
- * probe (as the only argument)             -> AVAILABLE &lt;source&gt; | UNAVAILABLE &lt;cause class&gt; &lt;message&gt;
+ * probe [loader options]                   -> AVAILABLE &lt;source&gt; | UNAVAILABLE &lt;cause class&gt; &lt;message&gt;
  * </pre>
  * Any failure answers {@code ERROR <exception>} and the peer keeps serving.
  */
@@ -41,7 +41,7 @@ public final class PeerProcess {
     public static void main(String[] args) throws Exception {
         PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
         if (args.length > 0 && args[0].equals("probe")) {
-            if (HcommNative.isAvailable()) {
+            if (HcommNative.load(LoadOptions.fromArgs(List.of(args).subList(1, args.length)))) {
                 out.println("AVAILABLE " + HcommNative.librarySource());
             } else {
                 Throwable t = HcommNative.unavailabilityCause();

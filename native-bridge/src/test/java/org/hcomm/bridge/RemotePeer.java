@@ -50,21 +50,18 @@ final class RemotePeer implements AutoCloseable {
         return new RemotePeer(launch(env, List.of()));
     }
 
-    /** Launches {@link PeerProcess} with the given extra JVM options and arguments (for probes). */
+    /** Launches {@link PeerProcess} with the given extra JVM options ({@code -D}, {@code -X}) and arguments. */
     static Process launch(Map<String, String> env, List<String> jvmOptionsAndArgs) throws IOException {
         List<String> cmd = new ArrayList<>();
         cmd.add(System.getProperty("java.home") + File.separator + "bin" + File.separator + "java");
         cmd.add("-Xmx256m");
-        for (String key : List.of(HcommNative.PROVIDER_PROPERTY, HcommNative.LIBRARY_PATH_PROPERTY,
-                "jna.library.path")) {
-            String v = System.getProperty(key);
-            if (v != null && jvmOptionsAndArgs.stream().noneMatch(o -> o.startsWith("-D" + key + "="))) {
-                cmd.add("-D" + key + "=" + v);
-            }
+        String jnaPath = System.getProperty("jna.library.path");
+        if (jnaPath != null) {
+            cmd.add("-Djna.library.path=" + jnaPath);
         }
         List<String> args = new ArrayList<>();
         for (String o : jvmOptionsAndArgs) {
-            (o.startsWith("-") ? cmd : args).add(o);
+            (o.startsWith("-D") || o.startsWith("-X") ? cmd : args).add(o);
         }
         cmd.add("-cp");
         cmd.add(System.getProperty("java.class.path"));

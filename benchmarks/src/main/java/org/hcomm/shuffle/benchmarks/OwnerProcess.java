@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import org.hcomm.bridge.HcommNative;
 
 /** The benchmark JVM's handle on a {@link ReadSourceOwner} child: same java binary and class path, line protocol. */
 final class OwnerProcess implements AutoCloseable {
@@ -52,17 +53,16 @@ final class OwnerProcess implements AutoCloseable {
         cmd.add("-Xmx128m");
         cmd.add("-XX:+UseSerialGC");
         cmd.add("-Dorg.slf4j.simpleLogger.defaultLogLevel=warn");
-        for (String key : List.of("hcomm.provider", "hcomm.library.path", "jna.library.path")) {
-            String v = System.getProperty(key);
-            if (v != null) {
-                cmd.add("-D" + key + "=" + v);
-            }
+        String jnaPath = System.getProperty("jna.library.path");
+        if (jnaPath != null) {
+            cmd.add("-Djna.library.path=" + jnaPath);
         }
         cmd.add("-cp");
         cmd.add(System.getProperty("java.class.path"));
         cmd.add(ReadSourceOwner.class.getName());
         cmd.add(Long.toString(regionBytes));
         cmd.add(path);
+        cmd.addAll(HcommNative.options().toArgs()); // the owner loads the library as this JVM did
         ProcessBuilder pb = new ProcessBuilder(cmd);
         if ("tcp".equals(path)) {
             pb.environment().put("HCOMM_SOFT_FORCE_TCP", "1");

@@ -17,6 +17,7 @@ import org.hcomm.bridge.ChannelSetupException;
 import org.hcomm.bridge.ChannelSpec;
 import org.hcomm.bridge.Endpoint;
 import org.hcomm.bridge.HcommNative;
+import org.hcomm.bridge.LoadOptions;
 import org.hcomm.bridge.RegisteredMemory;
 import org.hcomm.bridge.SoftHcomm;
 
@@ -26,7 +27,7 @@ import org.hcomm.bridge.SoftHcomm;
  * shm reads (the reader copies from its memfd) and serves TCP reads on its soft NIC. Line protocol on stdin/stdout:
  *
  * <pre>
- * args: &lt;regionBytes&gt; &lt;shm|tcp&gt;
+ * args: &lt;regionBytes&gt; &lt;shm|tcp&gt; [loader options: --provider, --library, --api, --read-strategy]
  * (start)                              -> READY &lt;endpointHex&gt; &lt;listenPort&gt; &lt;exportHex&gt; &lt;address&gt; &lt;size&gt; &lt;crc32&gt;
  * connect &lt;readerEndpointHex&gt; &lt;name&gt; -> CHANNEL READY &lt;path&gt; | CHANNEL FAILED &lt;reason&gt;
  * (stdin closed)                       -> closes everything and exits 0
@@ -38,13 +39,13 @@ public final class ReadSourceOwner {
 
     public static void main(String[] args) throws Exception {
         PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
-        if (args.length != 2) {
-            out.println("ERROR usage: ReadSourceOwner <regionBytes> <shm|tcp>");
+        if (args.length < 2) {
+            out.println("ERROR usage: ReadSourceOwner <regionBytes> <shm|tcp> [loader options]");
             System.exit(2);
         }
         long size = Long.parseLong(args[0]);
         boolean tcp = "tcp".equals(args[1]);
-        if (!HcommNative.isAvailable()) {
+        if (!HcommNative.load(LoadOptions.fromArgs(List.of(args).subList(2, args.length)))) {
             out.println("ERROR unavailable " + oneLine(String.valueOf(HcommNative.unavailabilityCause())));
             System.exit(2);
         }

@@ -6,7 +6,7 @@ import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
+import org.hcomm.bridge.install.Api;
 import org.hcomm.bridge.install.Finding;
 import org.hcomm.bridge.install.Finding.Check;
 import org.hcomm.bridge.install.Install;
@@ -22,34 +22,20 @@ import org.hcomm.bridge.raw.AclRuntime;
  * path the SoC takes: from {@code libascendcl.so} with CANN, from soft HComm itself (its profile,
  * {@code HCOMM_SOFT_SOC}) with soft.
  *
- * @param requested {@code auto}, {@code endpoint} or {@code communicator}
- * @param chosen {@code endpoint} or {@code communicator}
+ * @param requested any API
+ * @param chosen {@link Api#ENDPOINT} or {@link Api#COMMUNICATOR}
  * @param soc the SoC's name, or null when it could not be read ({@code socProblem} says why)
  * @param product what the SoC is, or null when unknown
  * @param soft whether the SoC is soft HComm's profile
  */
-record ApiPath(String requested, String chosen, String soc, String socProblem, ProductCheck.Product product,
+record ApiPath(Api requested, Api chosen, String soc, String socProblem, ProductCheck.Product product,
         boolean soft) {
-    static final String AUTO = "auto";
-    static final String ENDPOINT = "endpoint";
-    static final String COMMUNICATOR = "communicator";
-
-    /** {@code auto}, {@code endpoint} or {@code communicator}, any case; else an exception naming them. */
-    static String parse(String value, String what) {
-        String v = value.trim().toLowerCase(Locale.ROOT);
-        if (!List.of(AUTO, ENDPOINT, COMMUNICATOR).contains(v)) {
-            throw new IllegalArgumentException(what + " " + value + " is not valid; use auto, endpoint or "
-                    + "communicator");
-        }
-        return v;
-    }
-
     boolean communicator() {
-        return chosen.equals(COMMUNICATOR);
+        return chosen == Api.COMMUNICATOR;
     }
 
     /** Reads the SoC of {@code install} and decides as the plugin does. */
-    static ApiPath decide(String requested, Install install) {
+    static ApiPath decide(Api requested, Install install) {
         String soc = null;
         String problem = null;
         try {
@@ -63,13 +49,13 @@ record ApiPath(String requested, String chosen, String soc, String socProblem, P
         }
         ProductCheck.Product product = soc == null ? null : ProductCheck.Product.of(soc);
         boolean a2a3 = product == ProductCheck.Product.A2 || product == ProductCheck.Product.A3;
-        String chosen = !requested.equals(AUTO) ? requested : a2a3 ? COMMUNICATOR : ENDPOINT;
+        Api chosen = requested != Api.AUTO ? requested : a2a3 ? Api.COMMUNICATOR : Api.ENDPOINT;
         return new ApiPath(requested, chosen, soc, problem, product, install.provider() == Provider.SOFT);
     }
 
     /** Why this path, in words. */
     String why() {
-        if (!requested.equals(AUTO)) {
+        if (requested != Api.AUTO) {
             return "api=" + chosen + " is set";
         }
         return communicator() ? "api auto takes the communicator path on Atlas A2/A3, as the plugin does"

@@ -132,14 +132,15 @@ final class CommunicatorEndToEnd {
     }
 
     /**
-     * The owner process: {@code CommunicatorEndToEnd <address> <bytes> <device> <bufferMb>}; ends on {@code DONE}
-     * or at the end of its input.
+     * The owner process: {@code CommunicatorEndToEnd <address> <bytes> <device> <bufferMb> <loader options>}; ends
+     * on {@code DONE} or at the end of its input.
      */
     public static void main(String[] args) {
         Doctor.quietJdkLogging();
         PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         try {
+            OwnerProcess.load(args, 4);
             long bytes = Long.parseLong(args[1]);
             int device = Integer.parseInt(args[2]);
             int bufferMb = Integer.parseInt(args[3]);

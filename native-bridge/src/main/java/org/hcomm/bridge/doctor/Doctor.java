@@ -9,11 +9,11 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Function;
 import org.hcomm.bridge.HcommNative;
+import org.hcomm.bridge.LoadOptions;
+import org.hcomm.bridge.install.Api;
 import org.hcomm.bridge.install.Finding;
 import org.hcomm.bridge.install.Finding.Check;
 import org.hcomm.bridge.install.Install;
-import org.hcomm.bridge.install.InstallChecks;
-import org.hcomm.bridge.install.Provider;
 import org.hcomm.bridge.raw.HcommSymbol.Need;
 
 /**
@@ -33,12 +33,12 @@ import org.hcomm.bridge.raw.HcommSymbol.Need;
  * where the Spark check is.
  */
 public final class Doctor {
-    /** What the doctor is asked to check. */
-    public record Options(Provider provider, String library, String address, Need strategy, long bytes,
-            Path json, String api, int ownerDevice, int readerDevice) {}
+    /** What the doctor is asked to check: what to load ({@code load}, its API as asked) and how to read. */
+    public record Options(LoadOptions load, String address, long bytes, Path json, int ownerDevice,
+            int readerDevice) {}
 
     /** The findings, in check order, and the path checked ({@code endpoint} or {@code communicator}) and why. */
-    public record Report(Options options, String path, String why, List<Finding> findings) {
+    public record Report(Options options, Api path, String why, List<Finding> findings) {
         public boolean canRun() {
             return findings.stream().noneMatch(Finding::failed);
         }
@@ -100,13 +100,10 @@ public final class Doctor {
         } else if (args.length > 0 && !args[0].startsWith("--")) {
             throw new IllegalArgumentException("unknown command '" + args[0] + "' (known: doctor)");
         }
-        Provider provider = Provider.parse(System.getProperty(HcommNative.PROVIDER_PROPERTY, "soft"), "provider");
-        String library = System.getProperty(HcommNative.LIBRARY_PATH_PROPERTY);
+        LoadOptions load = LoadOptions.DEFAULTS.withApi(Api.AUTO);
         String address = "127.0.0.1";
-        Need strategy = Need.ON_THREAD;
         long bytes = DEFAULT_BYTES;
         Path json = null;
-        String api = ApiPath.AUTO;
         int[] devices = {0, 1};
         for (; i < args.length; i++) {
             String opt = args[i];
@@ -114,21 +111,14 @@ public final class Doctor {
                 throw new IllegalArgumentException(opt + " needs a value");
             }
             String v = args[++i];
+            LoadOptions loading = load.with(opt, v); // --provider, --library, --api, --read-strategy
+            if (loading != null) {
+                load = loading;
+                continue;
+            }
             switch (opt) {
-                case "--provider":
-                    provider = Provider.parse(v, "--provider");
-                    break;
-                case "--library":
-                    library = v;
-                    break;
                 case "--address":
                     address = v;
-                    break;
-                case "--api":
-                    api = ApiPath.parse(v, "--api");
-                    break;
-                case "--read-strategy":
-                    strategy = InstallChecks.strategy(v);
                     break;
                 case "--devices":
                     devices = parseDevices(v);
@@ -144,7 +134,7 @@ public final class Doctor {
                             + "--address, --api, --read-strategy, --devices, --bytes, --json)");
             }
         }
-        return new Options(provider, library, address, strategy, bytes, json, api, devices[0], devices[1]);
+        return new Options(load, address, bytes, json, devices[0], devices[1]);
     }
 
     private static int[] parseDevices(String v) {
@@ -177,44 +167,40 @@ public final class Doctor {
 
     /** Runs every check in order; a check that needs what a failed one found is skipped, saying so. */
     public static Report run(Options o, Function<Options, Finding> spark) {
-        // the end-to-end check loads the library in this process and in the owner, as an executor would
-        System.setProperty(HcommNative.PROVIDER_PROPERTY, o.provider().toString());
-        System.setProperty(HcommNative.READ_STRATEGY_PROPERTY, InstallChecks.strategyName(o.strategy()));
-        if (o.library() != null && !o.library().isBlank()) {
-            System.setProperty(HcommNative.LIBRARY_PATH_PROPERTY, o.library());
-        }
+        LoadOptions load = o.load();
+        Need strategy = load.strategyNeed();
         // the path the SoC takes, decided before the library is bound so that the quick checks judge that path
-        ApiPath path = ApiPath.decide(o.api(), Install.discover(o.provider(), o.library()));
-        System.setProperty(HcommNative.API_PROPERTY, path.chosen());
-        // the quick checks as an executor on that path runs them: the loader's, in this process
-        HcommNative.isAvailable();
+        ApiPath path = ApiPath.decide(load.api(), Install.discover(load.provider(), load.libraryPath()));
+        // the quick checks as an executor on that path runs them: the loader's, in this process (the end-to-end
+        // check's owner process loads as this one did)
+        HcommNative.load(load.withApi(path.chosen()));
         List<Finding> findings = new ArrayList<>();
         for (Finding f : HcommNative.quickChecks()) {
             findings.add(f.check() == Check.SYMBOLS && path.communicator() ? ApiPath.withAcl(f, HcommNative.install())
                     : f);
         }
         boolean opened = findings.stream().anyMatch(f -> f.check() == Check.LIBRARY && !f.failed());
-        findings.add(opened ? ProductCheck.check(o.strategy(), path)
+        findings.add(opened ? ProductCheck.check(strategy, path)
                 : Finding.skip(Check.PRODUCT, "the library did not load"));
         boolean failed = findings.stream().anyMatch(Finding::failed);
         findings.add(failed ? Finding.skip(Check.END_TO_END, "a check above failed: a read could crash or "
                 + "cannot work, so none is tried")
-                : path.communicator() ? CommunicatorEndToEnd.run(o.provider(), o.address(), o.bytes(),
+                : path.communicator() ? CommunicatorEndToEnd.run(load.provider(), o.address(), o.bytes(),
                         o.ownerDevice(), o.readerDevice())
-                : EndToEnd.run(o.provider(), o.address(), o.bytes(), o.strategy()));
+                : EndToEnd.run(load.provider(), o.address(), o.bytes(), strategy));
         findings.add(spark.apply(o));
-        return new Report(o, path.chosen(), !path.requested().equals(ApiPath.AUTO) ? "set explicitly"
+        return new Report(o, path.chosen(), path.requested() != Api.AUTO ? "set explicitly"
                 : path.soc() == null ? "SoC unknown" : "SoC " + path.soc(), findings);
     }
 
     /** The printed report. */
     static String text(Report r) {
         StringBuilder b = new StringBuilder();
-        b.append("hcomm doctor: provider ").append(r.options().provider()).append(", api ")
-                .append(r.options().api()).append(": the ").append(r.path()).append(" path (").append(r.why())
+        b.append("hcomm doctor: provider ").append(r.options().load().provider()).append(", api ")
+                .append(r.options().load().api()).append(": the ").append(r.path()).append(" path (").append(r.why())
                 .append(")");
-        if (r.path().equals(ApiPath.ENDPOINT)) {
-            b.append(", readStrategy ").append(InstallChecks.strategyName(r.options().strategy()));
+        if (r.path() == Api.ENDPOINT) {
+            b.append(", readStrategy ").append(LoadOptions.strategyName(r.options().load().readStrategy()));
         }
         b.append('\n');
         for (Finding f : r.findings()) {
@@ -249,10 +235,11 @@ public final class Doctor {
 
     /** The report as JSON. */
     static String json(Report r) {
-        StringBuilder b = new StringBuilder("{\"provider\":").append(quote(r.options().provider().toString()))
-                .append(",\"api\":").append(quote(r.options().api())).append(",\"path\":").append(quote(r.path()))
-                .append(",\"why\":").append(quote(r.why()))
-                .append(",\"readStrategy\":").append(quote(InstallChecks.strategyName(r.options().strategy())))
+        LoadOptions load = r.options().load();
+        StringBuilder b = new StringBuilder("{\"provider\":").append(quote(load.provider().toString()))
+                .append(",\"api\":").append(quote(load.api().toString())).append(",\"path\":")
+                .append(quote(r.path().toString())).append(",\"why\":").append(quote(r.why()))
+                .append(",\"readStrategy\":").append(quote(LoadOptions.strategyName(load.readStrategy())))
                 .append(",\"ready\":").append(r.canRun()).append(",\"findings\":[");
         for (int i = 0; i < r.findings().size(); i++) {
             Finding f = r.findings().get(i);

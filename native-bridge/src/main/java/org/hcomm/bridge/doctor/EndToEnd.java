@@ -152,12 +152,16 @@ final class EndToEnd {
         return -1;
     }
 
-    /** The owner process: {@code EndToEnd <address> <bytes>}; ends on {@code DONE} or at the end of its input. */
+    /**
+     * The owner process: {@code EndToEnd <address> <bytes> <loader options>}; ends on {@code DONE} or at the end of
+     * its input.
+     */
     public static void main(String[] args) throws Exception {
         Doctor.quietJdkLogging();
         PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         try {
+            OwnerProcess.load(args, 2);
             long bytes = Long.parseLong(args[1]);
             try (Endpoint ep = Endpoint.create(InetAddress.getByName(args[0]));
                     RegisteredMemory src = ep.allocate("doctor-src", bytes)) {

@@ -13,11 +13,13 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.hcomm.bridge.HcommNative;
+import org.hcomm.bridge.LoadOptions;
 
 /**
- * The second process of an end-to-end check (the owner of the bytes read), started from this class path with the
- * loader's properties, and the lines it printed, read by a thread of their own so that every wait has a deadline.
- * One line each way; the owner answers {@code ERROR <what>} on any failure.
+ * The second process of an end-to-end check (the owner of the bytes read), started from this class path to load
+ * the library as this process did (its loader's options follow the main class's arguments), and the lines it
+ * printed, read by a thread of their own so that every wait has a deadline. One line each way; the owner answers
+ * {@code ERROR <what>} on any failure.
  */
 final class OwnerProcess {
     private static final String END = "\u0000end";
@@ -49,20 +51,26 @@ final class OwnerProcess {
         reader.start();
     }
 
-    /** {@code java -cp <this class path> -D<loader properties> <main> <args>}, stderr to the doctor's. */
+    /**
+     * {@code java -cp <this class path> <main> <args> <this process's LoadOptions as options>}, stderr to the
+     * doctor's; {@link #load} reads the options back in the owner.
+     */
     static OwnerProcess start(Class<?> main, String... args) throws IOException {
         String java = ProcessHandle.current().info().command().orElse("java");
         List<String> cmd = new ArrayList<>(List.of(java, "-cp", System.getProperty("java.class.path")));
-        for (String p : List.of(HcommNative.PROVIDER_PROPERTY, HcommNative.LIBRARY_PATH_PROPERTY,
-                HcommNative.READ_STRATEGY_PROPERTY, HcommNative.API_PROPERTY, "jna.library.path")) {
-            String v = System.getProperty(p);
-            if (v != null) {
-                cmd.add("-D" + p + "=" + v);
-            }
+        String jnaPath = System.getProperty("jna.library.path");
+        if (jnaPath != null) {
+            cmd.add("-Djna.library.path=" + jnaPath);
         }
         cmd.add(main.getName());
         cmd.addAll(List.of(args));
+        cmd.addAll(HcommNative.options().toArgs());
         return new OwnerProcess(new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start());
+    }
+
+    /** In the owner: loads the library as the doctor's process did, from the arguments after the first {@code n}. */
+    static void load(String[] args, int n) {
+        HcommNative.load(LoadOptions.fromArgs(List.of(args).subList(n, args.length)));
     }
 
     void send(String line) {

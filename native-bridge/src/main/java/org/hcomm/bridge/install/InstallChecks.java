@@ -226,19 +226,6 @@ public final class InstallChecks {
         return strategy == Need.NBI_FENCE ? "nbiFence" : "onThread";
     }
 
-    /** The need of a configuration value {@code onThread} / {@code nbiFence}; else an exception naming both. */
-    public static Need strategy(String name) {
-        switch (name) {
-            case "onThread":
-                return Need.ON_THREAD;
-            case "nbiFence":
-                return Need.NBI_FENCE;
-            default:
-                throw new IllegalArgumentException("read strategy " + name + " is not valid; use onThread or "
-                        + "nbiFence");
-        }
-    }
-
     /**
      * The layout check: soft HComm was built from the project's headers (its version names the ABI); a CANN install
      * with headers gets the layout probe compiled against them (for {@link Need#COMMUNICATOR} the communicator

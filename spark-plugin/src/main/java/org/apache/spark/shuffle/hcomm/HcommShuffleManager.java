@@ -19,6 +19,7 @@ import org.apache.spark.shuffle.ShuffleWriter;
 import org.apache.spark.shuffle.hcomm.internal.bundle.LineCheck;
 import org.apache.spark.shuffle.hcomm.internal.conf.Fallback;
 import org.apache.spark.shuffle.hcomm.internal.conf.HcommConf;
+import org.apache.spark.shuffle.hcomm.internal.conf.HcommSettings;
 import org.apache.spark.shuffle.hcomm.internal.driver.DriverState;
 import org.apache.spark.shuffle.hcomm.internal.executor.ExecutorRuntime;
 import org.apache.spark.shuffle.hcomm.internal.read.HcommShuffleReader;
@@ -49,15 +50,20 @@ public final class HcommShuffleManager implements ShuffleManager {
     /** With {@code writeTarget=arena} on an executor: Spark's resolver that also serves outputs in the arena. */
     private final ArenaBlockResolver resolver;
 
+    /**
+     * Spark's constructor. {@code conf} gives the process's {@link HcommSettings} (shared with the plugin) and
+     * Spark's own keys: Spark's sort manager and block resolver take it, and {@code spark.plugins} tells whether the
+     * plugin is expected here.
+     */
     public HcommShuffleManager(SparkConf conf, boolean isDriver) {
         LineCheck.verifyLine();
         if (isDriver) {
             LineCheck.verifyManagerLoadable(conf);
         }
-        HcommConf.validate(conf);
+        HcommSettings settings = HcommSettings.of(conf);
         // writeTarget=arena: Spark's writers on executors write through the plugin's shuffle I/O; the driver (and
         // local mode, where it is the executor but the plugin reads nothing one-sidedly) keeps Spark's
-        boolean arena = !isDriver && HcommConf.writesToArena(conf);
+        boolean arena = !isDriver && settings.writeTarget() == HcommSettings.WriteTarget.ARENA;
         this.sort = new SortShuffleManager(arena ? conf.clone().set("spark.shuffle.sort.io.plugin.class",
                 HcommShuffleDataIO.class.getName()) : conf);
         this.resolver = arena ? new ArenaBlockResolver(conf, HcommShuffleDataIO::publishers) : null;
@@ -65,7 +71,7 @@ public final class HcommShuffleManager implements ShuffleManager {
         this.pluginExpected = !isDriver && Stream.of("spark.plugins", "spark.plugins.defaultList")
                 .flatMap(key -> Arrays.stream(conf.get(key, "").split(",")))
                 .map(String::trim).anyMatch(HcommShufflePlugin.class.getName()::equals);
-        this.fallback = Fallback.of(conf);
+        this.fallback = settings.fallback();
     }
 
     /**

@@ -5,7 +5,6 @@ import java.util.HexFormat;
 import java.util.Map;
 
 import org.apache.spark.SecurityManager;
-import org.apache.spark.SparkConf;
 
 /**
  * The secret every channel handshake proves. In order: {@code spark.shuffle.hcomm.secret} when set; Spark's own
@@ -24,8 +23,8 @@ public final class ChannelSecret {
     }
 
     /** Driver: what to hand the executors, or nothing when they can find the secret themselves. */
-    public static Map<String, String> forExecutors(SparkConf conf) {
-        if (conf.contains(HcommConf.SECRET.key()) || authenticates(conf)) {
+    public static Map<String, String> forExecutors(HcommSettings settings) {
+        if (settings.secret().isPresent() || settings.sparkAuthenticates()) {
             return Map.of();
         }
         byte[] secret = new byte[32];
@@ -34,11 +33,11 @@ public final class ChannelSecret {
     }
 
     /** Executor: the secret to configure the transport with. */
-    public static String resolve(SparkConf conf, SecurityManager security, Map<String, String> fromDriver) {
-        if (conf.contains(HcommConf.SECRET.key())) {
-            return HcommConf.SECRET.get(conf);
+    public static String resolve(HcommSettings settings, SecurityManager security, Map<String, String> fromDriver) {
+        if (settings.secret().isPresent()) {
+            return settings.secret().get();
         }
-        if (authenticates(conf)) {
+        if (settings.sparkAuthenticates()) {
             String spark = security.getSecretKey();
             if (spark == null || spark.isEmpty()) {
                 throw new IllegalStateException("spark.authenticate is on but this executor's SecurityManager has no "
@@ -52,9 +51,5 @@ public final class ChannelSecret {
                     + "driver component running? " + HcommConf.SECRET.key() + " sets one explicitly)");
         }
         return generated;
-    }
-
-    private static boolean authenticates(SparkConf conf) {
-        return conf.getBoolean("spark.authenticate", false);
     }
 }

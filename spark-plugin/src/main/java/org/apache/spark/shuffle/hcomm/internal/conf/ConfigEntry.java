@@ -70,16 +70,26 @@ public final class ConfigEntry<T> {
         }
     }
 
-    static Function<String, String> oneOf(String... values) {
+    /** One of {@code type}'s constants by its {@link #valueName}, in any case. */
+    static <E extends Enum<E>> Function<String, E> oneOf(Class<E> type) {
         return raw -> {
             String v = Objects.requireNonNull(raw, "no value").toLowerCase(Locale.ROOT);
-            for (String allowed : values) {
-                if (allowed.toLowerCase(Locale.ROOT).equals(v)) {
+            for (E allowed : type.getEnumConstants()) {
+                if (valueName(allowed).toLowerCase(Locale.ROOT).equals(v)) {
                     return allowed;
                 }
             }
             throw new IllegalArgumentException("not one of the allowed values");
         };
+    }
+
+    /** The configuration value of an enum constant: its name in lower camel case ({@code ON_THREAD}: onThread). */
+    public static String valueName(Enum<?> constant) {
+        StringBuilder b = new StringBuilder();
+        for (String word : constant.name().toLowerCase(Locale.ROOT).split("_")) {
+            b.append(b.length() == 0 ? word : Character.toUpperCase(word.charAt(0)) + word.substring(1));
+        }
+        return b.toString();
     }
 
     static Function<String, Long> bytes(long min, long max) {

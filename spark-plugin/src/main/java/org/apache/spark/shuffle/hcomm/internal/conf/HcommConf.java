@@ -1,23 +1,26 @@
 package org.apache.spark.shuffle.hcomm.internal.conf;
 
-import java.time.Duration;
 import java.util.List;
 
 import org.apache.spark.SparkConf;
+import org.hcomm.bridge.ReadStrategy;
+import org.hcomm.bridge.install.Api;
+import org.hcomm.bridge.install.Provider;
 
 /**
- * Every {@code spark.shuffle.hcomm.*} key, typed and validated. {@link #validate(SparkConf)} runs at driver and
- * executor start-up, so a bad value fails the application at once with a message naming the key. The README's
- * configuration table is generated from {@link #ENTRIES} (and a test fails when it drifts).
+ * Every {@code spark.shuffle.hcomm.*} key, typed and validated. {@link #validate(SparkConf)} runs when a process
+ * builds its {@link HcommSettings} (driver and executor start-up), so a bad value fails the application at once with
+ * a message naming the key. The README's configuration table is generated from {@link #ENTRIES} (and a test fails
+ * when it drifts).
  */
 public final class HcommConf {
     static final String PREFIX = "spark.shuffle.hcomm.";
     private static final long MIB = 1L << 20;
 
-    public static final ConfigEntry<String> PROVIDER = ConfigEntry.of(PREFIX + "provider",
+    public static final ConfigEntry<Provider> PROVIDER = ConfigEntry.of(PREFIX + "provider",
             "Which HComm library answers: `soft` (the bundled soft HComm, any Linux host) or `cann` (CANN's "
                     + "libhcomm.so under $ASCEND_HOME_PATH).",
-            "soft", "soft, cann", ConfigEntry.oneOf("soft", "cann"));
+            "soft", "soft, cann", ConfigEntry.oneOf(Provider.class));
 
     public static final ConfigEntry<String> LIBRARY_PATH = ConfigEntry.of(PREFIX + "libraryPath",
             "An explicit path of the HComm shared library to load instead of the provider's default.",
@@ -38,7 +41,7 @@ public final class HcommConf {
                     + "registering Spark's mapped data and index files instead (0: always).",
             "256m", "a size from 0 to 1g", ConfigEntry.bytes(0, 1L << 30));
 
-    public static final ConfigEntry<String> WRITE_TARGET = ConfigEntry.of(PREFIX + "writeTarget",
+    public static final ConfigEntry<HcommSettings.WriteTarget> WRITE_TARGET = ConfigEntry.of(PREFIX + "writeTarget",
             "Where map outputs are written. `file`: Spark's writers write Spark's files, and each committed output is "
                     + "then copied into the send arena (or its files registered). `arena`: Spark's writers write "
                     + "each output straight into the send arena, once, with no data or index file (Spark's local "
@@ -46,7 +49,7 @@ public final class HcommConf {
                     + "Spark's file and is registered from there, not copied (on the communicator path, copied: only "
                     + "the HCCL buffer is readable). Needs spark.shuffle.readHostLocalDisk=false and no external "
                     + "shuffle service: both read the files.",
-            "file", "file, arena", ConfigEntry.oneOf("file", "arena"));
+            "file", "file, arena", ConfigEntry.oneOf(HcommSettings.WriteTarget.class));
 
     public static final ConfigEntry<Long> PUBLISHED_INDEX_MAX_BYTES = ConfigEntry.of(PREFIX
                     + "publishedIndexMaxBytes",
@@ -56,10 +59,10 @@ public final class HcommConf {
                     + "(0: always). The driver keeps it per output, and sends a shuffle's to each executor reading it.",
             "4k", "a size from 0 to 1m", ConfigEntry.bytes(0, 1L << 20));
 
-    public static final ConfigEntry<String> READ_STRATEGY = ConfigEntry.of(PREFIX + "readStrategy",
+    public static final ConfigEntry<ReadStrategy.Kind> READ_STRATEGY = ConfigEntry.of(PREFIX + "readStrategy",
             "How reads are issued and completed: `onThread` (HcommReadOnThread + HcommChannelDrainOnThread, "
                     + "Atlas A2/A3) or `nbiFence` (HcommReadNbi + HcommChannelFence, Atlas 350 host RoCE).",
-            "onThread", "onThread, nbiFence", ConfigEntry.oneOf("onThread", "nbiFence"));
+            "onThread", "onThread, nbiFence", ConfigEntry.oneOf(ReadStrategy.Kind.class));
 
     public static final ConfigEntry<Long> MAX_BYTES_IN_FLIGHT = ConfigEntry.derived(PREFIX + "maxBytesInFlight",
             "Bytes a reduce task may have in flight in one-sided reads at once.",
@@ -77,10 +80,10 @@ public final class HcommConf {
             "How long a one-sided read may take before it fails (and becomes a FetchFailedException).",
             "60s", "a duration of at least 100ms", ConfigEntry.millis(100));
 
-    public static final ConfigEntry<String> FALLBACK = ConfigEntry.of(PREFIX + "fallback",
+    public static final ConfigEntry<Fallback.Mode> FALLBACK = ConfigEntry.of(PREFIX + "fallback",
             "`auto`: blocks of a peer that HComm cannot reach, or all blocks when the library cannot load, are "
                     + "fetched by Spark's built-in transfer (logged once). `never`: that is an error instead.",
-            "auto", "auto, never", ConfigEntry.oneOf("auto", "never"));
+            "auto", "auto, never", ConfigEntry.oneOf(Fallback.Mode.class));
 
     public static final ConfigEntry<String> SECRET = ConfigEntry.of(PREFIX + "secret",
             "Shared secret that every channel handshake proves, so that no process without it can open a channel to "
@@ -94,12 +97,12 @@ public final class HcommConf {
                 return raw;
             });
 
-    public static final ConfigEntry<String> API = ConfigEntry.of(PREFIX + "api",
+    public static final ConfigEntry<Api> API = ConfigEntry.of(PREFIX + "api",
             "Which HComm API reads one-sidedly: `endpoint` (HcommEndpointCreate, HcommMemReg, HcommChannelCreate; "
                     + "CANN documents it for the Atlas 350 card), `communicator` (HCCL communicators: reads from the "
                     + "peer's HCCL buffer into one's own; Atlas A2/A3), or `auto`: `communicator` when the SoC "
                     + "(aclrtGetSocName) is an Atlas A2 (Ascend910B*) or A3 (Ascend910_93*), else `endpoint`.",
-            "auto", "auto, endpoint, communicator", ConfigEntry.oneOf("auto", "endpoint", "communicator"));
+            "auto", "auto, endpoint, communicator", ConfigEntry.oneOf(Api.class));
 
     public static final ConfigEntry<Long> COMMUNICATOR_BUFFER_SIZE = ConfigEntry.derived(PREFIX
                     + "communicator.bufferSize",
@@ -164,7 +167,7 @@ public final class HcommConf {
                     + SEND_ARENA_SIZE.key() + " + " + RECEIVE_BUFFER_SIZE.key() + " (" + (SEND_ARENA_SIZE.get(conf)
                     + buffer) + " bytes)");
         }
-        if (writesToArena(conf)) {
+        if (WRITE_TARGET.get(conf) == HcommSettings.WriteTarget.ARENA) {
             String why = WRITE_TARGET.key() + "=arena writes map outputs where only this plugin and the owner's "
                     + "block manager read them (no file), but ";
             if (conf.getBoolean("spark.shuffle.service.enabled", false)) {
@@ -193,14 +196,6 @@ public final class HcommConf {
 
     /** Spark's default shuffle I/O plugin, the only one {@code writeTarget=arena} builds on. */
     public static final String LOCAL_DISK_IO = "org.apache.spark.shuffle.sort.io.LocalDiskShuffleDataIO";
-
-    public static boolean writesToArena(SparkConf conf) {
-        return "arena".equals(WRITE_TARGET.get(conf));
-    }
-
-    public static Duration duration(ConfigEntry<Long> entry, SparkConf conf) {
-        return Duration.ofMillis(entry.get(conf));
-    }
 
     /** The README table of every key. */
     public static String markdownTable() {

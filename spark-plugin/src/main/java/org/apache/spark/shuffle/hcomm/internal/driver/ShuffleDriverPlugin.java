@@ -13,12 +13,13 @@ import org.apache.spark.scheduler.SparkListenerStageSubmitted;
 import org.apache.spark.scheduler.StageInfo;
 import org.apache.spark.shuffle.hcomm.internal.bundle.LineCheck;
 import org.apache.spark.shuffle.hcomm.internal.conf.ChannelSecret;
-import org.apache.spark.shuffle.hcomm.internal.conf.HcommConf;
+import org.apache.spark.shuffle.hcomm.internal.conf.HcommSettings;
 import org.apache.spark.shuffle.hcomm.internal.rpc.StageAttempt;
 
 /**
- * The driver component: validates the configuration, keeps the {@link DriverState} and follows the stages. Spark
- * calls {@code receive} on its RPC threads and the listener on its listener bus; the state is thread-safe.
+ * The driver component: reads the driver's {@link HcommSettings} (validating the configuration), keeps the
+ * {@link DriverState} and follows the stages. Spark calls {@code receive} on its RPC threads and the listener on its
+ * listener bus; the state is thread-safe.
  */
 public final class ShuffleDriverPlugin implements DriverPlugin {
     private DriverState state;
@@ -26,12 +27,12 @@ public final class ShuffleDriverPlugin implements DriverPlugin {
     @Override
     public Map<String, String> init(SparkContext sc, PluginContext pluginContext) {
         LineCheck.verifyLine();
-        HcommConf.validate(sc.conf());
-        state = new DriverState(new CommunicatorFormer(HcommConf.COMMUNICATOR_SETTLE.get(sc.conf()),
-                HcommConf.COMMUNICATOR_FORM_TIMEOUT.get(sc.conf())));
+        HcommSettings settings = HcommSettings.of(sc.conf());
+        state = new DriverState(new CommunicatorFormer(settings.communicatorSettle().toMillis(),
+                settings.communicatorFormTimeout().toMillis()));
         state.install();
         sc.addSparkListener(new StageListener(state));
-        return ChannelSecret.forExecutors(sc.conf());
+        return ChannelSecret.forExecutors(settings);
     }
 
     @Override

@@ -5,14 +5,15 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
-import org.apache.spark.SparkConf;
 import org.apache.spark.api.plugin.PluginContext;
 import org.apache.spark.resource.ResourceInformation;
 import org.apache.spark.shuffle.hcomm.internal.conf.HcommConf;
+import org.apache.spark.shuffle.hcomm.internal.conf.HcommSettings;
 import org.apache.spark.shuffle.hcomm.internal.conf.LogCategory;
 import org.apache.spark.shuffle.hcomm.internal.rpc.Messages;
 import org.hcomm.bridge.HcommNative;
 import org.hcomm.bridge.SoftHcomm;
+import org.hcomm.bridge.install.Api;
 import org.hcomm.bridge.transport.CommunicatorTransport;
 import org.hcomm.bridge.transport.TransportException;
 import org.slf4j.Logger;
@@ -34,36 +35,37 @@ final class CommunicatorMember {
     private final Duration formTimeout;
     private final Duration readTimeout;
 
-    CommunicatorMember(SparkConf conf, String executorId, String host, int device, String secret) {
+    CommunicatorMember(HcommSettings settings, String executorId, String host, int device, String secret) {
         this.executorId = executorId;
         this.host = host;
         this.device = device;
-        this.bufferMb = (int) ((HcommConf.COMMUNICATOR_BUFFER_SIZE.get(conf) + (2L << 20) - 1) / (2L << 20));
+        this.bufferMb = (int) ((settings.communicatorBufferSize() + (2L << 20) - 1) / (2L << 20));
         this.secret = secret;
-        this.formTimeout = HcommConf.duration(HcommConf.COMMUNICATOR_FORM_TIMEOUT, conf);
-        this.readTimeout = HcommConf.duration(HcommConf.READ_TIMEOUT, conf);
+        this.formTimeout = settings.communicatorFormTimeout();
+        this.readTimeout = settings.readTimeout();
     }
 
     /**
-     * {@code endpoint} or {@code communicator}: the configured API, or for {@code auto} the one the SoC supports
-     * (A2 and A3: communicator; the loader reads the SoC before it judges the install for that API). Loads the
-     * library; when it cannot load, {@code endpoint} (its failure then takes the usual fallback path).
+     * {@link Api#ENDPOINT} or {@link Api#COMMUNICATOR}: the configured API, or for {@code auto} the one the SoC
+     * supports (A2 and A3: communicator; the loader reads the SoC before it judges the install for that API). Loads
+     * the library as {@code settings} say; when it cannot load, endpoint (its failure then takes the usual fallback
+     * path).
      */
-    static String chooseApi(SparkConf conf) {
-        TransportStart.configureLoader(conf);
+    static Api chooseApi(HcommSettings settings) {
+        HcommNative.load(settings.loadOptions());
         return HcommNative.api(); // the loader decided auto by the SoC before judging the install
     }
 
     static boolean isA2OrA3(String soc) {
-        return soc != null && (soc.startsWith("Ascend910B") || soc.startsWith("Ascend910_93"));
+        return Api.AUTO.resolve(soc) == Api.COMMUNICATOR;
     }
 
     /**
      * The NPU Spark's resource scheduler gave this executor ({@link HcommConf#COMMUNICATOR_RESOURCE}), or device 0
      * when no resource is configured; says which in the log.
      */
-    static int device(PluginContext plugin, SparkConf conf) {
-        String name = HcommConf.COMMUNICATOR_RESOURCE.get(conf);
+    static int device(PluginContext plugin, HcommSettings settings) {
+        String name = settings.communicatorResource();
         if (name.isEmpty()) {
             LOG.info("HComm on executor {}: NPU 0 ({} is not set)", plugin.executorID(),
                     HcommConf.COMMUNICATOR_RESOURCE.key());

@@ -6,7 +6,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicReference;
 
-import org.apache.spark.SparkConf;
 import org.apache.spark.SparkEnv;
 import org.apache.spark.api.plugin.PluginContext;
 import org.apache.spark.rpc.RpcEndpointRef;
@@ -14,6 +13,7 @@ import org.apache.spark.shuffle.hcomm.internal.conf.ChannelSecret;
 import org.apache.spark.shuffle.hcomm.internal.channels.Roster;
 import org.apache.spark.shuffle.hcomm.internal.conf.Fallback;
 import org.apache.spark.shuffle.hcomm.internal.conf.HcommConf;
+import org.apache.spark.shuffle.hcomm.internal.conf.HcommSettings;
 import org.apache.spark.shuffle.hcomm.internal.conf.LogCategory;
 import org.apache.spark.shuffle.hcomm.internal.metrics.ShuffleMetrics;
 import org.apache.spark.shuffle.hcomm.internal.read.ReadPlanner;
@@ -23,6 +23,7 @@ import org.apache.spark.shuffle.hcomm.internal.rpc.StageAttempt;
 import org.apache.spark.shuffle.hcomm.internal.write.MapOutputPublisher;
 import org.apache.spark.storage.BlockManagerId;
 import org.hcomm.bridge.HcommNative;
+import org.hcomm.bridge.install.Api;
 import org.hcomm.bridge.transport.CommunicatorTransport;
 import org.hcomm.bridge.transport.LiveObjects;
 import org.hcomm.bridge.transport.Transport;
@@ -48,7 +49,7 @@ public final class ExecutorRuntime implements AutoCloseable {
     private final String executorId;
     private final String host;
     private final Fallback fallback;
-    private final SparkConf conf;
+    private final HcommSettings settings;
     private final ShuffleMetrics metrics = ShuffleMetrics.forExecutor();
     private final DriverClient driver;
     /** The peers the driver told of: kept across communicators. */
@@ -70,18 +71,18 @@ public final class ExecutorRuntime implements AutoCloseable {
     private RpcEndpointRef agent;
     private volatile boolean closed;
 
-    private ExecutorRuntime(PluginContext plugin, SparkConf conf, Fallback fallback, String host,
-            Transport transport, CommunicatorMember member) {
+    private ExecutorRuntime(PluginContext plugin, HcommSettings settings, String host, Transport transport,
+            CommunicatorMember member) {
         this.executorId = plugin.executorID();
         this.roster = new Roster(executorId);
         this.host = host;
-        this.fallback = fallback;
-        this.conf = conf;
+        this.fallback = settings.fallback();
+        this.settings = settings;
         this.driver = new DriverClient(plugin, metrics);
         this.member = member;
         this.sparkOnly = ReadPlanner.sparkOnly(executorId, fallback, metrics);
         this.parts = transport == null ? null
-                : new OneSidedParts(transport, 0, conf, roster, host, fallback, metrics, driver);
+                : new OneSidedParts(transport, 0, settings, roster, host, metrics, driver);
         if (parts != null) {
             publishers.add(parts.publisher);
         }
@@ -90,28 +91,27 @@ public final class ExecutorRuntime implements AutoCloseable {
     /**
      * Opens the transport (or records why it cannot), registers with the driver and starts the agent. On the
      * communicator path there is no transport yet: the executor registers as a candidate member and reads with
-     * Spark's fetch until the driver formed its communicator ({@link #joinCommunicator}).
+     * Spark's fetch until the driver formed its communicator ({@link #joinCommunicator}). {@code settings} are the
+     * process's, which the shuffle manager shares.
      */
-    public static ExecutorRuntime start(PluginContext plugin, SparkConf conf, Map<String, String> fromDriver)
+    public static ExecutorRuntime start(PluginContext plugin, HcommSettings settings, Map<String, String> fromDriver)
             throws Exception {
-        HcommConf.validate(conf);
-        String secret = ChannelSecret.resolve(conf, SparkEnv.get().securityManager(), fromDriver);
+        String secret = ChannelSecret.resolve(settings, SparkEnv.get().securityManager(), fromDriver);
         String host = advertisedHost();
-        Fallback fallback = Fallback.of(conf);
         CommunicatorMember member = null;
         Transport transport = null;
-        if ("communicator".equals(CommunicatorMember.chooseApi(conf)) && HcommNative.isAvailable() && host != null) {
+        if (CommunicatorMember.chooseApi(settings) == Api.COMMUNICATOR && HcommNative.isAvailable() && host != null) {
             try {
                 HcommNative.ensureCommunicator();
-                member = new CommunicatorMember(conf, plugin.executorID(), host,
-                        CommunicatorMember.device(plugin, conf), secret);
+                member = new CommunicatorMember(settings, plugin.executorID(), host,
+                        CommunicatorMember.device(plugin, settings), secret);
             } catch (RuntimeException e) {
-                TransportStart.unavailable(plugin, conf, fallback, e);
+                TransportStart.unavailable(plugin, settings, e);
             }
         } else {
-            transport = TransportStart.endpoint(plugin, conf, fallback, host, secret);
+            transport = TransportStart.endpoint(plugin, settings, host, secret);
         }
-        ExecutorRuntime rt = new ExecutorRuntime(plugin, conf, fallback, host, transport, member);
+        ExecutorRuntime rt = new ExecutorRuntime(plugin, settings, host, transport, member);
         try {
             SparkEnv env = SparkEnv.get();
             env.metricsSystem().registerSource(rt.metrics);
@@ -269,7 +269,7 @@ public final class ExecutorRuntime implements AutoCloseable {
         metrics.communicatorsJoined.inc();
         OneSidedParts fresh;
         try {
-            fresh = new OneSidedParts(t, j.epoch(), conf, roster, host, fallback, metrics, driver);
+            fresh = new OneSidedParts(t, j.epoch(), settings, roster, host, metrics, driver);
         } catch (RuntimeException e) { // the parts closed the transport, and the communicator with it
             metrics.communicatorsDestroyed.inc();
             LOG.warn("Executor {} joined communicator {} but cannot read in it: {}", executorId, j.epoch(),
@@ -294,7 +294,7 @@ public final class ExecutorRuntime implements AutoCloseable {
     /** Closes an earlier communicator's parts once unused ({@link OneSidedParts#retire}), listed until then. */
     private void retire(OneSidedParts old) {
         retiring.add(old);
-        old.retire(executorId, HcommConf.READ_TIMEOUT.get(conf) + 5000, () -> {
+        old.retire(executorId, settings.readTimeout().toMillis() + 5000, () -> {
             runSteps(old.closeSteps(metrics.communicatorsDestroyed::inc));
             retiring.remove(old);
             publishers.remove(old.publisher);

@@ -4,13 +4,11 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
-import org.apache.spark.SparkConf;
 import org.apache.spark.SparkEnv;
 import org.apache.spark.shuffle.IndexShuffleBlockResolver;
 import org.apache.spark.shuffle.hcomm.internal.channels.Roster;
 import org.apache.spark.shuffle.hcomm.internal.channels.StageChannels;
-import org.apache.spark.shuffle.hcomm.internal.conf.Fallback;
-import org.apache.spark.shuffle.hcomm.internal.conf.HcommConf;
+import org.apache.spark.shuffle.hcomm.internal.conf.HcommSettings;
 import org.apache.spark.shuffle.hcomm.internal.conf.LogCategory;
 import org.apache.spark.shuffle.hcomm.internal.fetch.Blame;
 import org.apache.spark.shuffle.hcomm.internal.fetch.ReadResources;
@@ -45,7 +43,7 @@ final class OneSidedParts {
     final ReadPlanner planner;
 
     /** Builds the parts on {@code transport}; on a failure closes what it built (the transport too) and rethrows. */
-    OneSidedParts(Transport transport, long epoch, SparkConf conf, Roster roster, String host, Fallback fallback,
+    OneSidedParts(Transport transport, long epoch, HcommSettings settings, Roster roster, String host,
             ShuffleMetrics metrics, DriverClient driver) {
         String executorId = roster.executorId();
         this.epoch = epoch;
@@ -54,12 +52,10 @@ final class OneSidedParts {
         MapOutputPublisher p = null;
         StageChannels c = null;
         try {
-            r = new ReadResources(transport, metrics, executorId, HcommConf.RECEIVE_BUFFER_SIZE.get(conf),
-                    (int) (long) HcommConf.READ_CHUNK_SIZE.get(conf), HcommConf.MAX_BYTES_IN_FLIGHT.get(conf),
-                    HcommConf.READ_TIMEOUT.get(conf));
-            p = new MapOutputPublisher(transport, HcommConf.SEND_ARENA_SIZE.get(conf),
-                    (int) (long) HcommConf.PUBLISHED_INDEX_MAX_BYTES.get(conf), metrics, driver, epoch,
-                    HcommConf.writesToArena(conf));
+            r = new ReadResources(transport, metrics, executorId, settings.receiveBufferSize(),
+                    settings.readChunkSize(), settings.maxBytesInFlight(), settings.readTimeout().toMillis());
+            p = new MapOutputPublisher(transport, settings.sendArenaSize(), settings.publishedIndexMaxBytes(), metrics,
+                    driver, epoch, settings.writeTarget() == HcommSettings.WriteTarget.ARENA);
             c = new StageChannels(transport, metrics, roster, r::reclaim);
         } catch (RuntimeException | Error e) {
             for (AutoCloseable built : new AutoCloseable[] {p, r, transport}) {
@@ -77,9 +73,9 @@ final class OneSidedParts {
         this.publisher = p;
         this.channels = c;
         this.moved = new MovedOutputs(publisher, metrics);
-        this.leases = new StageLeases(channels, driver, HcommConf.CHANNEL_SETUP_TIMEOUT.get(conf));
+        this.leases = new StageLeases(channels, driver, settings.channelSetupTimeout().toMillis());
         this.directories = new DirectoryCache(driver, epoch);
-        this.planner = new ReadPlanner(executorId, host, fallback, metrics, resources, leases, directories,
+        this.planner = new ReadPlanner(executorId, host, settings.fallback(), metrics, resources, leases, directories,
                 new Blame(executorId, channels, resources));
     }
 

@@ -8,6 +8,7 @@ import org.apache.spark.TaskFailedReason;
 import org.apache.spark.api.plugin.ExecutorPlugin;
 import org.apache.spark.api.plugin.PluginContext;
 import org.apache.spark.shuffle.hcomm.internal.bundle.LineCheck;
+import org.apache.spark.shuffle.hcomm.internal.conf.HcommSettings;
 import org.apache.spark.shuffle.hcomm.internal.conf.LogCategory;
 import org.slf4j.Logger;
 
@@ -37,7 +38,7 @@ public final class ShuffleExecutorPlugin implements ExecutorPlugin {
             return;
         }
         try {
-            runtime = ExecutorRuntime.start(ctx, SparkEnv.get().conf(), extraConf);
+            runtime = ExecutorRuntime.start(ctx, HcommSettings.of(SparkEnv.get().conf()), extraConf);
         } catch (RuntimeException e) {
             throw e;
         } catch (Exception e) {

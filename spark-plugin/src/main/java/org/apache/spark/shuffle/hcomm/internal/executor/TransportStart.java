@@ -4,12 +4,11 @@ import java.io.IOException;
 import java.net.Inet4Address;
 import java.net.InetAddress;
 
-import org.apache.spark.SparkConf;
 import org.apache.spark.api.plugin.PluginContext;
-import org.apache.spark.shuffle.hcomm.internal.conf.Fallback;
 import org.apache.spark.shuffle.hcomm.internal.conf.HcommConf;
+import org.apache.spark.shuffle.hcomm.internal.conf.HcommSettings;
 import org.apache.spark.shuffle.hcomm.internal.conf.LogCategory;
-import org.hcomm.bridge.HcommNative;
+import org.hcomm.bridge.ReadStrategy;
 import org.hcomm.bridge.transport.HcommTransport;
 import org.hcomm.bridge.transport.Transport;
 import org.hcomm.bridge.transport.TransportOptions;
@@ -25,8 +24,7 @@ final class TransportStart {
     private TransportStart() {}
 
     /** The endpoint path's transport, or null (with fallback {@code auto}) when HComm cannot open it. */
-    static Transport endpoint(PluginContext plugin, SparkConf conf, Fallback fallback, String host,
-            String secret) {
+    static Transport endpoint(PluginContext plugin, HcommSettings settings, String host, String secret) {
         Throwable why;
         try {
             if (host == null) { // the transport's failure: fallback `auto` fetches with Spark, `never` fails here
@@ -38,13 +36,13 @@ final class TransportStart {
                 throw new IllegalStateException("host " + host + " resolves to " + address
                         + ", HComm host endpoints need IPv4");
             }
-            return HcommTransport.open(new TransportOptions(address, "nbiFence".equals(HcommConf.READ_STRATEGY.get(
-                    conf)), secret, HcommConf.duration(HcommConf.READ_TIMEOUT, conf),
-                    HcommConf.duration(HcommConf.CHANNEL_SETUP_TIMEOUT, conf)));
+            return HcommTransport.open(new TransportOptions(address,
+                    settings.readStrategy() == ReadStrategy.Kind.NBI_FENCE, secret, settings.readTimeout(),
+                    settings.channelSetupTimeout()));
         } catch (RuntimeException | IOException e) {
             why = e;
         }
-        unavailable(plugin, conf, fallback, onWrongApi(why));
+        unavailable(plugin, settings, onWrongApi(why));
         return null;
     }
 
@@ -66,24 +64,10 @@ final class TransportStart {
                 + "HCCL communicators: set " + HcommConf.API.key() + "=communicator, or auto)", why);
     }
 
-    /**
-     * Tells the loader what to load and judge (provider, library path, read strategy, API), before anything loads
-     * it: the loader reads them once per JVM.
-     */
-    static void configureLoader(SparkConf conf) {
-        System.setProperty(HcommNative.PROVIDER_PROPERTY, HcommConf.PROVIDER.get(conf));
-        System.setProperty(HcommNative.READ_STRATEGY_PROPERTY, HcommConf.READ_STRATEGY.get(conf));
-        System.setProperty(HcommNative.API_PROPERTY, HcommConf.API.get(conf));
-        String path = HcommConf.LIBRARY_PATH.get(conf);
-        if (!path.isEmpty()) {
-            System.setProperty(HcommNative.LIBRARY_PATH_PROPERTY, path);
-        }
-    }
-
     /** HComm cannot serve this executor: fallback decides between Spark's fetch (a warning) and an error. */
-    static void unavailable(PluginContext plugin, SparkConf conf, Fallback fallback, Throwable cause) {
-        String provider = HcommConf.PROVIDER.get(conf);
-        fallback.fallBackOrFail(() -> new IllegalStateException("HComm is unavailable on executor "
+    static void unavailable(PluginContext plugin, HcommSettings settings, Throwable cause) {
+        String provider = settings.provider().toString();
+        settings.fallback().fallBackOrFail(() -> new IllegalStateException("HComm is unavailable on executor "
                 + plugin.executorID() + " (provider " + provider + "): " + cause.getMessage() + "; "
                 + HcommConf.FALLBACK.key() + "=never forbids falling back to Spark's shuffle fetch", cause), null,
                 () -> LOG.warn("HComm is unavailable on executor {} (provider {}): {}. Every shuffle block is fetched "

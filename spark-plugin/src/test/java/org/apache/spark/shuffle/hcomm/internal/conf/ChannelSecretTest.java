@@ -27,13 +27,13 @@ class ChannelSecretTest {
     @Test
     void withoutAuthenticationTheDriverHandsEachApplicationARandomSecret() {
         SparkConf conf = conf();
-        Map<String, String> first = ChannelSecret.forExecutors(conf);
-        Map<String, String> second = ChannelSecret.forExecutors(conf);
+        Map<String, String> first = ChannelSecret.forExecutors(HcommSettings.parse(conf));
+        Map<String, String> second = ChannelSecret.forExecutors(HcommSettings.parse(conf));
         String secret = first.get(ChannelSecret.EXTRA_CONF_KEY);
         assertTrue(secret.matches("[0-9a-f]{64}"), secret);
         assertNotEquals(secret, second.get(ChannelSecret.EXTRA_CONF_KEY));
         assertFalse(secret.contains("app-20261202-0001"));
-        assertEquals(secret, ChannelSecret.resolve(conf, security(conf), first));
+        assertEquals(secret, ChannelSecret.resolve(HcommSettings.parse(conf), security(conf), first));
         // Spark's UI, event log and logs redact it (spark.redaction.regex, applied by Spark's own Utils.redact)
         String key = "spark.plugins.internal.conf." + org.apache.spark.shuffle.hcomm.HcommShufflePlugin.class.getName()
                 + "." + ChannelSecret.EXTRA_CONF_KEY;
@@ -47,22 +47,23 @@ class ChannelSecretTest {
     void executorWithoutTheDriversSecretRefusesToStart() {
         SparkConf conf = conf();
         IllegalStateException e = assertThrows(IllegalStateException.class,
-                () -> ChannelSecret.resolve(conf, security(conf), Map.of()));
+                () -> ChannelSecret.resolve(HcommSettings.parse(conf), security(conf), Map.of()));
         assertTrue(e.getMessage().contains(HcommConf.SECRET.key()), e.getMessage());
     }
 
     @Test
     void withAuthenticationItIsSparksOwnSecret() {
         SparkConf conf = conf().set("spark.authenticate", "true").set("spark.authenticate.secret", "s3cr3t-of-spark");
-        assertEquals(Map.of(), ChannelSecret.forExecutors(conf));
-        assertEquals("s3cr3t-of-spark", ChannelSecret.resolve(conf, security(conf), Map.of()));
+        assertEquals(Map.of(), ChannelSecret.forExecutors(HcommSettings.parse(conf)));
+        assertEquals("s3cr3t-of-spark", ChannelSecret.resolve(HcommSettings.parse(conf), security(conf), Map.of()));
     }
 
     @Test
     void anExplicitSecretWins() {
         SparkConf conf = conf().set("spark.authenticate", "true").set("spark.authenticate.secret", "spark")
                 .set(HcommConf.SECRET.key(), "mine");
-        assertEquals(Map.of(), ChannelSecret.forExecutors(conf));
-        assertEquals("mine", ChannelSecret.resolve(conf, security(conf), Map.of(ChannelSecret.EXTRA_CONF_KEY, "x")));
+        assertEquals(Map.of(), ChannelSecret.forExecutors(HcommSettings.parse(conf)));
+        assertEquals("mine", ChannelSecret.resolve(HcommSettings.parse(conf), security(conf),
+                Map.of(ChannelSecret.EXTRA_CONF_KEY, "x")));
     }
 }

@@ -55,7 +55,7 @@ class ConfigDocTest {
         SparkConf ok = new SparkConf(false).set(HcommConf.WRITE_TARGET.key(), "arena")
                 .set("spark.shuffle.readHostLocalDisk", "false");
         HcommConf.validate(ok);
-        assertTrue(HcommConf.writesToArena(ok));
+        assertEquals(HcommSettings.WriteTarget.ARENA, HcommSettings.parse(ok).writeTarget());
 
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> HcommConf.validate(
                 new SparkConf(false).set(HcommConf.WRITE_TARGET.key(), "arena")));

@@ -11,6 +11,7 @@ import org.apache.spark.api.plugin.PluginContext;
 import org.apache.spark.resource.ResourceInformation;
 import org.apache.spark.shuffle.hcomm.TestPluginContext;
 import org.apache.spark.shuffle.hcomm.internal.conf.HcommConf;
+import org.apache.spark.shuffle.hcomm.internal.conf.HcommSettings;
 import org.junit.jupiter.api.Test;
 
 /** Which NPU an executor uses on the communicator path, and which SoCs take that path. */
@@ -25,21 +26,26 @@ class CommunicatorMemberTest {
         return new SparkConf(false).set(HcommConf.COMMUNICATOR_RESOURCE.key(), name);
     }
 
+    /** Settings naming resource {@code name}, which Spark schedules. */
+    private static HcommSettings scheduled(String name) {
+        return HcommSettings.parse(resource(name).set("spark.executor.resource." + name + ".amount", "1"));
+    }
+
     @Test
     void noResourceConfiguredIsDeviceZero() {
-        assertEquals(0, CommunicatorMember.device(context(Map.of()), new SparkConf(false)));
+        assertEquals(0, CommunicatorMember.device(context(Map.of()), HcommSettings.parse(new SparkConf(false))));
     }
 
     @Test
     void theResourceSparkAssignedIsTheDevice() {
         var npu = new ResourceInformation("npu", new String[] {"3", "4"});
-        assertEquals(3, CommunicatorMember.device(context(Map.of("npu", npu)), resource("npu")));
+        assertEquals(3, CommunicatorMember.device(context(Map.of("npu", npu)), scheduled("npu")));
     }
 
     @Test
     void aResourceTheExecutorWasNotGivenIsAnErrorNamingTheKey() {
         IllegalStateException e = assertThrows(IllegalStateException.class,
-                () -> CommunicatorMember.device(context(Map.of()), resource("npu")));
+                () -> CommunicatorMember.device(context(Map.of()), scheduled("npu")));
         assertTrue(e.getMessage().contains(HcommConf.COMMUNICATOR_RESOURCE.key()), e.getMessage());
     }
 
@@ -47,7 +53,7 @@ class CommunicatorMemberTest {
     void anAddressThatIsNotANumberIsAnErrorNamingTheKey() {
         var npu = new ResourceInformation("npu", new String[] {"card-a"});
         IllegalStateException e = assertThrows(IllegalStateException.class,
-                () -> CommunicatorMember.device(context(Map.of("npu", npu)), resource("npu")));
+                () -> CommunicatorMember.device(context(Map.of("npu", npu)), scheduled("npu")));
         assertTrue(e.getMessage().contains("card-a") && e.getMessage().contains(HcommConf.COMMUNICATOR_RESOURCE.key()),
                 e.getMessage());
     }

@@ -50,7 +50,7 @@ import org.apache.spark.shuffle.api.ShufflePartitionWriter;
 import org.apache.spark.shuffle.api.WritableByteChannelWrapper;
 import org.apache.spark.shuffle.api.metadata.MapOutputCommitMessage;
 import org.apache.spark.shuffle.hcomm.TestPluginContext;
-import org.apache.spark.shuffle.hcomm.internal.conf.Fallback;
+import org.apache.spark.shuffle.hcomm.internal.conf.HcommSettings;
 import org.apache.spark.shuffle.hcomm.internal.metrics.ShuffleMetrics;
 import org.apache.spark.shuffle.hcomm.internal.rpc.DriverClient;
 import org.apache.spark.storage.ShuffleBlockBatchId;
@@ -354,7 +354,7 @@ class ArenaMapOutputWriterTest {
             ArenaExecutorComponents components = new ArenaExecutorComponents(sparkWriters(spark),
                     resolver::publisherOf, "ADLER32");
             ShuffleWriter<Object, Object> task = new PublishingShuffleWriter<>(new NoRecords(), 0, 1, publisher,
-                    Fallback.of(new SparkConf(false)), null, resolver);
+                    HcommSettings.parse(new SparkConf(false)).fallback(), null, resolver);
             ShuffleMapOutputWriter w = components.createMapOutputWriter(0, 1, 1); // a communicator switched since
             write(w, 0, bytes(1000));
             w.commitAllPartitions(new long[0]);
