@@ -8,8 +8,7 @@ import org.hcomm.bridge.raw.HcommOnThreadLibrary;
 final class OnThreadReads extends ChannelReads {
     private final CommThread thread;
     private final Completion completion;
-    /** The OS thread whose batch mode is open, or null when no batch is open. */
-    private Thread batchOwner;
+    private final BatchMode batch;
     /** The thread's handle, read by {@link #open} before each post. */
     private long th;
     /** One drain per channel read (made once: {@link #complete} runs once per batch of reads). */
@@ -18,6 +17,7 @@ final class OnThreadReads extends ChannelReads {
     OnThreadReads(CommThread thread, Completion completion) {
         this.thread = Objects.requireNonNull(thread, "thread");
         this.completion = Objects.requireNonNull(completion, "completion");
+        this.batch = new BatchMode(null, thread::context);
         this.drain = ch -> HcommOnThreadLibrary.HcommChannelDrainOnThread(thread.handle(), ch);
     }
 
@@ -29,13 +29,7 @@ final class OnThreadReads extends ChannelReads {
     @Override
     void open() {
         th = thread.handle();
-        if (batchOwner == null) {
-            int rc = HcommDataPlaneLibrary.HcommBatchModeStart(null);
-            HcommException.check(rc, "HcommBatchModeStart", thread.context());
-            batchOwner = Thread.currentThread();
-        } else {
-            checkOwner("submit");
-        }
+        batch.enter("submit");
     }
 
     @Override
@@ -55,14 +49,9 @@ final class OnThreadReads extends ChannelReads {
 
     @Override
     public void flush() {
-        if (batchOwner == null) {
-            return;
-        }
-        checkOwner("flush");
-        batchOwner = null;
-        int rc = HcommDataPlaneLibrary.HcommBatchModeEnd(null);
-        if (rc != 0) {
-            HcommException e = new HcommException("HcommBatchModeEnd", rc, thread.context());
+        try {
+            batch.end("flush");
+        } catch (HcommException e) {
             try {
                 awaitTouched();
             } catch (RuntimeException cleanup) {
@@ -91,13 +80,6 @@ final class OnThreadReads extends ChannelReads {
             }
         } else {
             awaitEach("HcommChannelDrainOnThread", drain, true); // a drain waits for the whole thread
-        }
-    }
-
-    private void checkOwner(String what) {
-        if (batchOwner != Thread.currentThread()) {
-            throw new IllegalStateException("batch opened on " + batchOwner.getName() + ", " + what + " from "
-                    + Thread.currentThread().getName());
         }
     }
 }
