@@ -2,7 +2,6 @@ package org.hcomm.bridge.transport;
 
 import org.hcomm.bridge.install.Provider;
 import java.util.List;
-import java.util.Set;
 
 import org.hcomm.bridge.ChannelSet;
 import org.hcomm.bridge.ChannelStatus;
@@ -15,11 +14,11 @@ import org.hcomm.bridge.HcommNative;
 final class HcommPeerChannels implements PeerChannels {
     private final ChannelSet set;
     private final Peer[] peers;
-    private final Set<AutoCloseable> open;
+    private final TransportBase owner;
 
-    HcommPeerChannels(ChannelSet set, List<PeerSpec> specs, Set<AutoCloseable> open) {
+    HcommPeerChannels(ChannelSet set, List<PeerSpec> specs, TransportBase owner) {
         this.set = set;
-        this.open = open;
+        this.owner = owner;
         this.peers = new Peer[specs.size()];
         for (int i = 0; i < peers.length; i++) {
             peers[i] = new Peer(set.channel(i), specs.get(i).peerId());
@@ -71,7 +70,7 @@ final class HcommPeerChannels implements PeerChannels {
 
     @Override
     public synchronized void close() {
-        open.remove(this);
+        owner.forget(this);
         set.close();
     }
 
