@@ -221,6 +221,11 @@ public final class HcommTransport extends TransportBase {
         }
     }
 
+    /**
+     * The plugin's batch on the endpoint path: its reads go to {@link ReadStrategy} on the peer's HComm channel, and
+     * a failure becomes a {@link TransportException} naming the peer channel; closing it waits for what is in flight
+     * and frees its HComm thread.
+     */
     private final class Batch implements ReadBatch {
         private final AtomicBoolean closed = new AtomicBoolean();
         private final CommThread thread;
