@@ -8,10 +8,10 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import org.hcomm.bridge.Acl;
-import org.hcomm.bridge.CommStream;
-import org.hcomm.bridge.Communicator;
-import org.hcomm.bridge.HcommException;
+import org.hcomm.bridge.communicator.Acl;
+import org.hcomm.bridge.communicator.CommStream;
+import org.hcomm.bridge.communicator.Communicator;
+import org.hcomm.bridge.error.HcommException;
 import org.hcomm.bridge.raw.HcommAbi;
 
 /**

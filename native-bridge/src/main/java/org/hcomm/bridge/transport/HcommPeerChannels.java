@@ -1,11 +1,10 @@
 package org.hcomm.bridge.transport;
 
-import org.hcomm.bridge.install.Provider;
 import java.util.List;
-
-import org.hcomm.bridge.ChannelSet;
-import org.hcomm.bridge.ChannelStatus;
 import org.hcomm.bridge.HcommNative;
+import org.hcomm.bridge.endpoint.ChannelSet;
+import org.hcomm.bridge.endpoint.ChannelStatus;
+import org.hcomm.bridge.install.Provider;
 
 /**
  * {@link PeerChannels} of an {@link HcommTransport}: one HComm {@link ChannelSet} and, per channel, its peer and the

@@ -6,17 +6,17 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 
-import org.hcomm.bridge.ChannelReadException;
-import org.hcomm.bridge.ChannelSet;
-import org.hcomm.bridge.ChannelSpec;
 import org.hcomm.bridge.CommThread;
-import org.hcomm.bridge.Endpoint;
 import org.hcomm.bridge.Engine;
-import org.hcomm.bridge.HcommException;
 import org.hcomm.bridge.HcommNative;
-import org.hcomm.bridge.ReadStrategy;
-import org.hcomm.bridge.RegisteredMemory;
 import org.hcomm.bridge.SoftHcomm;
+import org.hcomm.bridge.endpoint.ChannelSet;
+import org.hcomm.bridge.endpoint.ChannelSpec;
+import org.hcomm.bridge.endpoint.Endpoint;
+import org.hcomm.bridge.endpoint.RegisteredMemory;
+import org.hcomm.bridge.error.HcommException;
+import org.hcomm.bridge.read.ChannelReadException;
+import org.hcomm.bridge.read.ReadStrategy;
 
 /**
  * {@link Transport} on an HComm endpoint (the endpoint API, whichever provider {@link HcommNative} loaded): host

@@ -5,9 +5,9 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Predicate;
-import org.hcomm.bridge.Failures;
-import org.hcomm.bridge.HcommException;
 import org.hcomm.bridge.HcommNative;
+import org.hcomm.bridge.error.Failures;
+import org.hcomm.bridge.error.HcommException;
 
 /**
  * What every {@link Transport} owns alike: the {@link ReadBatch}es, {@link PeerChannels} and {@link Region}s it made

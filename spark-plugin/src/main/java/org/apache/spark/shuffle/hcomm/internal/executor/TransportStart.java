@@ -55,7 +55,7 @@ final class TransportStart {
     private static Throwable onWrongApi(Throwable why) {
         String soc;
         try {
-            soc = org.hcomm.bridge.Acl.socName();
+            soc = org.hcomm.bridge.communicator.Acl.socName();
         } catch (RuntimeException | LinkageError e) {
             return why;
         }

@@ -1,6 +1,6 @@
-package org.hcomm.bridge;
+package org.hcomm.bridge.endpoint;
 
-/** Per-channel status reported by {@code HcommChannelGetStatus} (HCOMM_ABI.md §2.3). */
+/** Per-channel status reported by {@code HcommChannelGetStatus} (docs/HCOMM_ABI.md §2.3). */
 public enum ChannelStatus {
     READY(0),
     CONNECTING(1),

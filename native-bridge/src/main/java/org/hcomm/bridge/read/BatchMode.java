@@ -1,6 +1,7 @@
-package org.hcomm.bridge;
+package org.hcomm.bridge.read;
 
 import java.util.function.Supplier;
+import org.hcomm.bridge.error.HcommException;
 import org.hcomm.bridge.raw.HcommDataPlaneLibrary;
 
 /**

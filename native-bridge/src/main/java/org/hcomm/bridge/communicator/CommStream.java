@@ -1,9 +1,11 @@
-package org.hcomm.bridge;
+package org.hcomm.bridge.communicator;
 
 import com.sun.jna.Pointer;
+import org.hcomm.bridge.error.HcommException;
 import org.hcomm.bridge.raw.AclRuntime;
 import org.hcomm.bridge.raw.HcclLibrary;
 import org.hcomm.bridge.raw.HcommDataPlaneLibrary;
+import org.hcomm.bridge.read.BatchMode;
 
 /**
  * A stream of a {@link Communicator} with its communicator thread: reads from a peer's HCCL buffer into this rank's
@@ -30,7 +32,10 @@ public final class CommStream {
         return comm;
     }
 
-    /** Queues a read of {@code length} bytes from the peer's HCCL buffer at {@code src} into this rank's at {@code dst}. */
+    /**
+     * Queues a read of {@code length} bytes from the peer's HCCL buffer at {@code src} into this rank's at
+     * {@code dst}.
+     */
     public void read(long channel, long dst, long src, long length) {
         comm.checkOpen();
         batch.enter("used");

@@ -1,4 +1,4 @@
-package org.hcomm.bridge;
+package org.hcomm.bridge.error;
 
 /** Collecting failures while closing or completing several things: the first is thrown, the later ones ride along. */
 public final class Failures {

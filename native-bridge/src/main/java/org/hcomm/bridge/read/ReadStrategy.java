@@ -1,6 +1,14 @@
-package org.hcomm.bridge;
+package org.hcomm.bridge.read;
 
 import java.util.Objects;
+import org.hcomm.bridge.CommThread;
+import org.hcomm.bridge.HcommNative;
+import org.hcomm.bridge.endpoint.ChannelSet;
+import org.hcomm.bridge.endpoint.ImportedMemory;
+import org.hcomm.bridge.endpoint.RegisteredMemory;
+import org.hcomm.bridge.error.Failures;
+import org.hcomm.bridge.error.HcommException;
+import org.hcomm.bridge.error.HcommStatus;
 import org.hcomm.bridge.raw.HcommAbi;
 import org.hcomm.bridge.raw.HcommDataPlaneLibrary;
 import org.hcomm.bridge.raw.HcommNbiLibrary;
@@ -105,12 +113,7 @@ public final class ReadStrategy {
             HcommException e = new ChannelReadException(kind == Kind.ON_THREAD ? "HcommReadOnThread" : "HcommReadNbi",
                     rc, channel, channel.context() + context() + " dst=0x" + Long.toHexString(dstAddress) + " src=0x"
                     + Long.toHexString(srcAddress) + " len=" + length);
-            try {
-                complete();
-            } catch (RuntimeException cleanup) {
-                e.addSuppressed(cleanup);
-            }
-            throw e;
+            throw withCleanup(e, this::complete);
         }
     }
 
@@ -126,12 +129,7 @@ public final class ReadStrategy {
         try {
             batch.end("flush");
         } catch (HcommException e) {
-            try {
-                awaitTouched();
-            } catch (RuntimeException cleanup) {
-                e.addSuppressed(cleanup);
-            }
-            throw e;
+            throw withCleanup(e, this::awaitTouched);
         }
     }
 
@@ -184,6 +182,16 @@ public final class ReadStrategy {
         if (failure != null) {
             throw failure;
         }
+    }
+
+    /** {@code failure} after running {@code cleanup}, whose own failure rides along suppressed. */
+    private static HcommException withCleanup(HcommException failure, Runnable cleanup) {
+        try {
+            cleanup.run();
+        } catch (RuntimeException e) {
+            failure.addSuppressed(e);
+        }
+        return failure;
     }
 
     /** What an error names besides the channel (with a leading space), or "". */
