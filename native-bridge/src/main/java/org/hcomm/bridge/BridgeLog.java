@@ -5,9 +5,9 @@ import java.lang.System.Logger.Level;
 /**
  * The bridge's log: SLF4J where it is on the class path (inside Spark, whose logging configuration then applies),
  * else the JDK's {@link System.Logger}: a line's bundle carries no SLF4J (Spark provides it), and the doctor runs
- * from the bundle with {@code java -jar}. Messages use SLF4J's {@code {}} placeholders either way.
+ * from the bundle with {@code java -jar}. Messages use SLF4J's {@code {}} placeholders either way. Thread-safe.
  */
-final class BridgeLog {
+public final class BridgeLog {
     private static final boolean SLF4J = present("org.slf4j.LoggerFactory");
     private final Object slf4j;
     private final System.Logger jdk;
@@ -17,15 +17,15 @@ final class BridgeLog {
         this.jdk = SLF4J ? null : System.getLogger(owner.getName());
     }
 
-    static BridgeLog of(Class<?> owner) {
+    public static BridgeLog of(Class<?> owner) {
         return new BridgeLog(owner);
     }
 
-    void info(String format, Object... args) {
+    public void info(String format, Object... args) {
         log(Level.INFO, format, args);
     }
 
-    void warn(String format, Object... args) {
+    public void warn(String format, Object... args) {
         log(Level.WARNING, format, args);
     }
 

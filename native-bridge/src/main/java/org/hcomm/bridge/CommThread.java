@@ -3,10 +3,12 @@ package org.hcomm.bridge;
 import com.sun.jna.Pointer;
 import com.sun.jna.ptr.PointerByReference;
 import java.util.Objects;
+import org.hcomm.bridge.error.HcommException;
 import org.hcomm.bridge.raw.AclRuntime;
 import org.hcomm.bridge.raw.HcommAbi;
 import org.hcomm.bridge.raw.HcommOnThreadLibrary;
 import org.hcomm.bridge.raw.HcommStreamLibrary;
+import org.hcomm.bridge.read.ReadStrategy;
 
 /**
  * An HComm thread ({@code HcommThreadAlloc}): not an OS thread but the queue (device stream on A2/A3, a soft stream
@@ -73,19 +75,20 @@ public final class CommThread extends NativeOwner {
         return stream;
     }
 
-    /** The native handle; throws when closed. */
-    long handle() {
+    /** The native handle, for the reads queued on this thread; throws when closed. */
+    public long handle() {
         checkOpen();
         return handle;
     }
 
-    String context() {
+    /** The ids an error names. */
+    public String context() {
         return "thread=0x" + Long.toHexString(handle) + " engine=" + engine;
     }
 
     /** {@code HcommThreadFree} ({@link #close()}). */
     @Override
-    void release() {
+    protected void release() {
         int rc = HcommOnThreadLibrary.HcommThreadFree(new long[] {handle}, 1);
         HcommException.check(rc, "HcommThreadFree", context());
     }

@@ -32,6 +32,8 @@ import org.hcomm.bridge.raw.HcommSymbol.Need;
 import org.hcomm.bridge.raw.HcommSoftCounters;
 import org.hcomm.bridge.raw.HcommSoftLibrary;
 import org.hcomm.bridge.raw.ThreadConfig;
+import org.hcomm.bridge.communicator.Acl;
+import org.hcomm.bridge.read.ReadStrategy;
 
 /**
  * Finds, loads and checks the HComm library, once per process (never in a static initializer, and never throwing

@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import org.hcomm.bridge.install.Api;
+import org.hcomm.bridge.read.ReadStrategy;
 import org.hcomm.bridge.install.Install;
 import org.hcomm.bridge.install.Provider;
 import org.hcomm.bridge.raw.HcommSymbol.Need;

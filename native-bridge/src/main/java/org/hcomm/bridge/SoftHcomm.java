@@ -1,7 +1,11 @@
 package org.hcomm.bridge;
 
-import org.hcomm.bridge.install.Provider;
+import com.sun.jna.Pointer;
+import com.sun.jna.ptr.PointerByReference;
+import java.nio.charset.StandardCharsets;
 import java.util.Objects;
+import org.hcomm.bridge.error.HcommException;
+import org.hcomm.bridge.install.Provider;
 import org.hcomm.bridge.raw.HcommSoftCounters;
 import org.hcomm.bridge.raw.HcommSoftLibrary;
 
@@ -39,6 +43,18 @@ public final class SoftHcomm {
         return new SoftCounters(c.endpoints, c.regions, c.allocations, c.imports, c.channels, c.threads,
                 c.bytesServed, c.bytesRead, c.opsRunByWaiter, c.comms, c.deviceBytes, c.h2dBytes, c.d2hBytes,
                 c.notifies);
+    }
+
+    /**
+     * {@code HcommSoftChannelPath}: how the reads of channel {@code channel} travel, {@code "shm"} or {@code "tcp"}
+     * (null when the library has not chosen yet); {@code context} is what an error names.
+     */
+    public static String channelPath(long channel, String context) {
+        PointerByReference path = new PointerByReference();
+        int rc = lib().HcommSoftChannelPath(channel, path);
+        HcommException.check(rc, "HcommSoftChannelPath", context);
+        Pointer p = path.getValue();
+        return p == null ? null : p.getString(0, StandardCharsets.US_ASCII.name());
     }
 
     /** {@code HcommSoftVersion()}, e.g. {@code "soft-hcomm 0.1.0 abi-v4"}. */

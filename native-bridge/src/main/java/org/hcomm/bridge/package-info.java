@@ -1,13 +1,14 @@
 /**
- * Checked facade over the raw HComm mapping: validates arguments, maps status codes to {@link
- * org.hcomm.bridge.HcommException} through {@link org.hcomm.bridge.HcommStatus}, and gives every native handle
- * exactly one {@link java.lang.AutoCloseable} owner ({@link org.hcomm.bridge.Endpoint},
- * {@link org.hcomm.bridge.RegisteredMemory}, {@link org.hcomm.bridge.ImportedMemory},
- * {@link org.hcomm.bridge.ChannelSet}, {@link org.hcomm.bridge.CommThread}) whose {@code close()} is idempotent
- * and whose use after close throws {@link java.lang.IllegalStateException} instead of crashing the JVM.
+ * The bridge's root: the loader ({@link org.hcomm.bridge.HcommNative}, provider {@code soft} or {@code cann}), soft
+ * HComm's process-wide functions ({@link org.hcomm.bridge.SoftHcomm}), the bridge's log, and the base of every
+ * checked owner of a native handle ({@link org.hcomm.bridge.NativeOwner}: close releases exactly once, use after
+ * close is an {@link java.lang.IllegalStateException} instead of a crash, a forgotten close is logged). Also here:
+ * {@link org.hcomm.bridge.Engine} and {@link org.hcomm.bridge.CommThread}, which channels and reads share.
  *
- * <p>{@link org.hcomm.bridge.HcommNative} loads the library (provider {@code soft} or {@code cann});
- * {@link org.hcomm.bridge.ReadStrategy} hides which calls issue and complete reads. No JNA type appears in a public
- * signature here.
+ * <p>The checked facade over the raw mapping ({@code raw}) is split by role: {@code error} (status codes and the
+ * exception that carries them), {@code endpoint} (an endpoint and what hangs off it: memory, channels), {@code read}
+ * (issuing and completing one-sided reads; batch mode), {@code communicator} (the HCCL communicator path of Atlas
+ * A2/A3). {@code transport} sits above them all and is what the plugin uses. No JNA type appears in a public
+ * signature of the facade.
  */
 package org.hcomm.bridge;

@@ -9,6 +9,12 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.hcomm.bridge.endpoint.ChannelSet;
+import org.hcomm.bridge.endpoint.ChannelSpec;
+import org.hcomm.bridge.endpoint.Endpoint;
+import org.hcomm.bridge.endpoint.ImportedMemory;
+import org.hcomm.bridge.endpoint.RegisteredMemory;
+import org.hcomm.bridge.endpoint.SocketRole;
 
 /**
  * This JVM (reader, CLIENT) and a {@link RemotePeer} (owner of the source memory, SERVER) with READY channels

@@ -15,6 +15,8 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.hcomm.bridge.endpoint.ChannelSet;
+import org.hcomm.bridge.read.ReadStrategy;
 
 /**
  * One-sided reads from another JVM through the real soft library, over the shared-memory and the TCP path, with

@@ -14,6 +14,7 @@ import java.util.concurrent.TimeUnit;
 import org.hcomm.bridge.install.Api;
 import org.hcomm.bridge.install.InstallChecks;
 import org.hcomm.bridge.install.Provider;
+import org.hcomm.bridge.read.ReadStrategy;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 

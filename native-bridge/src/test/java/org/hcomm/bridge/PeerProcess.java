@@ -8,6 +8,12 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import org.hcomm.bridge.endpoint.ChannelSet;
+import org.hcomm.bridge.endpoint.ChannelSetupException;
+import org.hcomm.bridge.endpoint.ChannelSpec;
+import org.hcomm.bridge.endpoint.Endpoint;
+import org.hcomm.bridge.endpoint.RegisteredMemory;
+import org.hcomm.bridge.endpoint.SocketRole;
 
 /**
  * The other process of the cross-process tests: owns an endpoint on 127.0.0.1 and answers one line per command on

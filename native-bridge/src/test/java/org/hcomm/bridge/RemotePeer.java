@@ -18,6 +18,7 @@ import java.util.Map;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import org.hcomm.bridge.endpoint.SocketRole;
 
 /** Test side of {@link PeerProcess}: a second JVM with the same java binary and class path, driven by lines. */
 final class RemotePeer implements AutoCloseable {

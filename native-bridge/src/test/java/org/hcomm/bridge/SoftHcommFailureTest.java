@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.sun.jna.Memory;
+import com.sun.jna.Pointer;
 import com.sun.jna.ptr.PointerByReference;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -18,14 +19,24 @@ import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import org.hcomm.bridge.endpoint.ChannelSet;
+import org.hcomm.bridge.endpoint.ChannelSetupException;
+import org.hcomm.bridge.endpoint.ChannelSpec;
+import org.hcomm.bridge.endpoint.ChannelStatus;
+import org.hcomm.bridge.endpoint.Endpoint;
+import org.hcomm.bridge.endpoint.RegisteredMemory;
+import org.hcomm.bridge.error.HcommException;
+import org.hcomm.bridge.error.HcommStatus;
 import org.hcomm.bridge.raw.CommMem;
 import org.hcomm.bridge.raw.EndpointDesc;
 import org.hcomm.bridge.raw.HcommAbi;
+import org.hcomm.bridge.raw.HcommAllocLibrary;
 import org.hcomm.bridge.raw.HcommChannelDesc;
 import org.hcomm.bridge.raw.HcommDescInit;
-import org.hcomm.bridge.raw.HcommAllocLibrary;
 import org.hcomm.bridge.raw.HcommLibrary;
 import org.hcomm.bridge.raw.HcommOnThreadLibrary;
+import org.hcomm.bridge.read.ChannelReadException;
+import org.hcomm.bridge.read.ReadStrategy;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -57,29 +68,14 @@ class SoftHcommFailureTest {
         return Endpoint.create(InetAddress.getByName("127.0.0.1"));
     }
 
-    private static int unusedPort() throws Exception {
-        try (ServerSocket s = new ServerSocket()) {
-            s.bind(new InetSocketAddress("127.0.0.1", 0));
-            return s.getLocalPort();
-        }
+    /** A loopback endpoint made through the raw mapping, for calls the facade would reject first. */
+    private static Pointer rawLoopbackEndpoint() {
+        PointerByReference out = new PointerByReference();
+        assertEquals(0, HcommLibrary.HcommEndpointCreate(loopbackDesc(), out));
+        return out.getValue();
     }
 
-    @Test
-    void channelCountOutsideOneToMaxIsParameterError() throws Exception {
-        try (Endpoint ep = loopbackEndpoint()) {
-            HcommChannelDesc desc = new HcommChannelDesc();
-            HcommDescInit.hcommChannelDescInit(desc);
-            long[] out = new long[1];
-            assertEquals(HcommAbi.HCCL_E_PARA, HcommLibrary.HcommChannelCreate(ep.handleForChild(),
-                    HcommAbi.COMM_ENGINE_CPU, desc.getPointer(), 0, out));
-            assertEquals(HcommAbi.HCCL_E_PARA, HcommLibrary.HcommChannelCreate(ep.handleForChild(),
-                    HcommAbi.COMM_ENGINE_CPU, desc.getPointer(), HcommAbi.HCOMM_CHANNEL_NUM_MAX + 1, out));
-            assertEquals(0, out[0], "nothing may be written on a rejected create");
-        }
-    }
-
-    @Test
-    void nullPointersArePointerErrors() throws Exception {
+    private static EndpointDesc loopbackDesc() {
         EndpointDesc desc = new EndpointDesc();
         HcommDescInit.endpointDescInit(desc);
         desc.protocol = HcommAbi.COMM_PROTOCOL_ROCE;
@@ -89,6 +85,36 @@ class SoftHcommFailureTest {
         desc.commAddr.raws[2] = 0;
         desc.commAddr.raws[3] = 1;
         desc.loc.locType = HcommAbi.ENDPOINT_LOC_TYPE_HOST;
+        return desc;
+    }
+
+    private static int unusedPort() throws Exception {
+        try (ServerSocket s = new ServerSocket()) {
+            s.bind(new InetSocketAddress("127.0.0.1", 0));
+            return s.getLocalPort();
+        }
+    }
+
+    @Test
+    void channelCountOutsideOneToMaxIsParameterError() {
+        Pointer ep = rawLoopbackEndpoint();
+        try {
+            HcommChannelDesc desc = new HcommChannelDesc();
+            HcommDescInit.hcommChannelDescInit(desc);
+            long[] out = new long[1];
+            assertEquals(HcommAbi.HCCL_E_PARA, HcommLibrary.HcommChannelCreate(ep,
+                    HcommAbi.COMM_ENGINE_CPU, desc.getPointer(), 0, out));
+            assertEquals(HcommAbi.HCCL_E_PARA, HcommLibrary.HcommChannelCreate(ep,
+                    HcommAbi.COMM_ENGINE_CPU, desc.getPointer(), HcommAbi.HCOMM_CHANNEL_NUM_MAX + 1, out));
+            assertEquals(0, out[0], "nothing may be written on a rejected create");
+        } finally {
+            assertEquals(0, HcommLibrary.HcommEndpointDestroy(ep));
+        }
+    }
+
+    @Test
+    void nullPointersArePointerErrors() {
+        EndpointDesc desc = loopbackDesc();
         assertEquals(HcommAbi.HCCL_E_PTR, HcommLibrary.HcommEndpointCreate(null, new PointerByReference()));
         assertEquals(HcommAbi.HCCL_E_PTR, HcommLibrary.HcommEndpointCreate(desc, null));
         assertEquals(HcommAbi.HCCL_E_PTR, HcommAllocLibrary.HcommMemAlloc(null, 4096));
@@ -96,16 +122,19 @@ class SoftHcommFailureTest {
         assertEquals(HcommAbi.HCCL_E_PTR, HcommLibrary.HcommChannelDestroy(null, 1));
         assertEquals(HcommAbi.HCCL_E_PTR, HcommOnThreadLibrary.HcommThreadAlloc(HcommAbi.COMM_ENGINE_CPU, 1,
                 new int[] {0}, null));
-        try (Endpoint ep = loopbackEndpoint()) {
-            assertEquals(HcommAbi.HCCL_E_PTR, HcommLibrary.HcommChannelCreate(ep.handleForChild(),
+        Pointer ep = rawLoopbackEndpoint();
+        try {
+            assertEquals(HcommAbi.HCCL_E_PTR, HcommLibrary.HcommChannelCreate(ep,
                     HcommAbi.COMM_ENGINE_CPU, null, 1, new long[1]));
-            assertEquals(HcommAbi.HCCL_E_PTR, HcommLibrary.HcommMemReg(ep.handleForChild(), "t", null,
+            assertEquals(HcommAbi.HCCL_E_PTR, HcommLibrary.HcommMemReg(ep, "t", null,
                     new PointerByReference()));
             CommMem nullAddr = new CommMem();
             nullAddr.type = HcommAbi.COMM_MEM_TYPE_HOST;
             nullAddr.size = 4096;
-            assertEquals(HcommAbi.HCCL_E_PTR, HcommLibrary.HcommMemReg(ep.handleForChild(), "t", nullAddr,
+            assertEquals(HcommAbi.HCCL_E_PTR, HcommLibrary.HcommMemReg(ep, "t", nullAddr,
                     new PointerByReference()));
+        } finally {
+            assertEquals(0, HcommLibrary.HcommEndpointDestroy(ep));
         }
     }
 

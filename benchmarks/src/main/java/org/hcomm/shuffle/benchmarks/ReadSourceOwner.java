@@ -12,14 +12,14 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.zip.CRC32;
-import org.hcomm.bridge.ChannelSet;
-import org.hcomm.bridge.ChannelSetupException;
-import org.hcomm.bridge.ChannelSpec;
-import org.hcomm.bridge.Endpoint;
 import org.hcomm.bridge.HcommNative;
 import org.hcomm.bridge.LoadOptions;
-import org.hcomm.bridge.RegisteredMemory;
 import org.hcomm.bridge.SoftHcomm;
+import org.hcomm.bridge.endpoint.ChannelSet;
+import org.hcomm.bridge.endpoint.ChannelSetupException;
+import org.hcomm.bridge.endpoint.ChannelSpec;
+import org.hcomm.bridge.endpoint.Endpoint;
+import org.hcomm.bridge.endpoint.RegisteredMemory;
 
 /**
  * The owner process of {@link ReadThroughputBenchmark}: a second JVM that allocates, fills with random data and

@@ -8,13 +8,10 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
-import org.hcomm.bridge.Acl;
-import org.hcomm.bridge.CommStream;
-import org.hcomm.bridge.Communicator;
-import org.hcomm.bridge.HcommException;
-import org.hcomm.bridge.HcommNative;
+import org.hcomm.bridge.communicator.Acl;
+import org.hcomm.bridge.communicator.CommStream;
+import org.hcomm.bridge.communicator.Communicator;
+import org.hcomm.bridge.error.HcommException;
 import org.hcomm.bridge.raw.HcommAbi;
 
 /**
@@ -28,7 +25,7 @@ import org.hcomm.bridge.raw.HcommAbi;
  *
  * <p>Thread-safe as {@link Transport} says.
  */
-public final class CommunicatorTransport implements Transport {
+public final class CommunicatorTransport extends TransportBase {
     /** One member of the communicator: who (the plugin's peer id), where (host, for HCCS or RoCE). */
     public record Member(String peerId, String host) {
         public Member {
@@ -43,11 +40,9 @@ public final class CommunicatorTransport implements Transport {
     private final Communicator comm;
     private final Map<String, Integer> rankOf = new HashMap<>();
     private final long[] channelOfRank;
-    private final Set<AutoCloseable> open = ConcurrentHashMap.newKeySet();
     private final Deque<CommStream> idleStreams = new ArrayDeque<>();
     /** Bytes of the HCCL buffer handed out; regions are carved from its start and never returned before close. */
     private long carved;
-    private volatile boolean closed;
 
     private CommunicatorTransport(Communicator comm, List<Member> members, long[] channelOfRank) {
         this.comm = comm;
@@ -64,10 +59,7 @@ public final class CommunicatorTransport implements Transport {
      */
     public static CommunicatorTransport form(byte[] rootInfo, List<Member> members, int rank, int device,
             int bufferMb, String name) throws TransportException {
-        if (!HcommNative.isAvailable()) {
-            throw new TransportException("load", -1, "HComm library unavailable: " + HcommNative.unavailabilityCause(),
-                    HcommNative.unavailabilityCause());
-        }
+        requireLibrary();
         Communicator comm = null;
         try {
             comm = Communicator.join(rootInfo, members.size(), rank, device, bufferMb, name);
@@ -100,7 +92,7 @@ public final class CommunicatorTransport implements Transport {
                 }
             }
             if (e instanceof HcommException h) {
-                throw HcommTransport.wrap(h);
+                throw wrap(h);
             }
             throw new TransportException("form", -1, e.getMessage(), e);
         }
@@ -111,7 +103,7 @@ public final class CommunicatorTransport implements Transport {
         try {
             return Communicator.rootInfo(device);
         } catch (HcommException e) {
-            throw HcommTransport.wrap(e);
+            throw wrap(e);
         } catch (IllegalStateException e) {
             throw new TransportException("HcclGetRootInfo", -1, e.getMessage(), e);
         }
@@ -209,57 +201,20 @@ public final class CommunicatorTransport implements Transport {
     }
 
     @Override
-    public LiveObjects liveObjects() {
-        return LiveObjects.current();
+    String reads() {
+        return "HcclCommunicator(rank " + comm.rank() + "/" + comm.size() + ", device " + comm.device()
+                + ", HCCL buffer " + (comm.bufferSize() >> 20) + " MiB)";
     }
 
+    /** {@code HcclCommDestroy} (channels, threads and HCCL buffer with it), then the streams. */
     @Override
-    public String describe() {
-        return "provider=" + HcommNative.provider() + " library=" + HcommNative.librarySource() + " version="
-                + HcommNative.libraryVersion() + " reads=HcclCommunicator(rank " + comm.rank() + "/" + comm.size()
-                + ", device " + comm.device() + ", HCCL buffer " + (comm.bufferSize() >> 20) + " MiB)";
-    }
-
-    private void ensureOpen() {
-        if (closed) {
-            throw new IllegalStateException("transport is closed");
-        }
-    }
-
-    private <T extends AutoCloseable> T track(T resource) {
-        open.add(resource);
-        if (closed) {
-            open.remove(resource);
-            throw new IllegalStateException("transport is closed");
-        }
-        return resource;
-    }
-
-    /** Ends the batches' reads, then the communicator (channels, threads, streams and HCCL buffer with it). */
-    @Override
-    public void close() {
-        if (closed) {
-            return;
-        }
-        closed = true;
-        for (AutoCloseable r : List.copyOf(open)) {
-            try {
-                r.close();
-            } catch (Exception e) {
-                // the communicator's destroy below releases what a failed close left
-            }
-        }
+    void closeCore() {
         comm.close();
     }
 
     /** The region holding [address, address + length), or null. */
     private DeviceRegion regionOf(long address, long length) {
-        for (AutoCloseable r : open) {
-            if (r instanceof DeviceRegion d && address >= d.address && address + length <= d.address + d.size) {
-                return d;
-            }
-        }
-        return null;
+        return findTracked(DeviceRegion.class, d -> address >= d.address && address + length <= d.address + d.size);
     }
 
     private final class DeviceRegion implements Region {
@@ -306,7 +261,7 @@ public final class CommunicatorTransport implements Transport {
             try {
                 Acl.toDevice(comm.device(), address + offset, mirrorAddress + offset, length);
             } catch (HcommException e) {
-                throw HcommTransport.wrap(e);
+                throw wrap(e);
             }
         }
 
@@ -317,7 +272,7 @@ public final class CommunicatorTransport implements Transport {
 
         @Override
         public void close() {
-            open.remove(this); // the bytes stay carved: the HCCL buffer goes back whole, with the communicator
+            forget(this); // the bytes stay carved: the HCCL buffer goes back whole, with the communicator
         }
     }
 
@@ -355,7 +310,7 @@ public final class CommunicatorTransport implements Transport {
             try {
                 stream.flush();
             } catch (HcommException e) {
-                throw HcommTransport.wrap(e);
+                throw wrap(e);
             }
         }
 
@@ -380,7 +335,7 @@ public final class CommunicatorTransport implements Transport {
 
         @Override
         public void close() {
-            open.remove(this);
+            forget(this);
             if (closed) {
                 return;
             }
@@ -391,7 +346,7 @@ public final class CommunicatorTransport implements Transport {
                 // a failed read of a batch being thrown away does not matter
             }
             synchronized (CommunicatorTransport.this) {
-                if (!CommunicatorTransport.this.closed) {
+                if (!isClosed()) {
                     idleStreams.push(stream);
                 }
             }

@@ -1,12 +1,10 @@
 package org.hcomm.bridge.transport;
 
-import org.hcomm.bridge.install.Provider;
 import java.util.List;
-import java.util.Set;
-
-import org.hcomm.bridge.ChannelSet;
-import org.hcomm.bridge.ChannelStatus;
 import org.hcomm.bridge.HcommNative;
+import org.hcomm.bridge.endpoint.ChannelSet;
+import org.hcomm.bridge.endpoint.ChannelStatus;
+import org.hcomm.bridge.install.Provider;
 
 /**
  * {@link PeerChannels} of an {@link HcommTransport}: one HComm {@link ChannelSet} and, per channel, its peer and the
@@ -15,11 +13,11 @@ import org.hcomm.bridge.HcommNative;
 final class HcommPeerChannels implements PeerChannels {
     private final ChannelSet set;
     private final Peer[] peers;
-    private final Set<AutoCloseable> open;
+    private final TransportBase owner;
 
-    HcommPeerChannels(ChannelSet set, List<PeerSpec> specs, Set<AutoCloseable> open) {
+    HcommPeerChannels(ChannelSet set, List<PeerSpec> specs, TransportBase owner) {
         this.set = set;
-        this.open = open;
+        this.owner = owner;
         this.peers = new Peer[specs.size()];
         for (int i = 0; i < peers.length; i++) {
             peers[i] = new Peer(set.channel(i), specs.get(i).peerId());
@@ -71,7 +69,7 @@ final class HcommPeerChannels implements PeerChannels {
 
     @Override
     public synchronized void close() {
-        open.remove(this);
+        owner.forget(this);
         set.close();
     }
 

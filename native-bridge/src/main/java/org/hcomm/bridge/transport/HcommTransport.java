@@ -4,27 +4,31 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
 
-import org.hcomm.bridge.ChannelReadException;
-import org.hcomm.bridge.ChannelSet;
-import org.hcomm.bridge.ChannelSpec;
 import org.hcomm.bridge.CommThread;
-import org.hcomm.bridge.Endpoint;
 import org.hcomm.bridge.Engine;
-import org.hcomm.bridge.HcommException;
 import org.hcomm.bridge.HcommNative;
-import org.hcomm.bridge.ReadStrategy;
-import org.hcomm.bridge.RegisteredMemory;
 import org.hcomm.bridge.SoftHcomm;
+import org.hcomm.bridge.endpoint.ChannelSet;
+import org.hcomm.bridge.endpoint.ChannelSpec;
+import org.hcomm.bridge.endpoint.Endpoint;
+import org.hcomm.bridge.endpoint.RegisteredMemory;
+import org.hcomm.bridge.error.HcommException;
+import org.hcomm.bridge.read.ChannelReadException;
+import org.hcomm.bridge.read.ReadStrategy;
 
-/** {@link Transport} on the HComm facade: whichever provider {@link HcommNative} loaded. */
-public final class HcommTransport implements Transport {
+/**
+ * {@link Transport} on an HComm endpoint (the endpoint API, whichever provider {@link HcommNative} loaded): host
+ * memory registered on the endpoint, channels created in batches and destroyed together, and reads by the read
+ * strategy {@link TransportOptions#nbiFence()} chooses, each batch on an HComm thread of its own for
+ * {@code HcommReadOnThread}.
+ *
+ * <p>Thread-safe as {@link Transport} says.
+ */
+public final class HcommTransport extends TransportBase {
     private final Endpoint endpoint;
     private final boolean nbiFence;
-    private final Set<AutoCloseable> open = ConcurrentHashMap.newKeySet();
-    private volatile boolean closed;
 
     private HcommTransport(Endpoint endpoint, boolean nbiFence) {
         this.endpoint = endpoint;
@@ -38,10 +42,7 @@ public final class HcommTransport implements Transport {
      *     status of a refused call
      */
     public static HcommTransport open(TransportOptions options) throws TransportException {
-        if (!HcommNative.isAvailable()) {
-            throw new TransportException("load", -1, "HComm library unavailable: " + HcommNative.unavailabilityCause(),
-                    HcommNative.unavailabilityCause());
-        }
+        requireLibrary();
         try {
             if (SoftHcomm.isActive()) {
                 if (options.secret() != null) {
@@ -55,10 +56,6 @@ public final class HcommTransport implements Transport {
         } catch (HcommException e) {
             throw wrap(e);
         }
-    }
-
-    static TransportException wrap(HcommException e) {
-        return new TransportException(e.call(), e.code(), e.getMessage(), e);
     }
 
     /**
@@ -75,12 +72,8 @@ public final class HcommTransport implements Transport {
         if (channel == null) {
             return null;
         }
-        for (AutoCloseable r : open) {
-            if (r instanceof HcommPeerChannels c && c.set() == channel.owner()) {
-                return c.channel(channel.index());
-            }
-        }
-        return null;
+        HcommPeerChannels c = findTracked(HcommPeerChannels.class, p -> p.set() == channel.owner());
+        return c == null ? null : c.channel(channel.index());
     }
 
     @Override
@@ -123,7 +116,7 @@ public final class HcommTransport implements Transport {
         for (PeerChannels b : batches) {
             HcommPeerChannels c = (HcommPeerChannels) b;
             synchronized (c) {
-                open.remove(c);
+                forget(c);
                 sets.add(c.set());
             }
         }
@@ -141,7 +134,7 @@ public final class HcommTransport implements Transport {
                     : ChannelSpec.client(p.endpoint(), p.channelName(), p.port()));
         }
         try {
-            return track(new HcommPeerChannels(endpoint.createChannels(Engine.CPU, specs), peers, open));
+            return track(new HcommPeerChannels(endpoint.createChannels(Engine.CPU, specs), peers, this));
         } catch (HcommException e) {
             throw wrap(e);
         }
@@ -167,83 +160,18 @@ public final class HcommTransport implements Transport {
     }
 
     @Override
-    public LiveObjects liveObjects() {
-        return LiveObjects.current();
+    String reads() {
+        return nbiFence ? "ReadNbi+Fence" : "ReadOnThread+Drain";
     }
 
+    /** {@code HcommEndpointDestroy}, after every batch, channel and region ({@link TransportBase#close()}). */
     @Override
-    public String describe() {
-        return "provider=" + HcommNative.provider() + " library=" + HcommNative.librarySource() + " version="
-                + HcommNative.libraryVersion() + " reads=" + (nbiFence ? "ReadNbi+Fence" : "ReadOnThread+Drain");
-    }
-
-    private void ensureOpen() {
-        if (closed) {
-            throw new IllegalStateException("transport is closed");
-        }
-    }
-
-    private <T extends AutoCloseable> T track(T resource) {
-        if (closed) {
-            closeQuietly(resource);
-            throw new IllegalStateException("transport is closed");
-        }
-        open.add(resource);
-        return resource;
-    }
-
-    @Override
-    public void close() {
-        if (closed) {
-            return;
-        }
-        closed = true;
-        RuntimeException failure = null;
-        // batches, then channels, then memory: what HComm needs torn down before the endpoint
-        for (Class<?> kind : List.of(Batch.class, HcommPeerChannels.class, MemoryRegion.class)) {
-            for (AutoCloseable r : List.copyOf(open)) {
-                if (kind.isInstance(r)) {
-                    failure = closeCollecting(r, failure);
-                }
-            }
-        }
-        try {
-            endpoint.close();
-        } catch (RuntimeException e) {
-            failure = addTo(failure, e);
-        }
-        if (failure != null) {
-            throw failure;
-        }
-    }
-
-    private RuntimeException closeCollecting(AutoCloseable r, RuntimeException failure) {
-        try {
-            r.close();
-        } catch (Exception e) {
-            return addTo(failure, e instanceof RuntimeException re ? re : new IllegalStateException(e));
-        }
-        return failure;
-    }
-
-    private static RuntimeException addTo(RuntimeException first, RuntimeException next) {
-        if (first == null) {
-            return next;
-        }
-        first.addSuppressed(next);
-        return first;
-    }
-
-    private static void closeQuietly(AutoCloseable c) {
-        try {
-            c.close();
-        } catch (Exception ignored) {
-            // the caller's failure is the one that matters
-        }
+    void closeCore() {
+        endpoint.close();
     }
 
     private final class MemoryRegion implements Region {
-        private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
+        private final AtomicBoolean closed = new AtomicBoolean();
         private final RegisteredMemory memory;
         private final Runnable afterClose;
 
@@ -279,7 +207,7 @@ public final class HcommTransport implements Transport {
 
         @Override
         public void close() {
-            open.remove(this);
+            forget(this);
             if (!closed.compareAndSet(false, true)) {
                 return;
             }
@@ -293,8 +221,13 @@ public final class HcommTransport implements Transport {
         }
     }
 
+    /**
+     * The plugin's batch on the endpoint path: its reads go to {@link ReadStrategy} on the peer's HComm channel, and
+     * a failure becomes a {@link TransportException} naming the peer channel; closing it waits for what is in flight
+     * and frees its HComm thread.
+     */
     private final class Batch implements ReadBatch {
-        private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
+        private final AtomicBoolean closed = new AtomicBoolean();
         private final CommThread thread;
         private final ReadStrategy strategy;
 
@@ -332,7 +265,7 @@ public final class HcommTransport implements Transport {
 
         @Override
         public void close() {
-            open.remove(this);
+            forget(this);
             if (!closed.compareAndSet(false, true)) {
                 return;
             }

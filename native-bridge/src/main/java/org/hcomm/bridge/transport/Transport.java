@@ -72,7 +72,7 @@ public interface Transport extends AutoCloseable {
     /** Provider, library and read strategy, for logs. */
     String describe();
 
-    /** Closes everything this transport still owns, then its endpoint. Idempotent. */
+    /** Closes everything this transport still owns (batches, channels, regions), then its endpoint. Idempotent. */
     @Override
     void close();
 }

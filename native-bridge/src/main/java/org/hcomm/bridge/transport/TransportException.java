@@ -2,8 +2,8 @@ package org.hcomm.bridge.transport;
 
 import java.io.IOException;
 
-import org.hcomm.bridge.HcommException;
-import org.hcomm.bridge.HcommStatus;
+import org.hcomm.bridge.error.HcommException;
+import org.hcomm.bridge.error.HcommStatus;
 
 /**
  * A failed HComm call: the call, the status code and its name, and what was involved; for a failed read, the channel

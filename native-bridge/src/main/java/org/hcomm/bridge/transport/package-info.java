@@ -6,7 +6,7 @@
  *
  * <p>Ownership: a {@link org.hcomm.bridge.transport.Transport} owns its endpoint and, until each is closed, every
  * {@link org.hcomm.bridge.transport.Region}, {@link org.hcomm.bridge.transport.PeerChannels} and
- * {@link org.hcomm.bridge.transport.ReadBatch} it made; closing the transport closes what is still open, in the
- * order HComm needs (batches, channels, regions, endpoint).
+ * {@link org.hcomm.bridge.transport.ReadBatch} it made; closing the transport closes what is still open in one
+ * order, written once ({@code TransportBase}): batches, channels, regions, then the endpoint or communicator.
  */
 package org.hcomm.bridge.transport;

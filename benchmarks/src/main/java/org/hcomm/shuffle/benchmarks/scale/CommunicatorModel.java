@@ -7,7 +7,7 @@ import java.util.Locale;
 
 import org.apache.spark.shuffle.hcomm.internal.rpc.Messages;
 import org.apache.spark.shuffle.hcomm.internal.rpc.Wire;
-import org.hcomm.bridge.Communicator;
+import org.hcomm.bridge.communicator.Communicator;
 
 /**
  * The communicator path (Atlas A2/A3, issue 28) at scale: what forming one HCCL communicator of N executors costs the

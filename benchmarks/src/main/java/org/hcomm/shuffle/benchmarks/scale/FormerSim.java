@@ -16,7 +16,7 @@ import org.apache.spark.rpc.RpcEndpointRef;
 import org.apache.spark.rpc.RpcTimeout;
 import org.apache.spark.shuffle.hcomm.internal.rpc.Messages;
 import org.apache.spark.shuffle.hcomm.internal.rpc.Wire;
-import org.hcomm.bridge.Communicator;
+import org.hcomm.bridge.communicator.Communicator;
 import scala.concurrent.Future;
 import scala.concurrent.Promise;
 import scala.reflect.ClassTag;

@@ -259,7 +259,7 @@ class HcommShuffleSuite extends LocalClusterSuite {
           if (onDevice) {
             val bad = java.nio.ByteBuffer.allocateDirect(32)
             while (bad.hasRemaining) bad.put(0xA5.toByte)
-            org.hcomm.bridge.Acl.toDevice(0, data + 32,
+            org.hcomm.bridge.communicator.Acl.toDevice(0, data + 32,
               com.sun.jna.Pointer.nativeValue(com.sun.jna.Native.getDirectBufferPointer(bad)), 32)
           } else {
             new com.sun.jna.Pointer(data).setMemory(32, 32, 0xA5.toByte)

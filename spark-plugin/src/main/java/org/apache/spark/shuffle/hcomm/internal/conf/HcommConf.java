@@ -3,7 +3,7 @@ package org.apache.spark.shuffle.hcomm.internal.conf;
 import java.util.List;
 
 import org.apache.spark.SparkConf;
-import org.hcomm.bridge.ReadStrategy;
+import org.hcomm.bridge.read.ReadStrategy;
 import org.hcomm.bridge.install.Api;
 import org.hcomm.bridge.install.Provider;
 

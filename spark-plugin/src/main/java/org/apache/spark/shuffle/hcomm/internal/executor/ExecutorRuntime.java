@@ -124,7 +124,7 @@ public final class ExecutorRuntime implements AutoCloseable {
             } else if (member != null) {
                 rt.driver.registerForCommunicator(host, rt.agent);
                 LOG.info("HComm shuffle on executor {}: the communicator path (SoC {}, NPU {}); Spark's fetch until "
-                        + "its communicator forms", rt.executorId, org.hcomm.bridge.Acl.socName(), member.device());
+                        + "its communicator forms", rt.executorId, org.hcomm.bridge.communicator.Acl.socName(), member.device());
             }
             CURRENT.set(rt);
             return rt;

@@ -8,7 +8,7 @@ import org.apache.spark.api.plugin.PluginContext;
 import org.apache.spark.shuffle.hcomm.internal.conf.HcommConf;
 import org.apache.spark.shuffle.hcomm.internal.conf.HcommSettings;
 import org.apache.spark.shuffle.hcomm.internal.conf.LogCategory;
-import org.hcomm.bridge.ReadStrategy;
+import org.hcomm.bridge.read.ReadStrategy;
 import org.hcomm.bridge.transport.HcommTransport;
 import org.hcomm.bridge.transport.Transport;
 import org.hcomm.bridge.transport.TransportOptions;
@@ -53,7 +53,7 @@ final class TransportStart {
     private static Throwable onWrongApi(Throwable why) {
         String soc;
         try {
-            soc = org.hcomm.bridge.Acl.socName();
+            soc = org.hcomm.bridge.communicator.Acl.socName();
         } catch (RuntimeException | LinkageError e) {
             return why;
         }

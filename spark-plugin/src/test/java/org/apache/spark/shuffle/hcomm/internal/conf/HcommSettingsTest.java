@@ -16,7 +16,7 @@ import java.util.stream.Collectors;
 
 import org.apache.spark.SparkConf;
 import org.hcomm.bridge.LoadOptions;
-import org.hcomm.bridge.ReadStrategy;
+import org.hcomm.bridge.read.ReadStrategy;
 import org.hcomm.bridge.install.Api;
 import org.hcomm.bridge.install.Provider;
 import org.junit.jupiter.api.Test;

@@ -1,4 +1,7 @@
-package org.hcomm.bridge;
+package org.hcomm.bridge.read;
+
+import org.hcomm.bridge.endpoint.ChannelSet;
+import org.hcomm.bridge.error.HcommException;
 
 /**
  * A read on one channel failed: HComm refused to post it, or waiting for it on its channel reported a failure.

@@ -1,4 +1,4 @@
-package org.hcomm.bridge;
+package org.hcomm.bridge.endpoint;
 
 /** Per-channel status reported by {@code HcommChannelGetStatus} (docs/HCOMM_ABI.md §2.3). */
 public enum ChannelStatus {

@@ -1,13 +1,16 @@
-package org.hcomm.bridge;
+package org.hcomm.bridge.communicator;
 
 import com.sun.jna.Memory;
 import com.sun.jna.Pointer;
-import com.sun.jna.ptr.IntByReference;
 import com.sun.jna.ptr.LongByReference;
 import com.sun.jna.ptr.PointerByReference;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import org.hcomm.bridge.HcommNative;
+import org.hcomm.bridge.NativeOwner;
+import org.hcomm.bridge.SoftHcomm;
+import org.hcomm.bridge.error.HcommException;
 import org.hcomm.bridge.raw.AclRuntime;
 import org.hcomm.bridge.raw.HcclChannelDesc;
 import org.hcomm.bridge.raw.HcclCommConfig;
@@ -186,15 +189,7 @@ public final class Communicator extends NativeOwner {
 
     /** soft HComm: "shm" or "tcp", the way a channel's reads travel; "hcomm" on CANN. */
     public String channelPath(long channel) {
-        org.hcomm.bridge.raw.HcommSoftLibrary soft = HcommNative.provider() == org.hcomm.bridge.install.Provider.SOFT
-                ? HcommNative.soft() : null;
-        if (soft == null) {
-            return "hcomm";
-        }
-        PointerByReference path = new PointerByReference();
-        int rc = soft.HcommSoftChannelPath(channel, path);
-        HcommException.check(rc, "HcommSoftChannelPath", context());
-        return path.getValue().getString(0);
+        return SoftHcomm.isActive() ? SoftHcomm.channelPath(channel, context()) : "hcomm";
     }
 
     String context() {
@@ -203,7 +198,7 @@ public final class Communicator extends NativeOwner {
 
     /** {@code HcclCommDestroy}, then {@code aclrtDestroyStream} for every stream made by {@link #newStream()}. */
     @Override
-    void release() {
+    protected void release() {
         Acl.useDevice(device);
         int rc = HcclLibrary.HcclCommDestroy(handle);
         List<Pointer> mine;

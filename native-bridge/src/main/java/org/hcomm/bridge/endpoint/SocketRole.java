@@ -1,4 +1,4 @@
-package org.hcomm.bridge;
+package org.hcomm.bridge.endpoint;
 
 /** {@code HcommSocketRole} of a channel's set-up connection. */
 public enum SocketRole {

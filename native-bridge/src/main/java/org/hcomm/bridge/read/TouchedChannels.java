@@ -1,9 +1,13 @@
-package org.hcomm.bridge;
+package org.hcomm.bridge.read;
 
 import java.util.ArrayList;
 import java.util.List;
+import org.hcomm.bridge.endpoint.ChannelSet;
 
-/** The distinct channels a batch of reads went to, in first-use order (cheap for the usual one or few channels). */
+/**
+ * The distinct channels a batch of reads went to, in first-use order (cheap for the usual one or few channels).
+ * Not thread-safe: owned by one {@link ReadStrategy}.
+ */
 final class TouchedChannels {
     private final List<ChannelSet.Channel> channels = new ArrayList<>();
     private ChannelSet.Channel last;

@@ -1,10 +1,13 @@
-package org.hcomm.bridge;
+package org.hcomm.bridge.endpoint;
 
 import com.sun.jna.Native;
 import com.sun.jna.Pointer;
 import com.sun.jna.ptr.IntByReference;
 import com.sun.jna.ptr.PointerByReference;
 import java.nio.ByteBuffer;
+import org.hcomm.bridge.NativeOwner;
+import org.hcomm.bridge.error.Failures;
+import org.hcomm.bridge.error.HcommException;
 import org.hcomm.bridge.raw.HcommAllocLibrary;
 import org.hcomm.bridge.raw.HcommLibrary;
 import org.hcomm.bridge.raw.LibC;
@@ -133,7 +136,7 @@ public final class RegisteredMemory extends NativeOwner {
 
     /** Unregisters the region and frees an allocated block ({@link #close()}). */
     @Override
-    void release() {
+    protected void release() {
         int rc = HcommLibrary.HcommMemUnreg(endpoint.handleForChild(), memHandle);
         RuntimeException failure = rc == 0 ? null : new HcommException("HcommMemUnreg", rc, context());
         try {
@@ -147,7 +150,7 @@ public final class RegisteredMemory extends NativeOwner {
     }
 
     @Override
-    void released() {
+    protected void released() {
         super.released();
         endpoint.forget(this);
     }

@@ -1,8 +1,6 @@
-package org.hcomm.bridge;
+package org.hcomm.bridge.endpoint;
 
 import com.sun.jna.Memory;
-import com.sun.jna.Pointer;
-import com.sun.jna.ptr.PointerByReference;
 import java.lang.ref.Reference;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -10,11 +8,14 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import org.hcomm.bridge.Engine;
+import org.hcomm.bridge.NativeOwner;
+import org.hcomm.bridge.SoftHcomm;
+import org.hcomm.bridge.error.HcommException;
 import org.hcomm.bridge.raw.EndpointDesc;
 import org.hcomm.bridge.raw.HcommChannelDesc;
 import org.hcomm.bridge.raw.HcommDescInit;
 import org.hcomm.bridge.raw.HcommLibrary;
-import org.hcomm.bridge.raw.HcommSoftLibrary;
 
 /**
  * Channels created together by one {@code HcommChannelCreate} call and destroyed together by one
@@ -164,14 +165,14 @@ public final class ChannelSet extends NativeOwner {
 
     /** Destroys every channel of the set with one {@code HcommChannelDestroy} call ({@link #close()}). */
     @Override
-    void release() {
+    protected void release() {
         int rc = HcommLibrary.HcommChannelDestroy(handles, handles.length);
         HcommException.check(rc, "HcommChannelDestroy", endpoint.context() + " channels=" + handles.length
                 + " first=" + channels[0].name());
     }
 
     @Override
-    void released() {
+    protected void released() {
         super.released();
         endpoint.forget(this);
     }
@@ -235,26 +236,22 @@ public final class ChannelSet extends NativeOwner {
         /** soft HComm only: the data path of a READY channel, {@code "shm"} or {@code "tcp"}. */
         public String dataPath() {
             long h = handle();
-            HcommSoftLibrary soft = HcommNative.soft();
-            if (soft == null) {
+            if (!SoftHcomm.isActive()) {
                 throw new UnsupportedOperationException("dataPath() needs the soft HComm provider");
             }
-            PointerByReference path = new PointerByReference();
-            int rc = soft.HcommSoftChannelPath(h, path);
-            HcommException.check(rc, "HcommSoftChannelPath", context());
-            Pointer p = path.getValue();
-            return p == null ? null : p.getString(0, StandardCharsets.US_ASCII.name());
+            return SoftHcomm.channelPath(h, context());
         }
 
-        /** The native handle; throws when the set is closed. */
-        long handle() {
+        /** The native handle, for reads on this channel; throws when the set is closed. */
+        public long handle() {
             if (isClosed()) {
                 throw new IllegalStateException("channel " + name + " belongs to a closed ChannelSet");
             }
             return handles[index];
         }
 
-        String context() {
+        /** The ids an error names. */
+        public String context() {
             return endpoint.context() + " channel=" + name + " index=" + index;
         }
 

@@ -1,5 +1,7 @@
-package org.hcomm.bridge;
+package org.hcomm.bridge.endpoint;
 
+import org.hcomm.bridge.NativeOwner;
+import org.hcomm.bridge.error.HcommException;
 import org.hcomm.bridge.raw.HcommLibrary;
 
 /**
@@ -42,14 +44,14 @@ public final class ImportedMemory extends NativeOwner {
 
     /** {@code HcommMemUnimport} ({@link #close()}). */
     @Override
-    void release() {
+    protected void release() {
         int rc = HcommLibrary.HcommMemUnimport(endpoint.handleForChild(), descriptor, descriptor.length);
         HcommException.check(rc, "HcommMemUnimport", endpoint.context() + " remote=0x"
                 + Long.toHexString(remoteAddress) + " size=" + size);
     }
 
     @Override
-    void released() {
+    protected void released() {
         super.released();
         endpoint.forget(this);
     }

@@ -1,4 +1,4 @@
-package org.hcomm.bridge;
+package org.hcomm.bridge.endpoint;
 
 import com.sun.jna.Pointer;
 import com.sun.jna.ptr.IntByReference;
@@ -8,6 +8,12 @@ import java.net.InetAddress;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import org.hcomm.bridge.BridgeLog;
+import org.hcomm.bridge.Engine;
+import org.hcomm.bridge.HcommNative;
+import org.hcomm.bridge.NativeOwner;
+import org.hcomm.bridge.error.Failures;
+import org.hcomm.bridge.error.HcommException;
 import org.hcomm.bridge.install.Provider;
 import org.hcomm.bridge.raw.CommMem;
 import org.hcomm.bridge.raw.EndpointDesc;
@@ -27,24 +33,22 @@ import org.hcomm.bridge.raw.HcommLibrary;
  * <p>Threading: all methods are thread-safe (set-up calls are serialised on the endpoint), but closing the endpoint
  * while another thread still uses one of its objects is a caller error.
  */
-public final class Endpoint implements AutoCloseable {
+public final class Endpoint extends NativeOwner {
     private static final BridgeLog LOG = BridgeLog.of(Endpoint.class);
 
     private final Inet4Address address;
     private final byte[] descriptor;
     private final Pointer handle;
-    private final LeakWatch leakWatch;
     private final List<ChannelSet> channelSets = new ArrayList<>();
     private final List<ImportedMemory> imports = new ArrayList<>();
     private final List<RegisteredMemory> regions = new ArrayList<>();
-    private boolean closed;
     private int listenPort = -1;
 
     private Endpoint(Inet4Address address, byte[] descriptor, Pointer handle) {
+        super("Endpoint " + address.getHostAddress());
         this.address = address;
         this.descriptor = descriptor;
         this.handle = handle;
-        this.leakWatch = LeakWatch.watch(this, "Endpoint " + address.getHostAddress());
     }
 
     /**
@@ -206,22 +210,14 @@ public final class Endpoint implements AutoCloseable {
         }
     }
 
-    public synchronized boolean isClosed() {
-        return closed;
-    }
-
     /**
-     * Closes every object of this endpoint still open, then destroys the endpoint. Idempotent. The first failure
-     * is thrown after everything was attempted; later ones are suppressed into it.
+     * Closes every object of this endpoint still open, then destroys the endpoint ({@link #close()}). The first
+     * failure is thrown after everything was attempted; later ones are suppressed into it.
      */
     @Override
-    public void close() {
+    protected void release() {
         List<AutoCloseable> leftovers = new ArrayList<>();
         synchronized (this) {
-            if (closed) {
-                return;
-            }
-            closed = true;
             leftovers.addAll(channelSets);
             leftovers.addAll(imports);
             leftovers.addAll(regions);
@@ -239,7 +235,6 @@ public final class Endpoint implements AutoCloseable {
             }
         }
         int rc = HcommLibrary.HcommEndpointDestroy(handle);
-        leakWatch.closed();
         if (rc != 0) {
             failure = Failures.accumulate(failure, new HcommException("HcommEndpointDestroy", rc, context()));
         }
@@ -263,12 +258,6 @@ public final class Endpoint implements AutoCloseable {
 
     String context() {
         return "endpoint=" + address.getHostAddress();
-    }
-
-    private void checkOpen() {
-        if (closed) {
-            throw new IllegalStateException("Endpoint " + address.getHostAddress() + " is closed");
-        }
     }
 
     private static void checkTag(String tag) {

@@ -1,8 +1,9 @@
-package org.hcomm.bridge;
+package org.hcomm.bridge.error;
 
 /**
- * HComm status codes ({@code HcclResult} numbers, {@code HcommResult} too; docs/HCOMM_ABI.md §2.2). The constant
- * names are the C names. This is the only place a code is classified: {@link HcommException} carries one of these.
+ * HComm status codes ({@code HcclResult} numbering, shared by {@code HcommResult}; docs/HCOMM_ABI.md §2.2). The
+ * constant names are the C names. This is the only place a code is classified: {@link HcommException} carries one
+ * of these.
  */
 public enum HcommStatus {
     HCCL_SUCCESS(0, "success"),

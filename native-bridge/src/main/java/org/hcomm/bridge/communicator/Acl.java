@@ -1,5 +1,7 @@
-package org.hcomm.bridge;
+package org.hcomm.bridge.communicator;
 
+import org.hcomm.bridge.HcommNative;
+import org.hcomm.bridge.error.HcommException;
 import org.hcomm.bridge.raw.AclRuntime;
 
 /**

@@ -1,6 +1,8 @@
-package org.hcomm.bridge;
+package org.hcomm.bridge.endpoint;
 
 import java.time.Duration;
+import org.hcomm.bridge.error.HcommException;
+import org.hcomm.bridge.error.HcommStatus;
 
 /**
  * A channel did not become READY: it reported a failure status ({@link ChannelStatus#FAILED}, {@code TIMEOUT},

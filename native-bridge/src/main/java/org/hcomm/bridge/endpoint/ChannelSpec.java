@@ -1,4 +1,4 @@
-package org.hcomm.bridge;
+package org.hcomm.bridge.endpoint;
 
 import java.nio.charset.StandardCharsets;
 import java.util.Objects;

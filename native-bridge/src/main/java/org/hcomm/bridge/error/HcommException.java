@@ -1,4 +1,4 @@
-package org.hcomm.bridge;
+package org.hcomm.bridge.error;
 
 /**
  * An HComm call returned a non-zero status. Carries the C function name, the raw code, its {@link HcommStatus} and
@@ -66,7 +66,7 @@ public class HcommException extends RuntimeException {
     }
 
     /** Throws when {@code rc} is not 0. */
-    static void check(int rc, String call, String context) {
+    public static void check(int rc, String call, String context) {
         if (rc != 0) {
             throw new HcommException(call, rc, context);
         }
