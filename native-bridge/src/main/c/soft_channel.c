@@ -140,6 +140,13 @@ channel *channel_get_ref(ChannelHandle h)
     return ch;
 }
 
+void channel_ref(channel *ch)
+{
+    pthread_mutex_lock(&g_lock);
+    ch->refs++;
+    pthread_mutex_unlock(&g_lock);
+}
+
 void channel_put(channel *ch)
 {
     pthread_mutex_lock(&g_lock);

@@ -294,6 +294,10 @@ typedef struct channel {
 } channel;
 
 channel *channel_get_ref(ChannelHandle h);
+/* One more reference on a channel the caller holds one on. The last put frees the channel, on whichever thread
+ * drops it: whoever touches a channel holds a reference for as long as it does (an op's reference goes with the op,
+ * to whoever completes it). */
+void channel_ref(channel *ch);
 void channel_put(channel *ch);
 int channel_start_io(channel *ch);
 void channel_stop_io(channel *ch);

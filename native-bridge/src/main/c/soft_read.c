@@ -69,31 +69,47 @@ static int window_take(channel *ch, uint64_t bytes)
     return ended ? -1 : 0;
 }
 
-/* A request to the peer's soft NIC, pending until its answer: a read, or a write carrying its bytes (o->dst). */
+/* A request to the peer's soft NIC, pending until its answer: a read, or a write carrying its bytes (o->dst).
+ * It is pending before its bytes go out (the answer must find it), so the receiver, or a destroy failing what is
+ * pending, may complete o, and drop o's reference on ch, while the send still waits for room: the sender holds a
+ * reference of its own, and reads nothing of o from then on. Once the channel has ended nothing becomes pending (the
+ * receiver and the destroy fail what is pending for the last time after the end): o fails here. */
 static void send_request(channel *ch, op *o)
 {
     const region_info *r = &ch->remote[o->ridx];
     int write = o->kind == OP_WRITE;
-    data_msg m = {write ? MSG_WRITE_REQ : MSG_READ_REQ, 0, 0, o->src, o->len, r->cookie, r->slot, 0};
-    if (window_take(ch, write ? o->len : 0) != 0) {
+    const uint8_t *bytes = o->dst;
+    uint64_t len = o->len;
+    data_msg m = {write ? MSG_WRITE_REQ : MSG_READ_REQ, 0, 0, o->src, len, r->cookie, r->slot, 0};
+    if (window_take(ch, write ? len : 0) != 0) {
         op_complete(o, HCCL_E_NETWORK);
         return;
     }
+    channel_ref(ch);
     pthread_mutex_lock(&ch->wlock);
     pthread_mutex_lock(&ch->pend_mu);
-    o->reqid = m.reqid = ++ch->next_reqid;
-    o->next = NULL;
-    if (ch->pending_tail) ch->pending_tail->next = o;
-    else ch->pending_head = o;
-    ch->pending_tail = o;
+    int ended = atomic_load(&ch->peer_dead) || atomic_load(&ch->destroyed);
+    if (ended) { /* no answer will come to give its room in the window back */
+        ch->pend_n--;
+        if (write) ch->pend_bytes -= len;
+    } else {
+        o->reqid = m.reqid = ++ch->next_reqid;
+        o->next = NULL;
+        if (ch->pending_tail) ch->pending_tail->next = o;
+        else ch->pending_head = o;
+        ch->pending_tail = o;
+    }
     pthread_mutex_unlock(&ch->pend_mu);
-    int rc = net_send_flags(ch->fd, &m, sizeof m, write ? MSG_MORE : 0);
-    if (rc == 0 && write) rc = net_send_all(ch->fd, o->dst, o->len);
+    int rc = ended ? -1 : net_send_flags(ch->fd, &m, sizeof m, write ? MSG_MORE : 0);
+    if (rc == 0 && write) rc = net_send_all(ch->fd, bytes, len);
     pthread_mutex_unlock(&ch->wlock);
-    if (rc != 0) { /* the receiver fails what is pending once it sees the broken stream */
+    if (ended) {
+        op_complete(o, HCCL_E_NETWORK);
+    } else if (rc != 0) { /* the receiver fails what is pending once it sees the broken stream */
         atomic_store(&ch->peer_dead, 1);
         shutdown(ch->fd, SHUT_RDWR);
     }
+    channel_put(ch);
 }
 
 static int peer_alive(channel *ch)

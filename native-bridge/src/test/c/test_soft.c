@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -721,17 +723,38 @@ static void expect_refused(arena *a, const char *what, const void *bytes, size_t
     expect_refused_on(a, -1, what, bytes, len, want_reason);
 }
 
+/* raw_connect with a receive buffer of rcvbuf bytes, set before the connect: the window it offers is small from the
+ * first segment on. */
+static int raw_connect_small(uint16_t port, int rcvbuf, uint8_t server_nonce[16])
+{
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    struct timeval tv = {.tv_sec = 10};
+    nonce_msg n;
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int ok = fd >= 0 && setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf) == 0 &&
+             setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) == 0 &&
+             setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv) == 0 &&
+             connect(fd, (const struct sockaddr *)&sa, sizeof sa) == 0 && recv_all(fd, &n, sizeof n) == 0 &&
+             n.magic == NONCE_MAGIC && n.version == WIRE_VERSION;
+    if (ok) memcpy(server_nonce, n.nonce, 16);
+    else if (fd >= 0) close(fd);
+    return ok ? fd : -1;
+}
+
 /* A hostile client that knows the secret: a full handshake with a SERVER channel of srv named `name` that exports
- * mems. Returns the socket, the server's end and the regions the server sent; -1 when it fails. */
-static int hostile_session(arena *a, const char *name, HcommMemHandle *mems, uint32_t n, ChannelHandle *server_end,
-                           wire_region *regions, uint8_t **hello_out, size_t *hello_len)
+ * mems, the client's hello declaring peer_regions made-up regions (raw_hello's), on a connection whose receive buffer
+ * is rcvbuf bytes (0: the system's). Returns the socket, the server's end and the regions the server sent; -1 when it
+ * fails. */
+static int hostile_session_with(arena *a, const char *name, HcommMemHandle *mems, uint32_t n, int rcvbuf,
+                                uint32_t peer_regions, ChannelHandle *server_end, wire_region *regions,
+                                uint8_t **hello_out, size_t *hello_len)
 {
     HcommChannelDesc s = arena_desc(a, name, HCOMM_SOCKET_ROLE_SERVER, mems, n);
     CHECK_RC(HcommChannelCreate(a->srv, COMM_ENGINE_CPU, &s, 1, server_end), 0);
     uint8_t nonce[16];
-    int fd = raw_connect(a->port, nonce);
+    int fd = rcvbuf ? raw_connect_small(a->port, rcvbuf, nonce) : raw_connect(a->port, nonce);
     size_t len;
-    hello_msg *h = raw_hello(name, nonce, HOSTILE_SECRET, 0, htonl(INADDR_LOOPBACK), &len);
+    hello_msg *h = raw_hello(name, nonce, HOSTILE_SECRET, peer_regions, htonl(INADDR_LOOPBACK), &len);
     int32_t st = 0;
     int ok = fd >= 0 && send_all(fd, h, len) == 0 && await_ready(server_end, 1, 5000, &st) == 0;
     hello_msg answer;
@@ -749,6 +772,12 @@ static int hostile_session(arena *a, const char *name, HcommMemHandle *mems, uin
     }
     if (!ok && fd >= 0) close(fd);
     return ok ? fd : -1;
+}
+
+static int hostile_session(arena *a, const char *name, HcommMemHandle *mems, uint32_t n, ChannelHandle *server_end,
+                           wire_region *regions, uint8_t **hello_out, size_t *hello_len)
+{
+    return hostile_session_with(a, name, mems, n, 0, 0, server_end, regions, hello_out, hello_len);
 }
 
 /* (f): requests outside what the channel exported are answered HCCL_E_NOT_FOUND; the connection stays usable. */
@@ -1065,6 +1094,117 @@ static void mutual_pipelines(arena *a)
     CHECK_RC(HcommMemFree(s_mem), 0);
 }
 
+/* srv's socket of a raw peer's connection fd (the one whose peer address is fd's own), or -1. */
+static int library_socket_of(int fd)
+{
+    struct sockaddr_in mine, theirs;
+    socklen_t len = sizeof mine;
+    if (getsockname(fd, (struct sockaddr *)&mine, &len) != 0) return -1;
+    for (int i = 0; i < getdtablesize(); i++) {
+        len = sizeof theirs;
+        if (i != fd && getpeername(i, (struct sockaddr *)&theirs, &len) == 0 && theirs.sin_family == AF_INET &&
+            theirs.sin_port == mine.sin_port && theirs.sin_addr.s_addr == mine.sin_addr.s_addr)
+            return i;
+    }
+    return -1;
+}
+
+/* Bytes srv handed to its socket lib so far, when the peer (peer_fd) reads nothing: what waits in lib's send queue
+ * plus what waits in the peer's receive queue. */
+static uint64_t handed_over(int lib, int peer_fd)
+{
+    int out = 0, in = 0;
+    if (ioctl(lib, SIOCOUTQ, &out) != 0 || ioctl(peer_fd, SIOCINQ, &in) != 0) return 0;
+    return (uint64_t)out + (uint64_t)in;
+}
+
+enum { PEER_REGION = 0x100000 }; /* the first made-up region of raw_hello */
+
+/* A raw peer with the secret that srv's end *end reads from over TCP, the sockets' buffers made small (the peer's
+ * receive buffer before it connects, srv's send buffer through its socket). The peer reads nothing, so reads of th
+ * from its region fill the buffers, one at a time, until th's stream waits inside the send of a request: that request
+ * is pending already (an answer finds it), its bytes not all out. Returns how many requests th sent (the last is that
+ * one) and the peer's socket in *fd; 0 when it did not come to that. */
+static uint32_t stall_sender(arena *a, const char *name, ThreadHandle th, ChannelHandle *end, int *fd)
+{
+    wire_region region;
+    *fd = hostile_session_with(a, name, &a->mh, 1, 4096, 1, end, &region, NULL, NULL);
+    int lib = *fd >= 0 ? library_socket_of(*fd) : -1;
+    int small = 4096;
+    CHECK(lib >= 0 && setsockopt(lib, SOL_SOCKET, SO_SNDBUF, &small, sizeof small) == 0, "(k) srv's socket of %s",
+          name);
+    if (lib < 0) return 0;
+    const uint64_t req = sizeof(data_msg);
+    uint32_t n = 0;
+    while (n < SOFT_SERVE_QUEUE_MAX - 1) { /* under the reader's window: the stream never waits for that */
+        CHECK_RC(HcommReadOnThread(th, *end, a->mem, (void *)(uintptr_t)PEER_REGION, 64), 0);
+        n++;
+        int64_t until = now_ms() + 1000; /* a stream with room sends within microseconds: room for a loaded host */
+        while (handed_over(lib, *fd) < n * req && now_ms() < until) usleep(200);
+        uint64_t out = handed_over(lib, *fd);
+        if (out < n * req) {
+            CHECK(out >= (n - 1) * req, "(k) %s: %llu bytes out after %u requests", name, (unsigned long long)out, n);
+            return n;
+        }
+    }
+    CHECK(0, "(k) %s: %u requests went out without filling the sockets' buffers", name, n);
+    return 0;
+}
+
+/* (k) HcommChannelDestroy while a stream is inside the send of a read request. The request is pending before its
+ * bytes go out, so its read can complete while the send still waits for room (here the peer answers every request,
+ * with an error, and reads none); the drain then returns, and the destroy drops the channel's last reference before
+ * the send wakes: the stream must not touch a channel it holds no reference on (ThreadSanitizer reports the race with
+ * the free, AddressSanitizer a use after free when the free comes first). Then reads still queued behind such a send,
+ * and one on another stream waiting to send on the channel, when the destroy comes: each fails at once with
+ * HCCL_E_NETWORK, none waits for the exec timeout. */
+static void destroy_during_send(arena *a)
+{
+    ThreadHandle th[2] = {0, 0};
+    uint32_t notifies = 0;
+    CHECK_RC(HcommThreadAlloc(COMM_ENGINE_CPU, 2, &notifies, th), 0);
+    ChannelHandle end = 0;
+    int fd = -1;
+    uint32_t n = stall_sender(a, "destroy-in-send", th[0], &end, &fd);
+    if (n > 0) {
+        for (uint32_t k = 1; k <= n; k++) {
+            data_msg m = {MSG_READ_RESP, HCCL_E_NOT_FOUND, k, PEER_REGION, 0, 0, 0, 0};
+            CHECK(send_all(fd, &m, sizeof m) == 0, "(k) answer %u", k);
+        }
+        CHECK_RC(HcommChannelDrainOnThread(th[0], end), HCCL_E_NETWORK); /* the last read too, its send still waiting */
+        int64_t t0 = now_ms();
+        CHECK_RC(HcommChannelDestroy(&end, 1), 0); /* wakes the send: it fails */
+        CHECK(now_ms() - t0 < 3000, "(k) destroying the channel took %lld ms", (long long)(now_ms() - t0));
+        printf("  (k) a destroy while a stream waits to send its read's request (%u sent, all answered)\n", n);
+    } else if (end != 0) {
+        HcommChannelDestroy(&end, 1);
+    }
+    if (fd >= 0) close(fd);
+
+    n = stall_sender(a, "destroy-queued", th[0], &end, &fd);
+    if (n > 0) {
+        for (int i = 0; i < 2; i++) /* behind the one whose send waits */
+            CHECK_RC(HcommReadOnThread(th[0], end, a->mem, (void *)(uintptr_t)PEER_REGION, 64), 0);
+        CHECK_RC(HcommReadOnThread(th[1], end, a->mem, (void *)(uintptr_t)PEER_REGION, 64), 0);
+        usleep(100000); /* th[1]'s stream waits for the socket the other send holds */
+        int64_t t0 = now_ms();
+        CHECK_RC(HcommChannelDestroy(&end, 1), 0);
+        for (int i = 0; i < 2; i++) {
+            void *stream = NULL;
+            CHECK_RC(HcommThreadResGetInfo(th[i], THREAD_RES_TYPE_STREAM, 8, &stream), 0);
+            CHECK_RC(aclrtSynchronizeStream(stream), HCCL_E_NETWORK);
+        }
+        int64_t took = now_ms() - t0;
+        CHECK(took < 3000, "(k) reads queued at the destroy failed after %lld ms", (long long)took);
+        printf("  (k) reads queued or waiting to send at a destroy: HCCL_E_NETWORK after %lld ms\n", (long long)took);
+    } else if (end != 0) {
+        HcommChannelDestroy(&end, 1);
+    }
+    if (fd >= 0) close(fd);
+    CHECK_RC(HcommThreadFree(th, 2), 0);
+    still_serving(a, "(k) destroys while streams send on the channel");
+}
+
 /* How many of fds[from, to) are closed by the other end within ms (each one's first byte is EOF or a reset). */
 static uint32_t closed_within(const int *fds, uint32_t from, uint32_t to, int ms)
 {
@@ -1294,6 +1434,7 @@ static void test_hostile_peers(void)
     hostile_pipeline(&a);
     hostile_reset(&a);
     mutual_pipelines(&a);
+    destroy_during_send(&a);
     /* (i) connections that never finish their handshake, past the endpoint's bounds */
     idle_handshakes(&a);
 
