@@ -1,10 +1,7 @@
 package org.apache.spark.shuffle.hcomm
 
-import java.util.concurrent.{ConcurrentLinkedQueue, CountDownLatch, TimeUnit}
 import java.util.concurrent.atomic.AtomicInteger
 
-import scala.concurrent.{Await, ExecutionContext, Future}
-import scala.concurrent.duration._
 import scala.jdk.CollectionConverters._
 
 import org.apache.spark.{SparkConf, SparkContext, SparkException}
@@ -17,8 +14,6 @@ import org.apache.spark.scheduler._
  */
 class CommunicatorFailureSuite extends LocalClusterSuite {
   override protected def sharedContext: Boolean = false
-
-  private implicit val ec: ExecutionContext = ExecutionContext.global
 
   private def onA2(conf: SparkConf): SparkConf = conf
     .set("spark.executorEnv.HCOMM_SOFT_SOC", "Ascend910B3")
@@ -47,37 +42,16 @@ class CommunicatorFailureSuite extends LocalClusterSuite {
     "answer is right; a new communicator forms with its replacement and the next shuffle is one-sided again") {
     withContext(onA2(baseConf.set("spark.shuffle.hcomm.readTimeout", "10s"))) { c =>
       formed(c)
-      val pids = executorPids(c)
-      val resultStage = new AtomicInteger(-1)
-      val reduceRunning = new CountDownLatch(1)
-      @volatile var victim: String = null
-      val failures = new ConcurrentLinkedQueue[String]()
-      c.addSparkListener(new SparkListener {
-        override def onJobStart(e: SparkListenerJobStart): Unit = resultStage.set(e.stageIds.max)
-        override def onTaskStart(e: SparkListenerTaskStart): Unit =
-          if (e.stageId == resultStage.get && victim == null) {
-            victim = e.taskInfo.executorId
-            reduceRunning.countDown()
-          }
-        override def onTaskEnd(e: SparkListenerTaskEnd): Unit = e.reason match {
-          case org.apache.spark.Success =>
-          case other => failures.add(s"${e.taskInfo.executorId}: $other")
-        }
-      })
-      val job = Future {
-        c.parallelize(1 to 200000, 8).map(i => (i % 1000, i.toLong)).reduceByKey(_ + _, 6)
-          .mapPartitions { it =>
-            val read = it.toArray
-            Thread.sleep(1500) // keep the reduce stage running long enough to lose an executor in it
-            read.iterator
-          }.collect().toMap
-      }
-      assert(reduceRunning.await(60, TimeUnit.SECONDS), "the reduce stage did not start")
-      Thread.sleep(300)
-      assert(ProcessHandle.of(pids(victim)).get().destroyForcibly(), s"could not kill executor $victim")
-      assert(Await.result(job, 180.seconds) == sums(200000, 1000))
+      val tasks = new TaskRecorder
+      c.addSparkListener(tasks)
+      val (got, victim, readers) = killOwnerMidReduce(c, 200000)
+      assert(got == sums(200000, 1000))
       c.listenerBus.waitUntilEmpty()
-      assert(!failures.isEmpty, "no task failed: the kill did not hit the job")
+      assert(!tasks.failures.isEmpty, "no task failed: the kill did not hit the job")
+      // the other executor's reduce task, at the gate when the victim died, read its outputs: those reads failed
+      assert(readers.nonEmpty && readers.forall(r => tasks.failures.asScala.exists(f =>
+        f.taskId == r.attempt && failedReading(victim)(f.reason))),
+        s"readers of the dead executor's outputs: $readers; failures: ${tasks.failures}")
       awaitReplaced(victim, c)
       // the executors changed: the driver forms a new communicator of the survivors and the replacement (epoch 2),
       // each member switches to it and retires the old one, and the next shuffle is read one-sidedly again
@@ -85,11 +59,13 @@ class CommunicatorFailureSuite extends LocalClusterSuite {
         Option(driverState.communicatorMembers()).exists(m =>
           m.asScala.toSet == liveExecutors(c).toSet && !m.contains(victim))
       }
-      eventually("every executor in the new communicator", 60)(metric("communicatorsJoined") >= 2 * executors - 1)
       val (oneSided, spark) = (metric("bytesReadOneSided"), metric("bytesReadFallback"))
       assert(c.parallelize(1 to 20000, 6).map(i => (i % 7, 1)).reduceByKey(_ + _, 4).collect().toMap ==
         (1 to 20000).groupBy(_ % 7).map { case (k, v) => k -> v.size })
       eventually("one-sided bytes of the later shuffle reported")(metric("bytesReadOneSided") > oneSided)
+      // executors report their counters when a reduce stage's channels are destroyed: the later shuffle's are the
+      // first sure to be after the new communicator formed
+      eventually("every executor in the new communicator", 60)(metric("communicatorsJoined") >= 2 * executors - 1)
       assert(metric("bytesReadFallback") == spark, "the later shuffle went by Spark's fetch")
       eventually("the old communicators retired", 60)(metric("communicatorsLive") == executors)
     }
@@ -119,8 +95,9 @@ class CommunicatorFailureSuite extends LocalClusterSuite {
       .set("spark.shuffle.hcomm.communicator.formTimeout", "3s")
       .set("spark.task.maxFailures", "1")
     withContext(conf) { c =>
+      // the driver records the failure once every member answered its join, which a member does after noting
+      // the failure its reduce tasks then fail with
       eventually("the forming failed", 60)(driverState.communicatorFailure() != null)
-      Thread.sleep(500) // every member has heard its join's answer
       val e = intercept[SparkException] {
         c.parallelize(1 to 5000, 4).map(i => (i % 10, 1)).reduceByKey(_ + _, 2).collect()
       }

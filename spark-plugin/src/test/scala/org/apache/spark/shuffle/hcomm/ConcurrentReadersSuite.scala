@@ -1,14 +1,10 @@
 package org.apache.spark.shuffle.hcomm
 
-import java.util.concurrent.{CountDownLatch, TimeUnit}
-import java.util.concurrent.atomic.AtomicInteger
-
 import scala.concurrent.{Await, ExecutionContext, Future}
 import scala.concurrent.duration._
 import scala.jdk.CollectionConverters._
 
 import org.apache.spark.{ExceptionFailure, FetchFailed, HashPartitioner, TaskKilled}
-import org.apache.spark.scheduler._
 import org.apache.spark.shuffle.hcomm.TestLine.SparkSession
 import org.apache.spark.sql.functions.{count, sum}
 
@@ -121,32 +117,30 @@ class ConcurrentReadersSuite extends LocalClusterSuite {
       .groupBy(_._1).map { case (k, rs) => k -> (rs.size.toLong, rs.map(_._2.hashCode.toLong).sum) }
 
     val victim = "1"
-    val resultStage = new AtomicInteger(-1)
-    val readersRunning = new CountDownLatch(4)
-    val listener = new SparkListener {
-      override def onJobStart(e: SparkListenerJobStart): Unit = resultStage.set(e.stageIds.max)
-      override def onTaskStart(e: SparkListenerTaskStart): Unit =
-        if (e.stageId == resultStage.get && e.taskInfo.executorId != victim) readersRunning.countDown()
-    }
-    sc.addSparkListener(listener)
-    try withRecorder { recorder =>
-      // the result stage reads the shuffle (each key in one partition), slowly: about 1.5 s per task, so that reads
-      // of later waves may be under way when the owner dies; the dead owner's own tasks then run again on the other
-      // executor, four at once, and read its outputs before Spark knows they are gone
+    val survivor = pids.keys.find(_ != victim).get
+    withRecorder { recorder => TaskGate.using("read") { case Seq(gate) =>
+      // the result stage reads the shuffle (each key in one partition); its tasks wait at the gate with their readers
+      // open (channels READY, indexes read) and nothing else read. Once four are there on the other executor, the
+      // owner is stopped, the gate opened, and the owner killed once those four readers are past it and their read
+      // requests wait unanswered in its sockets: it dies with their reads in flight
       val job = Future(shuffled.mapPartitions { it =>
+        gate.pass()
         val perKey = scala.collection.mutable.Map.empty[Int, (Long, Long)]
-        it.grouped(1000).foreach { g =>
-          Thread.sleep(25)
-          g.foreach { case (k, p) =>
-            val (c, h) = perKey.getOrElse(k, (0L, 0L))
-            perKey(k) = (c + 1, h + p.hashCode)
-          }
+        it.foreach { case (k, p) =>
+          val (c, h) = perKey.getOrElse(k, (0L, 0L))
+          perKey(k) = (c + 1, h + p.hashCode)
         }
         perKey.iterator
       }.collect().toMap)
-      assert(readersRunning.await(60, TimeUnit.SECONDS), "four reduce tasks did not start on the other executor")
-      Thread.sleep(700)
-      assert(ProcessHandle.of(pids(victim)).get().destroyForcibly(), s"could not kill executor $victim")
+      val readers = gate.awaitArrivals("four reduce tasks on the other executor", 60, job)(
+        _.count(_.executorId == survivor) >= 4).filter(_.executorId == survivor).map(_.attempt).toSet
+      signal(pids(victim), "STOP")
+      try {
+        gate.open()
+        eventually("the four readers past the gate")(readers.subsetOf(gate.passed))
+        eventually("read requests unanswered at the stopped owner")(
+          ConcurrentReadersSuite.unreadFrom(pids(victim), pids(survivor)) > 0)
+      } finally assert(ProcessHandle.of(pids(victim)).get().destroyForcibly(), s"could not kill executor $victim")
       assert(Await.result(job, 180.seconds) == expected)
       sc.listenerBus.waitUntilEmpty()
 
@@ -164,9 +158,36 @@ class ConcurrentReadersSuite extends LocalClusterSuite {
       assert(readFailures.size >= 2, s"concurrent readers of the dead owner that failed: ${survivors.mkString("\n")}")
       assert(!recorder.failures.asScala.exists(_.reason.isInstanceOf[ExceptionFailure]),
         recorder.failures.asScala.mkString("\n"))
-    } finally sc.removeSparkListener(listener)
+    }}
     assert(metric("bytesReadFallback") == 0)
     awaitReplaced(victim)
     assertEveryChunkFree()
+  }
+}
+
+object ConcurrentReadersSuite {
+  private final case class Socket(local: String, remote: String, unread: Long, inode: Long)
+
+  /** TCP sockets of `pid`'s network namespace (/proc/<pid>/net/tcp and tcp6). */
+  private def sockets(pid: Long): Seq[Socket] = Seq("tcp", "tcp6").flatMap { f =>
+    java.nio.file.Files.readAllLines(java.nio.file.Paths.get(s"/proc/$pid/net/$f")).asScala.drop(1).map { l =>
+      val c = l.trim.split("\\s+") // sl local remote st tx_queue:rx_queue tr:when retrnsmt uid timeout inode
+      Socket(c(1), c(2), java.lang.Long.parseLong(c(4).split(':')(1), 16), c(9).toLong)
+    }
+  }
+
+  /** Inodes of the sockets `pid` has open. */
+  private def socketInodes(pid: Long): Set[Long] =
+    Option(new java.io.File(s"/proc/$pid/fd").listFiles()).toSeq.flatten.flatMap { fd =>
+      scala.util.Try(java.nio.file.Files.readSymbolicLink(fd.toPath).toString).toOption
+        .collect { case l if l.startsWith("socket:[") => l.stripPrefix("socket:[").stripSuffix("]").toLong }
+    }.toSet
+
+  /** Bytes that `peer` sent `owner` over TCP and `owner` has not read yet (two processes of one namespace). */
+  def unreadFrom(owner: Long, peer: Long): Long = {
+    val all = sockets(owner)
+    val (mine, theirs) = (socketInodes(owner), socketInodes(peer))
+    val peerEnds = all.filter(s => theirs(s.inode)).map(_.local).toSet
+    all.filter(s => mine(s.inode) && peerEnds(s.remote)).map(_.unread).sum
   }
 }

@@ -1,15 +1,14 @@
 package org.apache.spark.shuffle.hcomm
 
 import java.lang.reflect.InvocationTargetException
-import java.nio.file.{Files, Paths}
-import java.util.concurrent.{ConcurrentLinkedQueue, CountDownLatch, TimeUnit}
+import java.util.concurrent.{ConcurrentLinkedQueue, TimeUnit}
 import java.util.concurrent.atomic.AtomicInteger
 
 import scala.concurrent.{Await, ExecutionContext, Future}
 import scala.concurrent.duration._
 import scala.jdk.CollectionConverters._
 
-import org.apache.spark.{HashPartitioner, SparkConf, SparkContext, SparkEnv, TaskContext}
+import org.apache.spark.{HashPartitioner, SparkConf, SparkContext, SparkEnv}
 import org.apache.spark.deploy.LocalSparkCluster
 import org.apache.spark.scheduler._
 import org.apache.spark.shuffle.hcomm.internal.compat.StartupOrder
@@ -196,41 +195,20 @@ class FailureSuite extends LocalClusterSuite {
   test("an executor killed during the reduce stage: Spark retries and the answer is right") {
     // a short read timeout, so that a reduce task starved of receive buffer fails fast instead of after 60 s
     withContext(baseConf.set("spark.shuffle.hcomm.readTimeout", "10s")) { c =>
-      val pids = executorPids(c)
-
-      val resultStage = new AtomicInteger(-1)
-      val reduceRunning = new CountDownLatch(1)
-      @volatile var victim: String = null
       val removed = new ConcurrentLinkedQueue[String]()
       val tasks = new TaskRecorder {
-        override def onJobStart(e: SparkListenerJobStart): Unit = resultStage.set(e.stageIds.max)
-        override def onTaskStart(e: SparkListenerTaskStart): Unit = {
-          super.onTaskStart(e)
-          if (e.stageId == resultStage.get && victim == null) {
-            victim = e.taskInfo.executorId
-            reduceRunning.countDown()
-          }
-        }
         override def onExecutorRemoved(e: SparkListenerExecutorRemoved): Unit = removed.add(e.executorId)
       }
       c.addSparkListener(tasks)
-      val job = Future {
-        c.parallelize(1 to 200000, 8).map(i => (i % 1000, i.toLong)).reduceByKey(_ + _, 6)
-          .mapPartitions { it =>
-            val read = it.toArray
-            Thread.sleep(1500) // keep the reduce stage running long enough to lose an executor in it
-            read.iterator
-          }.collect().toMap
-      }
-      assert(reduceRunning.await(60, TimeUnit.SECONDS), "the reduce stage did not start")
-      Thread.sleep(300)
-      val pid = pids(victim)
-      assert(ProcessHandle.of(pid).get().destroyForcibly(), s"could not kill executor $victim (pid $pid)")
-      val got = Await.result(job, 180.seconds)
+      val (got, victim, readers) = killOwnerMidReduce(c, 200000)
       assert(got == sums(200000, 1000))
       c.listenerBus.waitUntilEmpty()
       assert(removed.asScala.toSeq.contains(victim), s"executor $victim was not removed: $removed")
       assert(!tasks.failures.isEmpty, "no task failed: the kill did not hit the job")
+      // the other executor's reduce task, at the gate when the victim died, read its outputs and failed
+      assert(readers.nonEmpty && readers.forall(r => tasks.failures.asScala.exists(f =>
+        f.taskId == r.attempt && failedReading(victim)(f.reason))),
+        s"readers of the dead executor's outputs: $readers; failures: ${tasks.failures}")
       assert(metric("bytesReadFallback") == 0)
       // once the relaunched executor is back with its HComm endpoint (so the next shuffle has a remote side): the
       // reads that failed with the dead executor gave their receive buffer back, and a later shuffle on the
@@ -267,54 +245,52 @@ class FailureSuite extends LocalClusterSuite {
       .set("spark.shuffle.hcomm.readTimeout", "6s")
       .set("spark.shuffle.hcomm.channelSetupTimeout", "6s")
       .set("spark.executorEnv.HCOMM_SOFT_FORCE_TCP", "1")
-    withContext(conf, expected = 3) { c =>
+    withContext(conf, expected = 3) { c => TaskGate.using("map", "read") { case Seq(mapGate, readGate) =>
       val pids = executorPids(c)
       val mapExecutors = c.collectionAccumulator[String]("map task executors")
       val shuffled = c.parallelize(0 until 12, 12).mapPartitions { it =>
-        Thread.sleep(200)
+        mapGate.pass() // until a map task is on each executor
         mapExecutors.add(SparkEnv.get.executorId)
         it.flatMap(p => (0 until 600).map(i => (i % 60, p.toLong)))
       }.partitionBy(new HashPartitioner(6)) // no aggregation: a reduce task reads its data as it is consumed
-      assert(shuffled.count() == 7200) // the map outputs now live in all three executors
+      val counted = Future(shuffled.count())
+      mapGate.awaitOnExecutors(3, counted)
+      mapGate.open()
+      assert(Await.result(counted, 120.seconds) == 7200) // the map outputs now live in all three executors
       assert(mapExecutors.value.asScala.toSet.size == 3, s"map outputs on ${mapExecutors.value}")
 
       val resultStage = new AtomicInteger(-1)
-      val reduceRunning = new CountDownLatch(1)
-      val named = new ConcurrentLinkedQueue[(String, String)]() // (reader, owner named)
+      val named = new ConcurrentLinkedQueue[(String, String, Long)]() // (reader, owner named, reader's attempt)
       val killed = new ConcurrentLinkedQueue[String]() // reasons of tasks killed as zombies of the failed attempt
       c.addSparkListener(new SparkListener {
         override def onJobStart(e: SparkListenerJobStart): Unit = resultStage.set(e.stageIds.max)
-        override def onTaskStart(e: SparkListenerTaskStart): Unit =
-          if (e.stageId == resultStage.get) reduceRunning.countDown()
         override def onTaskEnd(e: SparkListenerTaskEnd): Unit = e.reason match {
           case f: org.apache.spark.FetchFailed if f.bmAddress != null =>
-            named.add(e.taskInfo.executorId -> f.bmAddress.executorId)
+            named.add((e.taskInfo.executorId, f.bmAddress.executorId, e.taskInfo.taskId))
           case k: org.apache.spark.TaskKilled => killed.add(s"${e.taskInfo.executorId}: ${k.reason}")
           case _ =>
         }
       })
       val victim = "1"
-      // the map stage is skipped; each reduce task's channels are READY and its index read before its closure runs
-      // (it says so with a file), its data is read after it slept: with the owner stopped by then, once the first
-      // three reduce tasks (one per executor) are past their index reads
-      val ready = Files.createTempDirectory(Paths.get("target").toAbsolutePath, "index-read") // executors: other cwd
-      val readyDir = ready.toString
-      val got = try {
-        val job = Future(shuffled.mapPartitions { it =>
-          Files.createFile(Paths.get(readyDir, TaskContext.get().taskAttemptId().toString))
-          Thread.sleep(2000)
-          it
-        }.collect())
-        assert(reduceRunning.await(60, TimeUnit.SECONDS), "the reduce stage did not start")
-        eventually("three reduce tasks past their index reads", 60)(ready.toFile.list().length >= 3)
-        signal(pids(victim), "STOP")
-        try eventually("a fetch failure", 60)(!named.isEmpty)
-        finally signal(pids(victim), "CONT")
-        Await.result(job, 180.seconds)
-      } finally {
-        ready.toFile.listFiles().foreach(_.delete())
-        Files.delete(ready)
-      }
+      // the map stage is skipped; each reduce task's channels are READY and its index read before its closure runs,
+      // which waits at the gate before its first read: the owner is stopped once a reduce task of each executor is
+      // there, then the reads go out
+      val job = Future(shuffled.mapPartitions { it =>
+        readGate.pass()
+        it
+      }.collect())
+      readGate.awaitOnExecutors(3, job)
+      signal(pids(victim), "STOP")
+      val passedWhileStopped = try {
+        readGate.open()
+        eventually("a fetch failure", 60)(!named.isEmpty)
+        // the stopped owner's own reader, at the gate, resumes once the other two executors destroyed their ends of
+        // the failed attempt's channels: its reads over them fail then (checked below)
+        eventually("the other executors' ends of the failed attempt's channels destroyed", 60)(
+          driverState.destroyCallsOf(resultStage.get, 0) >= 2)
+        readGate.passed
+      } finally signal(pids(victim), "CONT")
+      val got = Await.result(job, 180.seconds)
       assert(got.length == 7200)
       assert(got.groupBy(_._1).map { case (k, vs) => k -> vs.map(_._2).sum } == (0 until 60).map(k => k -> 10L * (0 until 12).sum).toMap)
       c.listenerBus.waitUntilEmpty()
@@ -322,7 +298,10 @@ class FailureSuite extends LocalClusterSuite {
       // the stopped one too once resumed) lose reads when other executors destroy their ends of its channels, and
       // must not blame them (Spark would unregister those executors' healthy outputs); they are killed instead
       assert(!named.isEmpty && named.asScala.forall(_._2 == victim),
-        s"fetch failures (reader -> owner named): ${named.asScala.toSeq}; killed: ${killed.asScala.toSeq}")
+        s"fetch failures (reader, owner named, attempt): ${named.asScala.toSeq}; killed: ${killed.asScala.toSeq}")
+      // and reads issued while it was stopped failed so
+      assert(named.asScala.exists(n => passedWhileStopped(n._3)),
+        s"no fetch failure of a reader that began reading with the owner stopped (${passedWhileStopped.toSeq.sorted})")
       // at least the stopped owner's own reader is such a task: resumed after the first fetch failure, it reads
       // from an executor that has destroyed its ends of the failed attempt's channels
       assert(!killed.isEmpty && killed.asScala.forall(_.contains("ended while this task read its shuffle blocks")),
@@ -331,11 +310,6 @@ class FailureSuite extends LocalClusterSuite {
       eventually("retired chunks reported, and reclaimed", 60)(
         metric("chunksRetired") > 0 && metric("chunksReclaimed") == metric("chunksRetired"))
       assertEveryChunkFree(c)
-    }
-  }
-
-  private def signal(pid: Long, name: String): Unit = {
-    val kill = new ProcessBuilder("kill", "-" + name, pid.toString).inheritIO().start()
-    assert(kill.waitFor() == 0, s"kill -$name $pid")
+    }}
   }
 }

@@ -4,7 +4,11 @@ import org.apache.spark.shuffle.hcomm.internal.driver.DriverState
 
 import java.util.concurrent.TimeUnit
 
-import org.apache.spark.{SparkConf, SparkContext, SparkEnv}
+import scala.concurrent.{Await, Future}
+import scala.concurrent.duration._
+
+import org.apache.spark.{FetchFailed, HashPartitioner, MapOutputTrackerMaster, ShuffleDependency, SparkConf,
+  SparkContext, SparkEnv, TaskEndReason, TaskKilled}
 import org.apache.spark.deploy.LocalSparkCluster
 import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
@@ -162,6 +166,49 @@ abstract class LocalClusterSuite extends AnyFunSuite with BeforeAndAfterAll {
     }.collect().toMap
     assert(pids.size == live, s"pids: $pids")
     pids
+  }
+
+  /**
+   * Runs a shuffle of (i % 1000, i) for i in 1..n (8 map tasks, 6 reduce partitions, summed per key) on `c` and kills
+   * an executor holding a map output in its reduce stage: once every executor has a reduce task there with its
+   * reader open and nothing read (they wait at a gate, opened once it is gone), so that the other executors' reads
+   * of its outputs go out after it died. Returns the sums (unchecked), the victim, and the reduce tasks that were at
+   * the gate on the other executors.
+   */
+  protected def killOwnerMidReduce(c: SparkContext, n: Int): (Map[Int, Long], String, Seq[GateArrival]) = {
+    import scala.concurrent.ExecutionContext.Implicits.global
+    val pids = executorPids(c)
+    TaskGate.using("read") { case Seq(gate) =>
+      val rdd = c.parallelize(1 to n, 8).map(i => (i % 1000, i.toLong)).partitionBy(new HashPartitioner(6))
+      val job = Future(rdd.mapPartitions { it => // no aggregation: the reader reads as the records are consumed
+        gate.pass()
+        val sums = scala.collection.mutable.HashMap.empty[Int, Long]
+        it.foreach { case (k, v) => sums(k) = sums.getOrElse(k, 0L) + v }
+        sums.iterator
+      }.collect().toMap)
+      val atGate = gate.awaitOnExecutors(pids.size, job)
+      val shuffleId = rdd.dependencies.head.asInstanceOf[ShuffleDependency[_, _, _]].shuffleId
+      val victim = c.env.mapOutputTracker.asInstanceOf[MapOutputTrackerMaster].shuffleStatuses(shuffleId)
+        .mapStatuses.head.location.executorId
+      val process = ProcessHandle.of(pids(victim)).get()
+      assert(process.destroyForcibly(), s"could not kill executor $victim")
+      process.onExit().get(60, TimeUnit.SECONDS) // gone, not exiting: a read of it now cannot succeed
+      gate.open()
+      (Await.result(job, 180.seconds), victim, atGate.filter(_.executorId != victim))
+    }
+  }
+
+  /** Whether `reason` is a read of `owner`'s outputs that failed: a fetch failure naming it, or the reader killed. */
+  protected def failedReading(owner: String)(reason: TaskEndReason): Boolean = reason match {
+    case f: FetchFailed => f.bmAddress != null && f.bmAddress.executorId == owner
+    case k: TaskKilled => k.reason.contains("ended while this task read")
+    case _ => false
+  }
+
+  /** Sends signal `name` (e.g. STOP, CONT) to process `pid`. */
+  protected def signal(pid: Long, name: String): Unit = {
+    val kill = new ProcessBuilder("kill", "-" + name, pid.toString).inheritIO().start()
+    assert(kill.waitFor() == 0, s"kill -$name $pid")
   }
 
   /** The cluster's total of one HcommShuffle metric, as the executors last reported it. */

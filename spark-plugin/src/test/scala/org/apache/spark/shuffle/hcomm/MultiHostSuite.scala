@@ -77,16 +77,28 @@ class MultiHostSuite extends LocalClusterSuite {
 
   private val keyCount = 2000
 
-  /** (key, (i, 100 bytes)) for i in 1..n with key i % keys, shuffled into 8 partitions. */
-  private def shuffled(n: Int): org.apache.spark.rdd.RDD[(Int, (Long, Array[Byte]))] = {
+  /**
+   * (key, (i, 100 bytes)) for i in 1..n with key i % keys, shuffled into 8 partitions; with `mapGate`, each map task
+   * waits at it first.
+   */
+  private def shuffled(n: Int, mapGate: TaskGate = null): org.apache.spark.rdd.RDD[(Int, (Long, Array[Byte]))] = {
     val keys = keyCount // the closures must not capture the suite
-    sc.parallelize(1 to n, 8).map(i => (i % keys, (i.toLong, Array.fill[Byte](100)(7))))
+    val gate = Option(mapGate)
+    sc.parallelize(1 to n, 8).mapPartitions { it => gate.foreach(_.pass()); it }
+      .map(i => (i % keys, (i.toLong, Array.fill[Byte](100)(7))))
       .partitionBy(new HashPartitioner(8))
   }
 
-  /** Sums per key of a shuffled RDD (reading it); `slowEvery`: sleep 1 ms per that many records. */
-  private def sums(rdd: org.apache.spark.rdd.RDD[(Int, (Long, Array[Byte]))], slowEvery: Int = 0): Map[Int, Long] =
+  /**
+   * Sums per key of a shuffled RDD (reading it); `slowEvery`: sleep 1 ms per that many records. A reduce task waits
+   * at `readGate` with its reader open and nothing read (the reads go out at its first record), and at `endGate`
+   * after its last record.
+   */
+  private def sums(rdd: org.apache.spark.rdd.RDD[(Int, (Long, Array[Byte]))], slowEvery: Int = 0,
+      readGate: TaskGate = null, endGate: TaskGate = null): Map[Int, Long] = {
+    val gates = (Option(readGate), Option(endGate))
     rdd.mapPartitions { it =>
+      gates._1.foreach(_.pass())
       var seen = 0
       val out = scala.collection.mutable.HashMap.empty[Int, Long]
       it.foreach { case (k, (v, _)) =>
@@ -94,8 +106,10 @@ class MultiHostSuite extends LocalClusterSuite {
         if (slowEvery > 0 && seen % slowEvery == 0) Thread.sleep(1)
         out(k) = out.getOrElse(k, 0L) + v
       }
+      gates._2.foreach(_.pass())
       out.iterator
     }.collect().toMap
+  }
 
   /** (key, sum of i) over i in 1..n with key i % keys, through a shuffle. */
   private def job(n: Int, slowEvery: Int = 0): Map[Int, Long] = sums(shuffled(n), slowEvery)
@@ -117,13 +131,24 @@ class MultiHostSuite extends LocalClusterSuite {
     got
   }
 
-  /** Waits until the job's reduce stage (the one with a parent) has tasks running. */
-  private def awaitReduceRunning(): Unit = eventually("the reduce stage running", 120) {
-    sc.statusTracker.getActiveStageIds.exists { s =>
-      sc.statusTracker.getStageInfo(s).exists(i => i.numActiveTasks > 0 && i.numCompletedTasks + i.numActiveTasks > 0 &&
-        i.name.contains("collect"))
-    }
+  /**
+   * Starts `sums` of `shuffled(n, mapGate)`, timed, and returns once the whole cluster is in its reduce stage with
+   * nothing read: the map tasks wait at `mapGate` until one is on each executor (so every executor, both hosts,
+   * holds a map output that readers on the other host read across the link), and a reduce task of each executor
+   * is at `readGate` with its reader open. A fault injected then strikes before any reduce read is issued; the
+   * reads go out when the test opens `readGate`.
+   */
+  private def startAtReadGate(n: Int, mapGate: TaskGate, readGate: TaskGate): Future[(Map[Int, Long], Double)] = {
+    val result = Future(timed(sums(shuffled(n, mapGate), readGate = readGate)))
+    mapGate.awaitOnExecutors(executors, result)
+    mapGate.open()
+    readGate.awaitOnExecutors(executors, result)
+    result
   }
+
+  /** Attempt ids of the tasks that failed with a fetch failure so far. */
+  private def fetchFailedAttempts: Set[Long] =
+    recorder.failures.asScala.filter(_.reason.isInstanceOf[FetchFailed]).map(_.taskId).toSet
 
   private def fetchFailures: Int = recorder.failures.asScala.count(_.reason.isInstanceOf[FetchFailed])
 
@@ -176,14 +201,24 @@ class MultiHostSuite extends LocalClusterSuite {
       "answer is right") {
     needsHosts()
     val failures0 = fetchFailures
-    val result = Future(job(200000, slowEvery = 4))
-    awaitReduceRunning()
-    Thread.sleep(1500)
-    cluster.link(2, up = false)
-    try Thread.sleep(TimeUnit.SECONDS.toMillis(readTimeoutSeconds * 3L))
-    finally cluster.link(2, up = true)
-    assert(Await.result(result, 5.minutes) == expected(200000))
-    assert(fetchFailures > failures0, s"no fetch failure while the link was down: ${recorder.failures}")
+    TaskGate.using("map", "read") { case Seq(mapGate, readGate) =>
+      val result = startAtReadGate(200000, mapGate, readGate)
+      // every executor's reduce task has its reader open and has read nothing: the link goes down first, then the
+      // reads are issued, and it stays down until a read timed out into a fetch failure
+      cluster.link(2, up = false)
+      val down = System.nanoTime()
+      val (downSeconds, passedWhileDown) = try {
+        readGate.open()
+        eventually("a fetch failure with the link down", 120)(fetchFailures > failures0)
+        ((System.nanoTime() - down) / 1e9, readGate.passed)
+      } finally cluster.link(2, up = true)
+      assert(Await.result(result, 5.minutes)._1 == expected(200000))
+      assert(fetchFailures > failures0, s"no fetch failure while the link was down: ${recorder.failures}")
+      // the reads that failed were issued with the link down, and it was down for longer than readTimeout
+      assert(fetchFailedAttempts.exists(passedWhileDown), s"no fetch failure of a reduce task that began reading " +
+        s"with the link down (${passedWhileDown.toSeq.sorted}): ${recorder.failures}")
+      assert(downSeconds > readTimeoutSeconds, f"a fetch failure after $downSeconds%.1f s, within readTimeout")
+    }
     assertNothingLive()
   }
 
@@ -191,41 +226,63 @@ class MultiHostSuite extends LocalClusterSuite {
       "slowdown recorded") {
     needsHosts()
     val n = 200000
-    val slow = 8 // reduce tasks that take a few seconds, so the link changes while they read
-    val (clean, cleanSeconds) = timed(job(n, slowEvery = slow))
+    // the same job three times; the gates, not slow tasks, put its reads where the link changes (a task issues its
+    // waves at its first read, so slow consumption keeps no read in flight)
+    val (clean, cleanSeconds) = timed(job(n))
     assert(clean == expected(n))
     @volatile var flapping = true
-    val flaps = new java.util.concurrent.atomic.AtomicInteger()
-    val flapper = Future {
-      while (flapping) {
-        cluster.link(2, up = false)
-        Thread.sleep(1000)
-        cluster.link(2, up = true)
-        flaps.incrementAndGet()
-        Thread.sleep(2000)
+    val flaps = new java.util.concurrent.atomic.AtomicInteger() // times the link went down
+    @volatile var passedWhileDown = Set.empty[Long]
+    val (flapped, flapSeconds) = TaskGate.using("map", "read", "end") { case Seq(mapGate, readGate, endGate) =>
+      // the reduce tasks' reads go out while the link is down (the flapper opens readGate at a down edge once a
+      // reduce task is there, whose reads of the other host's outputs cross the link, and keeps the link down until
+      // one passed), and no reduce task ends before the link went down twice (endGate)
+      val flapper = Future {
+        while (flapping) {
+          cluster.link(2, up = false)
+          if (flaps.incrementAndGet() >= 2) endGate.open()
+          if (!readGate.isOpen && readGate.arrived.nonEmpty) {
+            readGate.open()
+            eventually("a reduce task past the gate", 60)(readGate.passed.nonEmpty)
+            passedWhileDown = readGate.passed
+          }
+          Thread.sleep(1000)
+          cluster.link(2, up = true)
+          Thread.sleep(2000)
+        }
       }
-    }
-    val (flapped, flapSeconds) = try timed(job(n, slowEvery = slow)) finally {
-      flapping = false
-      Await.result(flapper, 1.minute)
-      cluster.link(2, up = true)
+      try {
+        val result = Future(timed(sums(shuffled(n, mapGate), readGate = readGate, endGate = endGate)))
+        mapGate.awaitOnExecutors(executors, result)
+        mapGate.open()
+        Await.result(result, 5.minutes)
+      } finally {
+        flapping = false
+        Await.result(flapper, 1.minute)
+        cluster.link(2, up = true)
+      }
     }
     assert(flapped == expected(n))
     assert(flaps.get >= 2, s"the link went down only $flaps times during the job")
+    assert(passedWhileDown.nonEmpty, "no reduce task began reading while the link was down")
 
-    val result = Future(timed(job(n, slowEvery = slow)))
-    awaitReduceRunning()
-    cluster.rate(2, "1mbit")
-    val trickleSeconds = try {
-      Thread.sleep(6000)
-      // the token bucket held packets back (it shaped real traffic, not an idle link)
-      val stats = cluster.qdiscStats(2)
-      assert("""overlimits (\d+)""".r.findAllMatchIn(stats).exists(_.group(1).toLong > 0), stats)
-      cluster.rate(2, "none")
+    val (trickleSeconds, passedWhileShaped) = TaskGate.using("map", "read") { case Seq(mapGate, readGate) =>
+      val result = startAtReadGate(n, mapGate, readGate)
+      // the reduce tasks' reads go out on the shaped link
+      cluster.rate(2, "1mbit")
+      val passed = try {
+        readGate.open()
+        Thread.sleep(6000)
+        // the token bucket held packets back (it shaped real traffic, not an idle link)
+        val stats = cluster.qdiscStats(2)
+        assert("""overlimits (\d+)""".r.findAllMatchIn(stats).exists(_.group(1).toLong > 0), stats)
+        readGate.passed
+      } finally cluster.rate(2, "none")
       val (trickled, seconds) = Await.result(result, 5.minutes)
       assert(trickled == expected(n))
-      seconds
-    } finally cluster.rate(2, "none")
+      (seconds, passed)
+    }
+    assert(passedWhileShaped.nonEmpty, "no reduce task began reading while the link was shaped")
     info(f"job: $cleanSeconds%.1f s on clean links, $flapSeconds%.1f s with host 2's link flapping ($flaps times " +
       f"down), $trickleSeconds%.1f s with 6 s of 1 Mbit/s on host 2's link mid-reduce; fetch failures so far " +
       s"$fetchFailures")
@@ -379,8 +436,20 @@ class MultiHostSuite extends LocalClusterSuite {
     def added = recorder.executorsAdded.asScala.toSet
     val first = liveExecutors(sc).toSet
     val n = 200000
+    /**
+     * `sums` of `rdd`, its reduce tasks held at a gate until one of them is on an executor not in `old`: the
+     * backlog brings executors while the job runs, and they read its shuffle.
+     */
+    def sumsJoinedBy(rdd: org.apache.spark.rdd.RDD[(Int, (Long, Array[Byte]))], old: Set[String]): Map[Int, Long] =
+      TaskGate.using("read") { case Seq(readGate) =>
+        val result = Future(sums(rdd, readGate = readGate))
+        readGate.awaitArrivals(s"a reduce task on an executor added for the job (not one of $old)", 180, result)(
+          _.exists(a => !old(a.executorId)))
+        readGate.open()
+        Await.result(result, 5.minutes)
+      }
     val rdd = shuffled(n)
-    assert(sums(rdd, slowEvery = 8) == expected(n))
+    assert(sumsJoinedBy(rdd, first) == expected(n))
     sc.listenerBus.waitUntilEmpty()
     val grown = added -- first
     assert(grown.nonEmpty, s"no executor was added: ${liveExecutors(sc)}")
@@ -388,7 +457,7 @@ class MultiHostSuite extends LocalClusterSuite {
     val shuffleId = rdd.dependencies.head.asInstanceOf[org.apache.spark.ShuffleDependency[_, _, _]].shuffleId
     sc.cleaner.get.doCleanupShuffle(shuffleId, blocking = true)
     eventually(s"executors removed when idle: ${liveExecutors(sc)}", 120)(liveExecutors(sc).size == 1)
-    assert(job(n, slowEvery = 8) == expected(n))
+    assert(sumsJoinedBy(shuffled(n), first ++ grown) == expected(n))
     sc.listenerBus.waitUntilEmpty()
     val regrown = added -- first -- grown
     assert(regrown.nonEmpty, s"no new executor joined the second job: added before $grown, live ${liveExecutors(sc)}")
@@ -423,13 +492,20 @@ class MultiHostSuite extends LocalClusterSuite {
     // Spark notices its executors are gone by their missing heartbeats: after spark.network.timeout
     startOn(Seq("spark.network.timeout" -> "15s", "spark.network.timeoutInterval" -> "2s",
       "spark.executor.heartbeatInterval" -> "2s"))
-    val result = Future(job(200000, slowEvery = 4))
-    awaitReduceRunning()
-    Thread.sleep(1500)
-    val victims = cluster.netnsPids(2)
-    assert(victims.nonEmpty)
-    cluster.killHost(2)
-    assert(Await.result(result, 5.minutes) == expected(200000))
+    val (answer, atGateOnHost2, passed, victims) = TaskGate.using("map", "read") { case Seq(mapGate, readGate) =>
+      // host 2's executors hold map outputs and run reduce tasks, their readers open, when the host dies; host 1's
+      // reduce tasks read its outputs after that
+      val result = startAtReadGate(200000, mapGate, readGate)
+      val atGate = readGate.arrived.filter(_.host == cluster.hostAddress(2))
+      val victims = cluster.netnsPids(2)
+      assert(victims.nonEmpty)
+      cluster.killHost(2)
+      readGate.open()
+      (Await.result(result, 5.minutes)._1, atGate, readGate.passed, victims)
+    }
+    assert(answer == expected(200000))
+    assert(atGateOnHost2.nonEmpty && !atGateOnHost2.exists(a => passed(a.attempt)),
+      s"host 2's reduce tasks when it died: $atGateOnHost2 (passed the gate: $passed)")
     // the map stage (stage 0 of this context, 8 tasks) ran again for the dead host's outputs
     assert(recorder.tasksOf(0) > 8, s"map tasks started: ${recorder.tasksOf(0)}: nothing was recomputed")
     assert(!"ip netns list".!!.contains("hcxt-h2"), "host 2's namespace is still there")

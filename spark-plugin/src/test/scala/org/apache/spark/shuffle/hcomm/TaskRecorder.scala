@@ -8,8 +8,9 @@ import scala.jdk.CollectionConverters._
 import org.apache.spark.{SparkContext, Success, TaskEndReason}
 import org.apache.spark.scheduler.{SparkListener, SparkListenerExecutorAdded, SparkListenerTaskEnd, SparkListenerTaskStart}
 
-/** A failed task as the listener bus reported it. */
-final case class TaskFailure(stageId: Int, stageAttemptId: Int, executorId: String, reason: TaskEndReason) {
+/** A failed task as the listener bus reported it; `taskId` is its attempt id (`TaskContext.taskAttemptId`). */
+final case class TaskFailure(stageId: Int, stageAttemptId: Int, executorId: String, reason: TaskEndReason,
+    taskId: Long) {
   override def toString: String = s"stage $stageId.$stageAttemptId on executor $executorId: $reason"
 }
 
@@ -41,7 +42,8 @@ class TaskRecorder extends SparkListener {
   override def onTaskEnd(e: SparkListenerTaskEnd): Unit = {
     Option(running.get((e.stageId, e.taskInfo.executorId))).foreach(_.decrementAndGet())
     if (e.taskMetrics != null) remoteBytes.addAndGet(e.taskMetrics.shuffleReadMetrics.remoteBytesRead)
-    if (e.reason != Success) failures.add(TaskFailure(e.stageId, e.stageAttemptId, e.taskInfo.executorId, e.reason))
+    if (e.reason != Success) failures.add(TaskFailure(e.stageId, e.stageAttemptId, e.taskInfo.executorId, e.reason,
+      e.taskInfo.taskId))
   }
 
   private def stagesOf(c: SparkContext, jobs: Seq[Int]): Set[Int] =

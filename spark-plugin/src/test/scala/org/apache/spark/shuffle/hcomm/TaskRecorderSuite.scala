@@ -62,7 +62,7 @@ class TaskRecorderSuite extends AnyFunSuite {
     end(r, 3, lost, reason)
     assert(r.remoteBytes.get == 1234)
     val failures = r.failures.toArray.toSeq
-    assert(failures == Seq(TaskFailure(3, 0, "2", reason)))
+    assert(failures == Seq(TaskFailure(3, 0, "2", reason, lost.taskId)))
     assert(failures.head.toString.startsWith("stage 3.0 on executor 2: "))
   }
 }
