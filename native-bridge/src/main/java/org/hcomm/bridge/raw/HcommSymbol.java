@@ -59,7 +59,8 @@ public enum HcommSymbol {
         /** The HCCL communicator path (Atlas A2/A3): {@code api=communicator}. */
         COMMUNICATOR("api=communicator"),
         /** Optional: the library's lock around a use of a communicator; without it the binding's own lock alone. */
-        COMMUNICATOR_LOCK("the communicator lock (optional: without it reads are serialised by the binding alone)");
+        COMMUNICATOR_LOCK("the lock HCCL's host operators take around a communicator; the binding's own lock serves "
+                + "without it");
 
         private final String who;
 

@@ -133,6 +133,11 @@ public final class CommunicatorTransport extends TransportBase {
         return comm;
     }
 
+    /** This member's HCCL buffer, a device address: what its regions' {@link Region#readSource} offsets count from. */
+    public long bufferAddress() {
+        return comm.bufferAddress();
+    }
+
     /** The communicator's name ({@code HcclGetCommName}). */
     public String name() {
         return comm.name();
