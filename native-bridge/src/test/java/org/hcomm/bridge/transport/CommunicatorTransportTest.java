@@ -333,4 +333,30 @@ class CommunicatorTransportTest {
             t.forEach(CommunicatorTransport::close);
         }
     }
+
+    @Test
+    void aJoinOnADeviceWaitsForAnEarlierInitStillBlockingThere() throws Exception {
+        byte[] rootA = CommunicatorTransport.rootInfo(5);
+        List<CommunicatorTransport.Member> two = List.of(new CommunicatorTransport.Member("exec-0", "h"),
+                new CommunicatorTransport.Member("exec-1", "h"));
+        ExecutorService pool = Executors.newFixedThreadPool(2);
+        List<CommunicatorTransport> made = new ArrayList<>();
+        try {
+            // rank 0 of a 2-member communicator on device 5 blocks in its init until rank 1 joins
+            Future<CommunicatorTransport> first = pool.submit(() -> CommunicatorTransport.form(rootA, two, 0, 5, 1,
+                    null));
+            Thread.sleep(200);
+            byte[] rootB = CommunicatorTransport.rootInfo(5);
+            Future<CommunicatorTransport> later = pool.submit(() -> CommunicatorTransport.form(rootB,
+                    List.of(new CommunicatorTransport.Member("exec-0", "h")), 0, 5, 1, null));
+            Thread.sleep(500);
+            assertTrue(!later.isDone(), "a 1-member join on device 5 waits for the init blocking there");
+            made.add(CommunicatorTransport.form(rootA, two, 1, 6, 1, null));
+            made.add(first.get());
+            made.add(later.get());
+        } finally {
+            pool.shutdown();
+            made.forEach(CommunicatorTransport::close);
+        }
+    }
 }
