@@ -26,6 +26,7 @@ import org.hcomm.bridge.raw.HcommAllocLibrary;
 import org.hcomm.bridge.raw.HcommDataPlaneLibrary;
 import org.hcomm.bridge.raw.HcommLibrary;
 import org.hcomm.bridge.raw.HcommNbiLibrary;
+import org.hcomm.bridge.raw.HcclCommLockLibrary;
 import org.hcomm.bridge.raw.HcommOnThreadLibrary;
 import org.hcomm.bridge.raw.HcommStreamLibrary;
 import org.hcomm.bridge.raw.HcommSymbol.Need;
@@ -60,7 +61,7 @@ public final class HcommNative {
 
     private record State(LoadOptions options, Api api, String source, String version, HcommSoftLibrary soft,
             Throwable streamSyncCause, Map<ReadStrategy.Kind, Throwable> strategyCauses, Throwable endpointCause,
-            Throwable communicatorCause, Install install, List<Finding> checks, Throwable cause) {}
+            Throwable communicatorCause, boolean commLock, Install install, List<Finding> checks, Throwable cause) {}
 
     private static volatile State state;
 
@@ -123,6 +124,15 @@ public final class HcommNative {
     public static boolean hasStreamSync() {
         State s = state();
         return s.cause == null && s.streamSyncCause == null;
+    }
+
+    /**
+     * Whether the library has {@code HcommAcquireComm}/{@code HcommReleaseComm} (optional: soft HComm has not), which
+     * {@link org.hcomm.bridge.communicator.Communicator#claim()} then calls around its Java lock.
+     */
+    public static boolean hasCommLock() {
+        State s = state();
+        return s.cause == null && s.commLock;
     }
 
     /** Throws {@link IllegalStateException} (cause chained) unless the library is available. */
@@ -234,6 +244,7 @@ public final class HcommNative {
             bind(HcommNbiLibrary.class, lib).ifPresent(t -> strategyCauses.put(ReadStrategy.Kind.NBI_FENCE, t));
             Throwable streamSyncCause = bind(HcommStreamLibrary.class, lib).orElse(null);
             Throwable communicatorCause = bind(HcclLibrary.class, lib).orElse(dataPlaneCause);
+            boolean commLock = bind(HcclCommLockLibrary.class, lib).isEmpty(); // optional: HcommAcquire/ReleaseComm
             checkStructSizes();
             HcommSoftLibrary soft = null;
             String version = "cann";
@@ -256,10 +267,10 @@ public final class HcommNative {
             String source = install.library().describe();
             LOG.info("HComm provider {} loaded from {} (version {})", provider, source, version);
             return new State(options, api, source, version, soft, streamSyncCause, strategyCauses, endpointCause,
-                    communicatorCause, install, checks, null);
+                    communicatorCause, commLock, install, checks, null);
         } catch (Throwable t) { // UnsatisfiedLinkError, LinkageError: both mean "unavailable"
             LOG.warn("HComm library unavailable (provider {}): {}", provider, t.toString());
-            return new State(options, api, null, null, null, t, Map.of(), t, t, install, checks, t);
+            return new State(options, api, null, null, null, t, Map.of(), t, t, false, install, checks, t);
         }
     }
 

@@ -7,6 +7,8 @@ import com.sun.jna.ptr.PointerByReference;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Semaphore;
 import org.hcomm.bridge.HcommNative;
 import org.hcomm.bridge.NativeOwner;
 import org.hcomm.bridge.SoftHcomm;
@@ -14,6 +16,7 @@ import org.hcomm.bridge.error.HcommException;
 import org.hcomm.bridge.raw.AclRuntime;
 import org.hcomm.bridge.raw.HcclChannelDesc;
 import org.hcomm.bridge.raw.HcclCommConfig;
+import org.hcomm.bridge.raw.HcclCommLockLibrary;
 import org.hcomm.bridge.raw.HcclLibrary;
 import org.hcomm.bridge.raw.HcommAbi;
 
@@ -26,11 +29,42 @@ import org.hcomm.bridge.raw.HcommAbi;
  * streams it made are destroyed ({@code aclrtDestroyStream}), the order of CANN's own samples.
  *
  * <p>Threading: {@link #acquireChannels} must not run concurrently with itself (CANN's rule per communicator);
- * the rest may be called from any thread; close must not overlap with reads.
+ * the inits of one device's communicators in this process run one at a time ({@link #join}: CANN does not support
+ * concurrent inits on one card); data-plane work is issued under {@link #claim()}, one user at a time; the rest may
+ * be called from any thread; close must not overlap with reads.
  */
 public final class Communicator extends NativeOwner {
     /** {@code HCCL_ROOT_INFO_BYTES}. */
     public static final int ROOT_INFO_BYTES = 4108;
+    /** {@code HCCL_COMM_NAME_MAX_LENGTH}. */
+    private static final int NAME_BYTES = 128;
+    /** One lock per device: {@code HcclCommInitRootInfoConfig} calls on one device run one after the other. */
+    private static final ConcurrentHashMap<Integer, Object> INIT_LOCKS = new ConcurrentHashMap<>();
+
+    /**
+     * The notifies every channel is acquired with ({@link #NOTIFY_NUM}), by index, as HCCL's read templates use
+     * three per channel ({@code NORMAL_NOTIFY_NUM}): the reader records {@link #ACK} after its reads, the owner
+     * records {@link #DATA} once data is staged, {@link #WINDOW} is for flow control of a staging window.
+     */
+    public enum Notify {
+        ACK(0),
+        DATA(1),
+        WINDOW(2);
+
+        private final int index;
+
+        Notify(int index) {
+            this.index = index;
+        }
+
+        /** The notify's index on a channel, in {@code [0, NOTIFY_NUM)}. */
+        public int index() {
+            return index;
+        }
+    }
+
+    /** {@code notifyNum} of every channel the bridge acquires. */
+    public static final int NOTIFY_NUM = Notify.values().length;
 
     private final Pointer handle;
     private final int device;
@@ -38,11 +72,16 @@ public final class Communicator extends NativeOwner {
     private final int size;
     private final long buffer;
     private final long bufferSize;
+    private final String name;
     private final List<Pointer> streams = new ArrayList<>();
+    /** One user at a time ({@link #claim()}); a semaphore, as a claim may end on another thread than its start. */
+    private final Semaphore inUse = new Semaphore(1, true);
+    private volatile Thread claimedBy;
 
-    private Communicator(Pointer handle, int device, int rank, int size, long buffer, long bufferSize) {
+    private Communicator(Pointer handle, int device, int rank, int size, long buffer, long bufferSize, String name) {
         super("Communicator rank " + rank + "/" + size + " on device " + device);
         this.handle = handle;
+        this.name = name;
         this.device = device;
         this.rank = rank;
         this.size = size;
@@ -62,7 +101,8 @@ public final class Communicator extends NativeOwner {
 
     /**
      * {@code HcclCommInitRootInfoConfig}: joins a communicator of {@code nRanks} as {@code rank}; blocks until every
-     * rank joined or the connect timeout passed ({@code HCCL_E_TIMEOUT}).
+     * rank joined or the connect timeout passed ({@code HCCL_E_TIMEOUT}). An init on {@code device} still blocking
+     * in this process (an earlier epoch's) is waited for first.
      *
      * @param bufferMb {@code hcclBufferSize} (the HCCL buffer is twice this), or 0 for the library's default
      *     ({@code HCCL_BUFFSIZE}, else 200)
@@ -93,7 +133,10 @@ public final class Communicator extends NativeOwner {
         PointerByReference out = new PointerByReference();
         String context = "rank " + rank + " of " + nRanks + " on device " + device + ", hcclBufferSize "
                 + (bufferMb > 0 ? bufferMb + " MB" : "default");
-        int rc = HcclLibrary.HcclCommInitRootInfoConfig(nRanks, info, rank, config, out);
+        int rc;
+        synchronized (INIT_LOCKS.computeIfAbsent(device, d -> new Object())) {
+            rc = HcclLibrary.HcclCommInitRootInfoConfig(nRanks, info, rank, config, out);
+        }
         HcommException.check(rc, "HcclCommInitRootInfoConfig", context);
         Pointer comm = out.getValue();
         PointerByReference buf = new PointerByReference();
@@ -103,7 +146,12 @@ public final class Communicator extends NativeOwner {
             HcclLibrary.HcclCommDestroy(comm);
             throw new HcommException("HcclGetHcclBuffer", rc, context);
         }
-        return new Communicator(comm, device, rank, nRanks, Pointer.nativeValue(buf.getValue()), bytes.getValue());
+        Memory named = new Memory(NAME_BYTES);
+        named.clear();
+        rc = HcclLibrary.HcclGetCommName(comm, named);
+        String commName = rc == 0 ? named.getString(0) : name != null ? name : "";
+        return new Communicator(comm, device, rank, nRanks, Pointer.nativeValue(buf.getValue()), bytes.getValue(),
+                commName);
     }
 
     public int rank() {
@@ -116,6 +164,58 @@ public final class Communicator extends NativeOwner {
 
     public int device() {
         return device;
+    }
+
+    /** The communicator's name ({@code HcclGetCommName}), the id {@code HcommAcquireComm} takes. */
+    public String name() {
+        return name;
+    }
+
+    /**
+     * Claims the communicator for one use (the issue of a batch of reads and notifies, up to its
+     * {@code HcommBatchModeEnd}): waits while another claim is held, then calls {@code HcommAcquireComm} when the
+     * library has it ({@link HcommNative#hasCommLock()}). CANN's transports keep per-channel state without a lock
+     * and HCCL's own host operators take this lock around their data-plane calls. Not reentrant: a second claim on
+     * the thread that holds one throws {@link IllegalStateException} instead of waiting for itself.
+     */
+    public Claim claim() {
+        checkOpen();
+        if (claimedBy == Thread.currentThread()) {
+            throw new IllegalStateException(context() + " is claimed by this thread already ("
+                    + Thread.currentThread().getName() + "): flush one batch before filling the next");
+        }
+        inUse.acquireUninterruptibly();
+        claimedBy = Thread.currentThread();
+        if (HcommNative.hasCommLock()) {
+            int rc = HcclCommLockLibrary.HcommAcquireComm(name);
+            if (rc != 0) {
+                claimedBy = null;
+                inUse.release();
+                throw new HcommException("HcommAcquireComm", rc, context() + " name " + name);
+            }
+        }
+        return new Claim();
+    }
+
+    /** A held {@link #claim()}; {@link #close()} releases it (once; from any thread). */
+    public final class Claim implements AutoCloseable {
+        private boolean released;
+
+        private Claim() {}
+
+        @Override
+        public void close() {
+            synchronized (this) {
+                if (released) {
+                    return;
+                }
+                released = true;
+            }
+            int rc = HcommNative.hasCommLock() ? HcclCommLockLibrary.HcommReleaseComm(name) : 0;
+            claimedBy = null;
+            inUse.release();
+            HcommException.check(rc, "HcommReleaseComm", context() + " name " + name);
+        }
     }
 
     /** This rank's HCCL buffer: a device address the host may not dereference. */
@@ -131,8 +231,8 @@ public final class Communicator extends NativeOwner {
     /**
      * {@code HcclChannelAcquire} for one channel to each of {@code remoteRanks} with the matching protocol
      * ({@link HcommAbi#COMM_PROTOCOL_HCCS} within a server, {@link HcommAbi#COMM_PROTOCOL_ROCE} between servers),
-     * engine {@code COMM_ENGINE_CPU_TS}; the peers call it too. Returns the channel handles in order; they live as
-     * long as the communicator.
+     * engine {@code COMM_ENGINE_CPU_TS}, {@code notifyNum} notifies each (the bridge's channels: {@link #NOTIFY_NUM});
+     * the peers call it too. Returns the channel handles in order; they live as long as the communicator.
      */
     public long[] acquireChannels(int[] remoteRanks, int[] protocols, int notifyNum) {
         checkOpen();
@@ -156,7 +256,10 @@ public final class Communicator extends NativeOwner {
         return out;
     }
 
-    /** {@code HcclChannelGetHcclBuffer}: the peer's HCCL buffer as {address, size}. */
+    /**
+     * {@code HcclChannelGetHcclBuffer}: the peer's HCCL buffer as this rank's reads over {@code channel} must name it,
+     * {address, size}; over HCCS the address is where the buffer is mapped here, not the peer's own address.
+     */
     public long[] peerBuffer(long channel) {
         checkOpen();
         PointerByReference buf = new PointerByReference();

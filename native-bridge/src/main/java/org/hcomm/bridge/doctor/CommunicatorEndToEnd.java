@@ -1,40 +1,46 @@
 package org.hcomm.bridge.doctor;
 
-import com.sun.jna.Memory;
-import com.sun.jna.Pointer;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.HexFormat;
-import org.hcomm.bridge.communicator.Acl;
-import org.hcomm.bridge.communicator.CommStream;
-import org.hcomm.bridge.communicator.Communicator;
-import org.hcomm.bridge.error.HcommException;
+import java.util.List;
 import org.hcomm.bridge.SoftHcomm;
+import org.hcomm.bridge.error.HcommException;
 import org.hcomm.bridge.install.Finding;
 import org.hcomm.bridge.install.Finding.Check;
 import org.hcomm.bridge.install.Provider;
-import org.hcomm.bridge.raw.HcommAbi;
+import org.hcomm.bridge.transport.CommunicatorTransport;
+import org.hcomm.bridge.transport.PeerChannels;
+import org.hcomm.bridge.transport.PeerSpec;
+import org.hcomm.bridge.transport.ReadBatch;
+import org.hcomm.bridge.transport.Region;
+import org.hcomm.bridge.transport.TransportException;
 
 /**
- * The doctor's end-to-end check of the communicator path (Atlas A2/A3), the sequence an executor runs: the owner
- * ({@link #main}, a second process from the same class path) makes the root info ({@code HcclGetRootInfo}); both
- * join a 2-rank communicator ({@code HcclCommInitRootInfoConfig}, {@code hcclBufferSize} just large enough for the
- * bytes) and acquire the channel between them ({@code HcclChannelAcquire}, HCCS, both ends); the owner stages a
- * pattern into its HCCL buffer host to device ({@code aclrtMemcpy}); this process reads it one-sidedly into its own
- * HCCL buffer ({@code HcommReadOnThread} in batch mode on a stream of {@code HcclThreadAcquireWithStream},
- * completed by {@code aclrtSynchronizeStream}), copies it device to host and verifies every byte; both destroy
- * their communicator ({@code HcclCommDestroy}) and (soft HComm) count no live object.
+ * The doctor's end-to-end check of the communicator path (Atlas A2/A3), through the shuffle's own transport
+ * ({@link CommunicatorTransport}: the same joins, channels, addressing, claim and notifies as an executor's reads):
+ * the owner ({@link #main}, a second process from the same class path) makes the root info ({@code HcclGetRootInfo});
+ * both form a 2-member transport ({@code HcclCommInitRootInfoConfig}, {@code hcclBufferSize} just large enough for
+ * the bytes, then {@code HcclChannelAcquire} of the HCCS channel between them, both ends); the owner stages a pattern
+ * into a region of its HCCL buffer ({@link Region#commit}, host to device) and publishes the region's
+ * {@link Region#readSource} (an offset into its HCCL buffer); this process reads it one-sidedly into a region of its
+ * own ({@code HcommReadOnThread} at the base {@code HcclChannelGetHcclBuffer} gave plus the offset, in batch mode on
+ * a stream of {@code HcclThreadAcquireWithStream}, completed by {@code aclrtSynchronizeStream} and copied device to
+ * host into the region's mirror) and verifies every byte; both close their transport ({@code HcclCommDestroy}) and
+ * (soft HComm) count no live object.
  *
- * <p>Owner protocol, one line each way: the owner prints {@code ROOT <rootInfoHex> <name>}, then {@code STAGED}
- * once the bytes are on its device; the reader sends {@code DONE}, the owner destroys its communicator and answers
- * {@code BYE <noLiveObjects|unknown>}. Any failure answers {@code ERROR <what>}. Readiness travels out of band
- * after the bytes landed, as in the plugin (no notify handshake).
+ * <p>Owner protocol, one line each way: the owner prints {@code ROOT <rootInfoHex> <name>}, then
+ * {@code STAGED <readSource>} once the bytes are on its device; the reader sends {@code DONE}, the owner closes its
+ * transport and answers {@code BYE <noLiveObjects|unknown>}. Any failure answers {@code ERROR <what>}. Readiness
+ * travels out of band after the bytes landed, as in the plugin.
  */
 final class CommunicatorEndToEnd {
     private static final long PIECE = 16L << 20;
+    private static final String OWNER = "owner";
     private static final Duration SETUP = Duration.ofSeconds(60);
 
     private CommunicatorEndToEnd() {}
@@ -58,7 +64,8 @@ final class CommunicatorEndToEnd {
                 owner.stop(); // its last lines are read by then
                 ownerSaid = owner.errors();
             }
-            String what = e instanceof HcommException ? e.getMessage() : String.valueOf(e);
+            String what = e instanceof HcommException || e instanceof TransportException ? e.getMessage()
+                    : String.valueOf(e);
             return Finding.fail(Check.END_TO_END, "the communicator read between two processes failed while "
                     + step[0] + ": " + what + (ownerSaid.isEmpty() ? "" : "; the owner process said: " + ownerSaid),
                     provider == Provider.CANN ? "the two ranks need two NPUs of this host that are free (--devices "
@@ -73,6 +80,12 @@ final class CommunicatorEndToEnd {
         }
     }
 
+    /** The two members, in rank order: the owner (rank 0) and this process, both on {@code address}. */
+    private static List<CommunicatorTransport.Member> members(String address) {
+        return List.of(new CommunicatorTransport.Member(OWNER, address),
+                new CommunicatorTransport.Member("reader", address));
+    }
+
     private static Finding read(OwnerProcess owner, String address, long bytes, int ownerDevice, int device,
             int bufferMb, String[] step) throws Exception {
         step[0] = "waiting for the owner's root info (HcclGetRootInfo on device " + ownerDevice + ")";
@@ -82,33 +95,28 @@ final class CommunicatorEndToEnd {
         }
         double seconds;
         long wrong = -1;
-        step[0] = "joining the 2-rank communicator as rank 1 on device " + device;
-        try (Communicator comm = Communicator.join(HexFormat.of().parseHex(root[1]), 2, 1, device, bufferMb,
-                root[2])) {
-            step[0] = "acquiring the channel to rank 0 (both ends call HcclChannelAcquire)";
-            long channel = comm.acquireChannels(new int[] {0}, new int[] {HcommAbi.COMM_PROTOCOL_HCCS}, 0)[0];
+        step[0] = "joining the 2-rank communicator as rank 1 on device " + device + " and acquiring the channel to "
+                + "rank 0 (both ends call HcclChannelAcquire)";
+        try (CommunicatorTransport t = CommunicatorTransport.form(HexFormat.of().parseHex(root[1]),
+                members(address), 1, device, bufferMb, root[2])) {
             step[0] = "waiting for the owner to stage " + bytes + " bytes host to device";
-            owner.expect("STAGED", SETUP);
-            step[0] = "asking for the owner's HCCL buffer";
-            long[] peer = comm.peerBuffer(channel);
-            if (peer[1] < bytes || comm.bufferSize() < bytes) {
-                throw new IllegalStateException("HCCL buffers of " + peer[1] + " (owner) and " + comm.bufferSize()
-                        + " (reader) bytes for a read of " + bytes + " with hcclBufferSize " + bufferMb + " MB");
-            }
+            long src = Long.parseLong(owner.expect("STAGED", SETUP)[1]);
+            Region into = t.allocate("doctor-read", bytes);
+            PeerChannels peers = t.connect(List.of(new PeerSpec(OWNER, new byte[0], 0, false, "doctor")));
             step[0] = "reading one-sidedly";
-            CommStream stream = comm.newStream();
             long start = System.nanoTime();
-            for (long at = 0; at < bytes; at += PIECE) {
-                stream.read(channel, comm.bufferAddress() + at, peer[0] + at, Math.min(PIECE, bytes - at));
+            try (ReadBatch batch = t.newReadBatch()) {
+                for (long at = 0; at < bytes; at += PIECE) {
+                    batch.read(peers.channel(0), into.address() + at, src + at, Math.min(PIECE, bytes - at));
+                }
+                batch.await(); // the bytes are in the region's mirror then
             }
-            stream.await();
             seconds = (System.nanoTime() - start) / 1e9;
-            step[0] = "copying device to host";
-            Memory host = new Memory(Math.min(PIECE, bytes));
+            step[0] = "verifying the bytes read";
+            ByteBuffer got = into.buffer();
             for (long at = 0; at < bytes && wrong < 0; at += PIECE) {
-                long len = Math.min(PIECE, bytes - at);
-                Acl.toHost(device, Pointer.nativeValue(host), comm.bufferAddress() + at, len);
-                long w = EndToEnd.firstWrong(host.getByteBuffer(0, len), at / 8, len);
+                int len = (int) Math.min(PIECE, bytes - at);
+                long w = EndToEnd.firstWrong(got.slice((int) at, len), at / 8, len);
                 wrong = w < 0 ? -1 : at + w;
             }
             step[0] = "destroying the communicator (HcclCommDestroy)";
@@ -124,7 +132,8 @@ final class CommunicatorEndToEnd {
         String live = EndToEnd.liveObjects(bye[1]);
         String summary = String.format("read %d MiB one-sidedly from a second process through a 2-rank HCCL "
                 + "communicator (devices %d and %d, hcclBufferSize %d MB, 1 HCCS channel): %.2f GB/s "
-                + "(HcommReadOnThread in batch mode, completed by aclrtSynchronizeStream); staged host to device by "
+                + "(HcommReadOnThread in batch mode at the channel's view of the owner's HCCL buffer, completed by "
+                + "aclrtSynchronizeStream, through the shuffle's CommunicatorTransport); staged host to device by "
                 + "the owner, copied device to host here, every byte verified; both destroyed their communicator "
                 + "(HcclCommDestroy); %s", bytes >> 20, ownerDevice, device, bufferMb, bytes / seconds / 1e9, live);
         return live.startsWith("left") ? Finding.fail(Check.END_TO_END, summary, "report this leak to the project")
@@ -147,18 +156,19 @@ final class CommunicatorEndToEnd {
             if (SoftHcomm.isActive()) {
                 SoftHcomm.configure("if_ip", args[0]);
             }
-            byte[] root = Communicator.rootInfo(device);
+            byte[] root = CommunicatorTransport.rootInfo(device);
             String name = "hcomm-doctor-" + ProcessHandle.current().pid();
             out.println("ROOT " + HexFormat.of().formatHex(root) + " " + name);
-            try (Communicator comm = Communicator.join(root, 2, 0, device, bufferMb, name)) {
-                comm.acquireChannels(new int[] {1}, new int[] {HcommAbi.COMM_PROTOCOL_HCCS}, 0);
-                Memory host = new Memory(Math.min(PIECE, bytes));
+            try (CommunicatorTransport t = CommunicatorTransport.form(root, members(args[0]), 0, device, bufferMb,
+                    name)) {
+                Region staged = t.allocate("doctor-staged", bytes);
+                ByteBuffer mirror = staged.buffer();
                 for (long at = 0; at < bytes; at += PIECE) {
-                    long len = Math.min(PIECE, bytes - at);
-                    EndToEnd.fill(host.getByteBuffer(0, len), at / 8, len);
-                    Acl.toDevice(device, comm.bufferAddress() + at, Pointer.nativeValue(host), len);
+                    int len = (int) Math.min(PIECE, bytes - at);
+                    EndToEnd.fill(mirror.slice((int) at, len), at / 8, len);
                 }
-                out.println("STAGED");
+                staged.commit(0, bytes);
+                out.println("STAGED " + staged.readSource(0));
                 in.readLine(); // DONE, or the end of input when the reader gave up
             }
             out.println("BYE " + EndToEnd.liveWord());

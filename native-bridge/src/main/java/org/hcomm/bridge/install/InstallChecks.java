@@ -194,6 +194,9 @@ public final class InstallChecks {
             notes.add("optional " + missing.get(Need.STREAM_COMPLETION) + " missing (" + Need.STREAM_COMPLETION.who()
                     + ")");
         }
+        // optional everywhere: said in a PASS, never a WARN (soft HComm has no such lock)
+        String optional = !missing.containsKey(Need.COMMUNICATOR_LOCK) ? "" : "; optional "
+                + missing.get(Need.COMMUNICATOR_LOCK) + " missing (" + Need.COMMUNICATOR_LOCK.who() + ")";
         String who = strategy == Need.DATA_PLANE ? "api=auto (the data plane both APIs read with)" : strategy.who();
         if (!fatal.isEmpty()) {
             boolean otherWorks = !communicator && strategy != Need.DATA_PLANE && fatal.size() == 1
@@ -211,11 +214,15 @@ public final class InstallChecks {
         }
         if (!notes.isEmpty()) {
             return Finding.warn(Check.SYMBOLS, present + " of " + looked + " functions, all that " + who
-                    + " needs; " + String.join("; ", notes), "");
+                    + " needs; " + String.join("; ", notes) + optional, "");
         }
         if (!unused.isEmpty()) {
             return Finding.pass(Check.SYMBOLS, present + " of " + looked + " functions, all that " + who + " needs ("
-                    + String.join("; ", unused) + ", which this path does not call)");
+                    + String.join("; ", unused) + ", which this path does not call)" + optional);
+        }
+        if (!optional.isEmpty()) {
+            return Finding.pass(Check.SYMBOLS, present + " of " + looked + " functions, all that both APIs and both "
+                    + "read strategies need" + optional);
         }
         return Finding.pass(Check.SYMBOLS, "all " + present + " functions the binding calls, for both APIs and both "
                 + "read strategies");

@@ -64,7 +64,7 @@ public class HcclCommConfig extends AbiStruct {
         hcclExecTimeOut = NOT_SET;
         hcclQos = NOT_SET;
         hcclSymWinMaxMemSizePerRank = 16;
-        hcclChannelSqDepth = 0; // master's default for this field is not in the headers we read: 0 = library's own
+        hcclChannelSqDepth = NOT_SET; // HCCL_COMM_SQ_DEPTH_CONFIG_NOT_SET: the library's own depth
         return this;
     }
 

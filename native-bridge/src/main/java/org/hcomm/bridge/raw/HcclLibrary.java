@@ -27,6 +27,9 @@ public final class HcclLibrary {
 
     public static native int HcclGetRankSize(Pointer comm, IntByReference rankSize);
 
+    /** {@code commName}: at least {@code HCCL_COMM_NAME_MAX_LENGTH} (128) bytes; NUL-terminated on return. */
+    public static native int HcclGetCommName(Pointer comm, Pointer commName);
+
     public static native int HcclThreadAcquireWithStream(Pointer comm, int engine, Pointer stream, int notifyNum,
             long[] thread);
 

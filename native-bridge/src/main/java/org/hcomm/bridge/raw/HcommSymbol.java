@@ -34,12 +34,15 @@ public enum HcommSymbol {
     HcclCommDestroy(Need.COMMUNICATOR, HcclLibrary.class),
     HcclGetRankId(Need.COMMUNICATOR, HcclLibrary.class),
     HcclGetRankSize(Need.COMMUNICATOR, HcclLibrary.class),
+    HcclGetCommName(Need.COMMUNICATOR, HcclLibrary.class),
     HcclThreadAcquireWithStream(Need.COMMUNICATOR, HcclLibrary.class),
     HcclChannelAcquire(Need.COMMUNICATOR, HcclLibrary.class),
     HcclGetHcclBuffer(Need.COMMUNICATOR, HcclLibrary.class),
     HcclChannelGetHcclBuffer(Need.COMMUNICATOR, HcclLibrary.class),
     HcommChannelNotifyRecordOnThread(Need.COMMUNICATOR, HcclLibrary.class),
-    HcommChannelNotifyWaitOnThread(Need.COMMUNICATOR, HcclLibrary.class);
+    HcommChannelNotifyWaitOnThread(Need.COMMUNICATOR, HcclLibrary.class),
+    HcommAcquireComm(Need.COMMUNICATOR_LOCK, HcclCommLockLibrary.class),
+    HcommReleaseComm(Need.COMMUNICATOR_LOCK, HcclCommLockLibrary.class);
 
     /** Who needs a function. */
     public enum Need {
@@ -54,7 +57,10 @@ public enum HcommSymbol {
         /** soft HComm only: its host allocation; with CANN the plugin maps host memory itself. */
         SOFT_ALLOCATION("soft HComm's host allocation"),
         /** The HCCL communicator path (Atlas A2/A3): {@code api=communicator}. */
-        COMMUNICATOR("api=communicator");
+        COMMUNICATOR("api=communicator"),
+        /** Optional: the library's lock around a use of a communicator; without it the binding's own lock alone. */
+        COMMUNICATOR_LOCK("the lock HCCL's host operators take around a communicator; the binding's own lock serves "
+                + "without it");
 
         private final String who;
 

@@ -7,11 +7,17 @@ import java.util.List;
  * READY at once (or FAILED for a peer that is not a member); nothing to poll, nothing to release.
  */
 final class CommPeers implements PeerChannels {
-    /** One member's channel ({@code handle} 0: no channel, {@code failure} says why). */
-    record Peer(String peerId, String name, long handle, String failure) implements PeerChannels.PeerChannel {
+    /**
+     * A communicator's channel to one member as acquired: its handle, the member's HCCL buffer as reads over it name
+     * it ({@code HcclChannelGetHcclBuffer}: base and size, read once at acquire), and whether it is RoCE.
+     */
+    record Link(long handle, long base, long size, boolean roce) {}
+
+    /** One member's channel ({@code link} null: no channel, {@code failure} says why). */
+    record Peer(String peerId, String name, Link link, String failure) implements PeerChannels.PeerChannel {
         @Override
         public PeerChannels.State state() {
-            return handle != 0 ? PeerChannels.State.READY : PeerChannels.State.FAILED;
+            return link != null ? PeerChannels.State.READY : PeerChannels.State.FAILED;
         }
 
         @Override

@@ -12,16 +12,27 @@ import org.hcomm.bridge.communicator.Acl;
 import org.hcomm.bridge.communicator.CommStream;
 import org.hcomm.bridge.communicator.Communicator;
 import org.hcomm.bridge.error.HcommException;
+import org.hcomm.bridge.error.HcommStatus;
 import org.hcomm.bridge.raw.HcommAbi;
 
 /**
  * {@link Transport} on an HCCL communicator (Atlas A2/A3): every region is a slice of this rank's HCCL buffer in
  * device memory with a host mirror ({@link Region#buffer()}), written to the device by {@link Region#commit} and
  * read back after each batch; channels are the communicator's, acquired to every other member when it formed
- * ({@link #form}) and ended only with it, so {@link #connect} finds them and {@link PeerChannels#close()} releases
- * nothing; reads are {@code HcommReadOnThread} in batch mode on pooled streams, completed by
- * {@code aclrtSynchronizeStream}. Files cannot be registered ({@link #mapFile}, {@link #register}): on A2/A3 only
- * HCCL buffers are read one-sidedly.
+ * ({@link #form}, {@link Communicator#NOTIFY_NUM} notifies each) and ended only with it, so {@link #connect} finds
+ * them and {@link PeerChannels#close()} releases nothing; reads are {@code HcommReadOnThread} in batch mode on pooled
+ * streams, completed by {@code aclrtSynchronizeStream}. Files cannot be registered ({@link #mapFile},
+ * {@link #register}): on A2/A3 only HCCL buffers are read one-sidedly.
+ *
+ * <p>Addressing, as CANN's transports read: a region's {@link Region#readSource} is an offset into this member's
+ * HCCL buffer, and a read's {@code src} is such an offset into the owner's; the batch resolves it against the base
+ * {@code HcclChannelGetHcclBuffer} gave for the channel to that owner (read once at {@link #form}) after checking it
+ * against the size the channel gave, so a bad offset is a {@link TransportException} naming the peer, never a
+ * native call. A read's {@code dst} is a region's {@link Region#address()} (this member's own buffer).
+ *
+ * <p>A batch issues under {@link Communicator#claim()} (from its first read to its flush: one user of the
+ * communicator at a time) and, after its reads over each RoCE channel, records {@link Communicator.Notify#ACK} on
+ * that channel in the same batch, as HCCL's read templates do.
  *
  * <p>Thread-safe as {@link Transport} says.
  */
@@ -39,17 +50,18 @@ public final class CommunicatorTransport extends TransportBase {
 
     private final Communicator comm;
     private final Map<String, Integer> rankOf = new HashMap<>();
-    private final long[] channelOfRank;
+    /** The channel to each rank (null for this one). */
+    private final CommPeers.Link[] linkOfRank;
     private final Deque<CommStream> idleStreams = new ArrayDeque<>();
     /** Bytes of the HCCL buffer handed out; regions are carved from its start and never returned before close. */
     private long carved;
 
-    private CommunicatorTransport(Communicator comm, List<Member> members, long[] channelOfRank) {
+    private CommunicatorTransport(Communicator comm, List<Member> members, CommPeers.Link[] linkOfRank) {
         this.comm = comm;
         for (int r = 0; r < members.size(); r++) {
             rankOf.put(members.get(r).peerId(), r);
         }
-        this.channelOfRank = channelOfRank;
+        this.linkOfRank = linkOfRank;
     }
 
     /**
@@ -63,7 +75,7 @@ public final class CommunicatorTransport extends TransportBase {
         Communicator comm = null;
         try {
             comm = Communicator.join(rootInfo, members.size(), rank, device, bufferMb, name);
-            long[] channels = new long[members.size()];
+            CommPeers.Link[] links = new CommPeers.Link[members.size()];
             int n = members.size() - 1;
             if (n > 0) {
                 int[] ranks = new int[n];
@@ -77,12 +89,14 @@ public final class CommunicatorTransport extends TransportBase {
                             ? HcommAbi.COMM_PROTOCOL_HCCS : HcommAbi.COMM_PROTOCOL_ROCE;
                     i++;
                 }
-                long[] got = comm.acquireChannels(ranks, protocols, 0);
+                long[] got = comm.acquireChannels(ranks, protocols, Communicator.NOTIFY_NUM);
                 for (int i = 0; i < n; i++) {
-                    channels[ranks[i]] = got[i];
+                    long[] buffer = comm.peerBuffer(got[i]);
+                    links[ranks[i]] = new CommPeers.Link(got[i], buffer[0], buffer[1],
+                            protocols[i] == HcommAbi.COMM_PROTOCOL_ROCE);
                 }
             }
-            return new CommunicatorTransport(comm, members, channels);
+            return new CommunicatorTransport(comm, members, links);
         } catch (HcommException | IllegalStateException | IllegalArgumentException e) {
             if (comm != null) {
                 try {
@@ -112,6 +126,21 @@ public final class CommunicatorTransport extends TransportBase {
     /** This member's rank. */
     public int rank() {
         return comm.rank();
+    }
+
+    /** The communicator under this transport (tests; the plugin goes through the transport). */
+    Communicator communicator() {
+        return comm;
+    }
+
+    /** This member's HCCL buffer, a device address: what its regions' {@link Region#readSource} offsets count from. */
+    public long bufferAddress() {
+        return comm.bufferAddress();
+    }
+
+    /** The communicator's name ({@code HcclGetCommName}). */
+    public String name() {
+        return comm.name();
     }
 
     /** The HCCL buffer's size in bytes (device memory this communicator holds on this member). */
@@ -171,9 +200,8 @@ public final class CommunicatorTransport extends TransportBase {
         List<CommPeers.Peer> list = new ArrayList<>(peers.size());
         for (PeerSpec p : peers) {
             Integer r = rankOf.get(p.peerId());
-            long ch = r == null || r == comm.rank() ? 0 : channelOfRank[r];
-            list.add(new CommPeers.Peer(p.peerId(), p.channelName(), ch,
-                    ch == 0 ? NOT_A_MEMBER : null));
+            CommPeers.Link link = r == null ? null : linkOfRank[r];
+            list.add(new CommPeers.Peer(p.peerId(), p.channelName(), link, link == null ? NOT_A_MEMBER : null));
         }
         return new CommPeers(list);
     }
@@ -247,6 +275,12 @@ public final class CommunicatorTransport extends TransportBase {
             return size;
         }
 
+        /** The offset into this member's HCCL buffer: what a peer's read resolves against its channel's base. */
+        @Override
+        public long readSource(long offset) {
+            return address - comm.bufferAddress() + offset;
+        }
+
         @Override
         public ByteBuffer buffer() {
             return mirror.duplicate().clear();
@@ -276,11 +310,18 @@ public final class CommunicatorTransport extends TransportBase {
         }
     }
 
-    /** Reads on one pooled stream; each landed read is copied to its region's mirror when the batch completes. */
+    /**
+     * Reads on one pooled stream; each landed read is copied to its region's mirror when the batch completes. The
+     * communicator is claimed from a batch's first read to its flush; the OS thread that filled it flushes it
+     * ({@link ReadBatch}'s rule, which HComm's batch mode needs anyway).
+     */
     private final class Batch implements ReadBatch {
         private final CommStream stream;
         private final List<long[]> landing = new ArrayList<>();
         private final List<CommPeers.Peer> touched = new ArrayList<>();
+        /** The RoCE channels read since the last flush, each to get one ACK notify before the flush. */
+        private final List<CommPeers.Link> ackDue = new ArrayList<>();
+        private Communicator.Claim claim;
         private boolean closed;
 
         Batch(CommStream stream) {
@@ -290,25 +331,88 @@ public final class CommunicatorTransport extends TransportBase {
         @Override
         public void read(PeerChannels.PeerChannel channel, long dst, long src, long length) throws TransportException {
             CommPeers.Peer p = (CommPeers.Peer) channel;
-            if (p.handle() == 0) {
+            CommPeers.Link link = p.link();
+            if (link == null) {
                 throw new TransportException("HcommReadOnThread", 6, "no channel to " + p.peerId() + ": " + p.failure(),
                         null, p);
             }
+            if (length < 0 || src < 0 || src > link.size() - length) {
+                throw refused(p, "read of [" + src + ", +" + length + ") outside the HCCL buffer of " + p.peerId()
+                        + " (" + link.size() + " bytes as channel " + p.name() + " gave it)");
+            }
+            long own = comm.bufferAddress();
+            if (dst < own || dst - own > comm.bufferSize() - length) {
+                throw refused(p, "read from " + p.peerId() + " into 0x" + Long.toHexString(dst) + " +" + length
+                        + ", outside this member's HCCL buffer");
+            }
             try {
-                stream.read(p.handle(), dst, src, length);
-            } catch (HcommException e) {
-                throw new TransportException(e.call(), e.code(), e.getMessage(), e, p);
+                if (claim == null) {
+                    claim = comm.claim();
+                }
+                stream.read(link.handle(), dst, link.base() + src, length);
+            } catch (HcommException | IllegalStateException e) {
+                TransportException t = e instanceof HcommException h
+                        ? new TransportException(h.call(), h.code(), "read from " + p.peerId() + ": " + h.getMessage(),
+                        h, p)
+                        : new TransportException("HcommReadOnThread", HcommStatus.HCCL_E_PARA.code(),
+                        "read from " + p.peerId() + ": " + e.getMessage(), e, p);
+                abandon(t);
+                throw t;
             }
             landing.add(new long[] {dst, length});
             if (!touched.contains(p)) {
                 touched.add(p);
+            }
+            if (link.roce() && !ackDue.contains(link)) {
+                ackDue.add(link);
+            }
+        }
+
+        /** HCCL_E_PARA for {@code p}, after the batch's earlier reads were ended and waited for. */
+        private TransportException refused(CommPeers.Peer p, String what) {
+            TransportException t = new TransportException("HcommReadOnThread", HcommStatus.HCCL_E_PARA.code(), what,
+                    null, p);
+            abandon(t);
+            return t;
+        }
+
+        /** Ends the batch after a refused read: its earlier reads are flushed and waited for, the claim let go. */
+        private void abandon(TransportException failure) {
+            try {
+                issueEnd();
+                stream.await();
+            } catch (HcommException | IllegalStateException e) {
+                failure.addSuppressed(e);
+            } finally {
+                landing.clear();
+                touched.clear();
+            }
+        }
+
+        /** The ACK notifies due, {@code HcommBatchModeEnd}, then the claim let go (each step runs). */
+        private void issueEnd() {
+            try {
+                for (CommPeers.Link l : ackDue) {
+                    stream.notifyPeer(l.handle(), Communicator.Notify.ACK.index());
+                }
+            } finally {
+                ackDue.clear();
+                try {
+                    stream.flush();
+                } finally {
+                    Communicator.Claim c = claim;
+                    claim = null;
+                    if (c != null) {
+                        c.close();
+                    }
+                }
             }
         }
 
         @Override
         public void flush() throws TransportException {
             try {
-                stream.flush();
+                issueEnd();
             } catch (HcommException e) {
                 throw wrap(e);
             }
@@ -317,6 +421,7 @@ public final class CommunicatorTransport extends TransportBase {
         @Override
         public void await() throws TransportException {
             try {
+                issueEnd();
                 stream.await();
                 for (long[] l : landing) {
                     DeviceRegion r = regionOf(l[0], l[1]);
@@ -341,9 +446,14 @@ public final class CommunicatorTransport extends TransportBase {
             }
             closed = true;
             try {
-                stream.await(); // ends a batch left open and lets its reads finish before the stream is reused
+                issueEnd(); // ends a batch left open (and lets the claim go) before its reads are waited for
             } catch (RuntimeException e) {
                 // a failed read of a batch being thrown away does not matter
+            }
+            try {
+                stream.await(); // lets its reads finish before the stream is reused
+            } catch (RuntimeException e) {
+                // as above
             }
             synchronized (CommunicatorTransport.this) {
                 if (!isClosed()) {

@@ -11,6 +11,16 @@ public interface Region extends AutoCloseable {
     long size();
 
     /**
+     * What a peer passes as {@link ReadBatch#read}'s {@code src} to read this region at {@code offset}, the value an
+     * owner publishes: on the endpoint path the registered address ({@link #address()} + offset); on the
+     * communicator path the offset into this member's HCCL buffer, which the reader's transport resolves against the
+     * base its channel to this member gave ({@code HcclChannelGetHcclBuffer}).
+     */
+    default long readSource(long offset) {
+        return address() + offset;
+    }
+
+    /**
      * A view of the whole region; valid until close. Where the region lives in device memory (the communicator
      * path's HCCL buffer) this is its host mirror: bytes written here reach peers after {@link #commit}, and reads
      * that land in the region are in the mirror once their batch's {@link ReadBatch#await()} returned.

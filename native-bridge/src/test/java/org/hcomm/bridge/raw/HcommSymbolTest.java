@@ -15,7 +15,7 @@ class HcommSymbolTest {
     @Test
     void everyMappedFunctionIsInTheTableWithItsBindingClass() {
         for (Class<?> binding : Set.of(HcommLibrary.class, HcommOnThreadLibrary.class, HcommNbiLibrary.class,
-                HcommStreamLibrary.class, HcommAllocLibrary.class)) {
+                HcommStreamLibrary.class, HcommAllocLibrary.class, HcclLibrary.class, HcclCommLockLibrary.class)) {
             Set<String> mapped = Arrays.stream(binding.getDeclaredMethods())
                     .filter(m -> Modifier.isNative(m.getModifiers()))
                     .map(Method::getName)

@@ -254,12 +254,14 @@ class HcommShuffleSuite extends LocalClusterSuite {
         Thread.sleep(100)
         val mine = targets.filter(_._1 == SparkEnv.get.executorId)
         // the arena copies, not Spark's files: in the HCCL buffer through a host-to-device copy, as a card's
-        // memory is reached, else directly
+        // memory is reached (a published offset counts from the buffer's start), else directly
         mine.foreach { case (_, data) =>
           if (onDevice) {
             val bad = java.nio.ByteBuffer.allocateDirect(32)
             while (bad.hasRemaining) bad.put(0xA5.toByte)
-            org.hcomm.bridge.communicator.Acl.toDevice(0, data + 32,
+            val base = internal.executor.ExecutorProbe.hcclBufferAddress()
+            assert(base != 0, "no communicator on executor " + SparkEnv.get.executorId)
+            org.hcomm.bridge.communicator.Acl.toDevice(0, base + data + 32,
               com.sun.jna.Pointer.nativeValue(com.sun.jna.Native.getDirectBufferPointer(bad)), 32)
           } else {
             new com.sun.jna.Pointer(data).setMemory(32, 32, 0xA5.toByte)

@@ -199,6 +199,15 @@ public final class ExecutorRuntime implements AutoCloseable {
         return p == null ? null : p.publisher;
     }
 
+    /**
+     * The current communicator's HCCL buffer (a device address), which this executor's published offsets count
+     * from; 0 on the endpoint path, whose published addresses are addresses.
+     */
+    long hcclBufferAddress() {
+        OneSidedParts p = parts;
+        return p != null && p.transport instanceof CommunicatorTransport c ? c.bufferAddress() : 0;
+    }
+
     /** Receive-buffer chunks not free to lend (-1 without a transport). */
     public int chunksNotFree() {
         OneSidedParts p = parts;

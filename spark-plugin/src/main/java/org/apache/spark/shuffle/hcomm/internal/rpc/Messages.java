@@ -51,6 +51,9 @@ public final class Messages {
      * from {@code dataAddress}. {@code packedIndex}: the same offsets as partition lengths ({@link PackedIndex}),
      * or null when they are over the budget ({@code spark.shuffle.hcomm.publishedIndexMaxBytes}); with them a
      * reader's first read is data, without them it reads the index first. Travels in a {@link PublishedBatch}.
+     * Both "addresses" are what a reader passes as a read's source ({@code Region.readSource}): registered addresses
+     * on the endpoint path, offsets into the owner's HCCL buffer on the communicator path (the reader's transport
+     * adds the base its channel to the owner gave).
      */
     public record Published(int shuffleId, long mapId, String executorId, long indexAddress, long dataAddress,
             int numPartitions, long epoch, byte[] packedIndex) implements Serializable {

@@ -73,7 +73,7 @@ final class FilePlacement {
         notStageable(shuffleId, mapId);
         p.mappedIndex = transport.mapFile("hcomm-index-" + shuffleId + "-" + mapId, indexFile.toPath(), p.indexBytes);
         metrics.indexesMapped.inc();
-        return p.mappedIndex.address();
+        return p.mappedIndex.readSource(0);
     }
 
     /**
@@ -91,7 +91,7 @@ final class FilePlacement {
         notStageable(shuffleId, mapId);
         p.mappedData = transport.mapFile("hcomm-map-" + shuffleId + "-" + mapId, dataFile.toPath(), p.dataBytes);
         metrics.outputsMapped.inc();
-        return p.mappedData.address();
+        return p.mappedData.readSource(0);
     }
 
     /**

@@ -100,8 +100,12 @@ final class SendArena implements AutoCloseable {
         return region.buffer(offset, Math.toIntExact(bytes));
     }
 
+    /**
+     * What readers pass as the source of a read of the arena at {@code offset} ({@code Region.readSource}): the
+     * registered address on the endpoint path, the offset into this executor's HCCL buffer on the communicator path.
+     */
     long address(long offset) {
-        return region.address() + offset;
+        return region.readSource(offset);
     }
 
     /** Reads the first {@code bytes} of {@code file} into the arena at {@code offset}. */

@@ -9,6 +9,9 @@ object ExecutorProbe {
   def chunksNotFree(): Int =
     Option(ExecutorRuntime.current()).map(_.chunksNotFree()).getOrElse(-1)
 
+  /** The device address published offsets of this executor count from (communicator path); 0 otherwise. */
+  def hcclBufferAddress(): Long = Option(ExecutorRuntime.current()).map(_.hcclBufferAddress()).getOrElse(0L)
+
   /** Whether this JVM's executor component started a runtime (it does not in local mode). */
   def runtimeStarted(): Boolean = ExecutorRuntime.current() != null
 
