@@ -65,6 +65,10 @@ final class ExecutorAgent implements ThreadSafeRpcEndpoint {
                         "hcomm-communicator-join-" + j.epoch());
                 t.setDaemon(true);
                 t.start();
+            } else if (message instanceof Messages.CommunicatorReady r) {
+                context.reply(Wire.pack(runtime.communicatorReady(r)));
+            } else if (message instanceof Messages.CommunicatorFailed f) {
+                context.reply(Wire.pack(runtime.communicatorFailed(f)));
             } else {
                 context.sendFailure(new IllegalArgumentException("unknown ask " + message));
             }

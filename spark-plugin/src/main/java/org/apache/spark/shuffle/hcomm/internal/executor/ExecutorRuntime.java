@@ -58,6 +58,11 @@ public final class ExecutorRuntime implements AutoCloseable {
     private final CommunicatorMember member;
     /** What reads one-sidedly: built at start (endpoint path) or when the communicator formed; null until then. */
     private volatile OneSidedParts parts;
+    /**
+     * Parts built on a communicator that formed as far as this executor knows, kept until the driver says every
+     * member built its own ({@link #communicatorReady}) or that it failed; null when there is none.
+     */
+    private OneSidedParts pending; // guarded by this
     /** Parts of earlier communicators, until their retirement closed them. */
     private final List<OneSidedParts> retiring = new java.util.concurrent.CopyOnWriteArrayList<>();
     /** The publishers of {@link #parts} (first) and of {@link #retiring}, kept for Spark's block reads. */
@@ -65,6 +70,8 @@ public final class ExecutorRuntime implements AutoCloseable {
     /** Why this executor could not join its communicator, or null. */
     private volatile String communicatorFailure;
     private final ReadPlanner sparkOnly;
+    /** Spark's fetch alone in the communicator path's start-up window (its bytes are not a fallback's). */
+    private final ReadPlanner beforeCommunicator;
     /** Orders every metrics report this executor sends (stage reports come from several threads). */
     private final Object reportLock = new Object();
     private ShuffleMetrics.Snapshot lastTaskReport; // guarded by reportLock
@@ -81,6 +88,7 @@ public final class ExecutorRuntime implements AutoCloseable {
         this.driver = new DriverClient(plugin, metrics);
         this.member = member;
         this.sparkOnly = ReadPlanner.sparkOnly(executorId, fallback, metrics);
+        this.beforeCommunicator = ReadPlanner.beforeCommunicator(executorId, fallback, metrics);
         this.parts = transport == null ? null
                 : new OneSidedParts(transport, 0, settings, roster, host, metrics, driver);
         if (parts != null) {
@@ -122,9 +130,10 @@ public final class ExecutorRuntime implements AutoCloseable {
                 rt.driver.register(host, transport.endpointDescriptor(), transport.listenPort(), rt.agent);
                 LOG.info("HComm shuffle on executor {}: {}", rt.executorId, transport.describe());
             } else if (member != null) {
-                rt.driver.registerForCommunicator(host, rt.agent);
+                rt.driver.registerForCommunicator(host, member.device(), rt.agent);
                 LOG.info("HComm shuffle on executor {}: the communicator path (SoC {}, NPU {}); Spark's fetch until "
-                        + "its communicator forms", rt.executorId, org.hcomm.bridge.communicator.Acl.socName(), member.device());
+                        + "its communicator forms", rt.executorId, org.hcomm.bridge.communicator.Acl.socName(),
+                        member.device() >= 0 ? Integer.toString(member.device()) : "assigned by the driver");
             }
             CURRENT.set(rt);
             return rt;
@@ -172,18 +181,23 @@ public final class ExecutorRuntime implements AutoCloseable {
         return fallback;
     }
 
-    /** What decides a reduce task's reads: Spark's fetch alone until one-sided reads are possible. */
+    /**
+     * What decides a reduce task's reads: Spark's fetch alone until one-sided reads are possible. A task never waits
+     * for a communicator that is forming (docs/ARCHITECTURE.md, "The communicator path", says why).
+     */
     public ReadPlanner planner() {
         OneSidedParts p = parts;
         if (p == null && member != null) {
+            metrics.tasksBeforeCommunicator.inc(); // no task waits for a communicator
             String failed = communicatorFailure;
             if (failed != null) { // not the start-up window: the communicator this executor was to join failed
                 fallback.fallBackOrFail(() -> new IllegalStateException(failed + "; " + HcommConf.FALLBACK.key()
                         + "=never forbids Spark's shuffle fetch"), "communicator failed", () -> LOG.warn(
                                 "{}. Every shuffle block is fetched by Spark's transfer (set {}=never to make this an "
                                         + "error)", failed, HcommConf.FALLBACK.key()));
+                return sparkOnly;
             }
-            metrics.tasksBeforeCommunicator.inc(); // no task waits for a communicator
+            return beforeCommunicator;
         }
         return p == null ? sparkOnly : p.planner;
     }
@@ -215,8 +229,15 @@ public final class ExecutorRuntime implements AutoCloseable {
 
     // ---- told by the driver (ExecutorAgent) ----
 
+    /**
+     * Publishes outputs of this executor that the directory lacks, in the newest communicator it has parts in: one
+     * that formed but that the driver has not yet said is ready counts, as its other members may already read in it.
+     */
     Messages.Moved publishLocal(Messages.PublishLocal ask) {
-        OneSidedParts p = parts;
+        OneSidedParts p;
+        synchronized (this) {
+            p = pending != null ? pending : parts;
+        }
         return p == null ? new Messages.Moved(List.of(), "no one-sided reads on executor " + executorId + " yet")
                 : p.moved.publishLocal(ask);
     }
@@ -246,9 +267,9 @@ public final class ExecutorRuntime implements AutoCloseable {
     }
 
     /**
-     * Joins the communicator the driver formed and reads one-sidedly in it from then on; an earlier communicator's
-     * parts are retired once their reads ended. The reply says whether it joined. Runs on its own thread (it blocks
-     * until every member joined).
+     * Joins the communicator the driver formed and builds the parts that read in it, kept as pending until the
+     * driver says every member built its own ({@link #communicatorReady}). The reply says whether it joined. Runs on
+     * its own thread (it blocks until every member joined).
      */
     Messages.Ack joinCommunicator(Messages.JoinCommunicator j) {
         OneSidedParts old = parts;
@@ -276,17 +297,63 @@ public final class ExecutorRuntime implements AutoCloseable {
                     e.toString());
             return new Messages.Ack(false, e.toString());
         }
+        OneSidedParts dropped;
         synchronized (this) {
             if (closed) {
                 runSteps(fresh.closeSteps(metrics.communicatorsDestroyed::inc));
                 return new Messages.Ack(false, "executor " + executorId + " is shutting down");
             }
-            parts = fresh;
-            publishers.add(0, fresh.publisher);
+            dropped = pending; // a forming the driver never concluded (it gave up waiting for this one's answer)
+            pending = fresh;
+            publishers.add(fresh.publisher); // outputs late publications stage in it are Spark's to read too
+        }
+        if (dropped != null) {
+            retire(dropped);
+        }
+        return Messages.Ack.OK;
+    }
+
+    /**
+     * Every member of communicator {@code epoch} built its parts: this executor reads in it from now on; its earlier
+     * communicator's parts are retired once their reads ended.
+     */
+    Messages.Ack communicatorReady(Messages.CommunicatorReady ready) {
+        OneSidedParts old;
+        synchronized (this) {
+            if (pending == null || pending.epoch != ready.epoch()) {
+                return new Messages.Ack(false, "executor " + executorId + " has no parts built for communicator "
+                        + ready.epoch());
+            }
+            old = parts;
+            parts = pending;
+            pending = null;
+            publishers.remove(parts.publisher);
+            publishers.add(0, parts.publisher);
             communicatorFailure = null;
         }
         if (old != null) {
             retire(old);
+        }
+        return Messages.Ack.OK;
+    }
+
+    /**
+     * Communicator {@code epoch} did not form: what was built for it is closed, and while this executor has no
+     * communicator the reason is what its reduce tasks fail with under fallback {@code never} ({@link #planner}).
+     */
+    Messages.Ack communicatorFailed(Messages.CommunicatorFailed failed) {
+        OneSidedParts dropped = null;
+        synchronized (this) {
+            if (pending != null && pending.epoch == failed.epoch()) {
+                dropped = pending;
+                pending = null;
+            }
+            if (parts == null) {
+                communicatorFailure = failed.reason();
+            }
+        }
+        if (dropped != null) {
+            retire(dropped);
         }
         return Messages.Ack.OK;
     }
@@ -354,6 +421,8 @@ public final class ExecutorRuntime implements AutoCloseable {
         closed = true;
         CURRENT.compareAndSet(this, null);
         OneSidedParts p = parts;
+        OneSidedParts built = pending;
+        pending = null;
         if (p != null) {
             p.resources.stopLending(); // from here on readers go to Spark's fetch, as before any step below
         }
@@ -372,6 +441,9 @@ public final class ExecutorRuntime implements AutoCloseable {
             if (member != null) {
                 steps.add(metrics.communicatorsDestroyed::inc); // the transport's close destroyed the communicator
             }
+        }
+        if (built != null) {
+            steps.addAll(built.closeSteps(metrics.communicatorsDestroyed::inc));
         }
         runSteps(steps);
     }
