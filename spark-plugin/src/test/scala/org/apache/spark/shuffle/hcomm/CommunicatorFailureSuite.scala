@@ -159,4 +159,56 @@ class CommunicatorFailureSuite extends LocalClusterSuite {
       }
     }
   }
+
+  test("a member slow to take up its communicator, maps before it, fallback never: the other member's reduce does " +
+    "not read in it before every member can serve its outputs; later the outputs are published when readers ask") {
+    // Settle holds the forming back while the map stage runs. Then a task on executor 0 holds its runtime's monitor,
+    // so executor 0 cannot take up the communicator once it joined (as a member slow to build its parts), and the
+    // reduce runs on executor 1 alone. Before CommunicatorReady, executor 1 read in the new communicator as soon as
+    // it had built its own parts, asked executor 0 for outputs it could not yet publish, and the reduce failed:
+    // "map outputs not published for one-sided reads by executor 0 ... fallback=never forbids Spark's fetch".
+    withContext(onA2(baseConf).set("spark.shuffle.hcomm.communicator.settle", "10s")) { c =>
+      TaskGate.using("hold") { case Seq(gate) =>
+        val rdd = c.parallelize(1 to 50000, 4).map(i => (i % 100, i.toLong)).reduceByKey(_ + _, 3)
+        val dep = rdd.dependencies.head.asInstanceOf[org.apache.spark.ShuffleDependency[Int, Long, Long]]
+        c.submitMapStage(dep).get()
+        assert(driverState.communicatorMembers() == null, "the communicator formed before the map stage ended")
+        val owners = c.env.mapOutputTracker.asInstanceOf[org.apache.spark.MapOutputTrackerMaster]
+          .shuffleStatuses(dep.shuffleId).mapStatuses.map(_.location.executorId).toSet
+        assert(owners == Set("0", "1"), s"map outputs on $owners")
+        import scala.concurrent.ExecutionContext.Implicits.global
+        val holder = scala.concurrent.Future {
+          c.parallelize(1 to 2, 2).map { _ =>
+            val rt = internal.executor.ExecutorRuntime.current()
+            if (org.apache.spark.SparkEnv.get.executorId == "0") rt.synchronized {
+              assert(rt.publisher() == null, "executor 0 took up a communicator before the hold")
+              gate.pass()
+            }
+          }.count()
+        }
+        gate.awaitArrivals("the holder on executor 0", 60, holder)(_.exists(_.executorId == "0"))
+        // executor 1 joined (every member did: the init is collective); executor 0 cannot take it up
+        eventually("executor 1 joined the communicator", 90) {
+          c.parallelize(1 to 1, 1).map(_ => org.apache.spark.SparkEnv.get.executorId -> internal.executor
+            .ExecutorRuntime.current().metrics().communicatorsJoined.getCount).collect().head == ("1" -> 1L)
+        }
+        val tasks = new TaskRecorder
+        c.addSparkListener(tasks)
+        assert(rdd.collect().toMap == sums(50000, 100)) // the reduce, on executor 1 alone
+        c.listenerBus.waitUntilEmpty()
+        // a fetch failure would not fail the job (Spark runs the map stage again): no task may have failed
+        assert(tasks.failures.isEmpty, s"tasks failed: ${tasks.failures}")
+        gate.open()
+        formed(c)
+        scala.concurrent.Await.result(holder, scala.concurrent.duration.Duration(60, "s"))
+        eventually("start-up bytes reported")(metric("bytesReadBeforeCommunicator") > 0)
+        assert(metric("bytesReadFallback") == 0, "Spark's fetch before the communicator is no fallback")
+        // the map outputs were written before any communicator: their owners publish them when readers ask
+        val before = metric("bytesReadOneSided")
+        assert(rdd.collect().toMap == sums(50000, 100))
+        eventually("one-sided bytes reported")(metric("bytesReadOneSided") > before)
+        assert(metric("outputsPublishedLate") > 0 && metric("bytesReadFallback") == 0)
+      }
+    }
+  }
 }

@@ -173,6 +173,11 @@ public final class ExecutorRuntime implements AutoCloseable {
         return p == null ? 0 : p.transport.listenPort();
     }
 
+    /** The NPU (logical id) this executor's latest communicator is on, or -1 before it joined one (or off the path). */
+    public int communicatorDevice() {
+        return member == null ? -1 : member.joinedDevice();
+    }
+
     public ShuffleMetrics metrics() {
         return metrics;
     }
