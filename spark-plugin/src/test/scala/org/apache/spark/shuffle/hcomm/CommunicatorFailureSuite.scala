@@ -106,6 +106,48 @@ class CommunicatorFailureSuite extends LocalClusterSuite {
     }
   }
 
+  /**
+   * Spark's resource scheduling giving both executors of this host NPU 0: each worker of the local cluster runs a
+   * discovery script that finds one NPU, "0" (Spark does not coordinate the workers of one host).
+   */
+  private def oneNpuPerWorker(conf: SparkConf): SparkConf = {
+    val script = java.nio.file.Files.createTempFile(java.nio.file.Paths.get("target").toAbsolutePath, "npu-", ".sh")
+    java.nio.file.Files.writeString(script, "#!/bin/sh\necho '{\"name\": \"npu\", \"addresses\": [\"0\"]}'\n")
+    script.toFile.setExecutable(true)
+    script.toFile.deleteOnExit()
+    onA2(conf).set("spark.worker.resource.npu.amount", "1")
+      .set("spark.worker.resource.npu.discoveryScript", script.toString)
+      .set("spark.executor.resource.npu.amount", "1")
+      .set("spark.task.resource.npu.amount", "1")
+      .set("spark.shuffle.hcomm.communicator.resource", "npu")
+  }
+
+  test("two executors of one host on the same NPU, fallback auto: the communicator is refused naming " +
+    "spark.shuffle.hcomm.communicator.resource, and Spark's fetch gives the right answer") {
+    withContext(oneNpuPerWorker(baseConf.set("spark.shuffle.hcomm.fallback", "auto"))) { c =>
+      eventually("the forming failed", 60)(driverState.communicatorFailure() != null)
+      val why = driverState.communicatorFailure()
+      assert(why.contains("both use NPU 0") && why.contains("spark.shuffle.hcomm.communicator.resource"), why)
+      assert(liveExecutors(c).forall(driverState.communicatorDevice(_) == 0))
+      assert(c.parallelize(1 to 50000, 4).map(i => (i % 100, i.toLong)).reduceByKey(_ + _, 3).collect().toMap ==
+        sums(50000, 100))
+      eventually("fallback bytes reported")(metric("bytesReadFallback") > 0)
+      assert(metric("bytesReadOneSided") == 0 && metric("communicatorsJoined") == 0)
+    }
+  }
+
+  test("two executors of one host on the same NPU, fallback never: the reduce fails naming " +
+    "spark.shuffle.hcomm.communicator.resource") {
+    withContext(oneNpuPerWorker(baseConf.set("spark.task.maxFailures", "1"))) { c =>
+      eventually("the forming failed", 60)(driverState.communicatorFailure() != null)
+      val e = intercept[SparkException] {
+        c.parallelize(1 to 5000, 4).map(i => (i % 10, 1)).reduceByKey(_ + _, 2).collect()
+      }
+      assert(e.getMessage.contains("spark.shuffle.hcomm.fallback=never") && e.getMessage.contains("both use NPU 0") &&
+        e.getMessage.contains("spark.shuffle.hcomm.communicator.resource"), e.getMessage)
+    }
+  }
+
   test("map outputs that do not fit the HCCL buffer's arena are not staged: Spark's fetch reads them, by design, " +
     "with fallback never too") {
     val conf = onA2(baseConf).set("spark.shuffle.hcomm.sendArenaSize", "0")
