@@ -204,9 +204,9 @@ class CommunicatorFailureSuite extends LocalClusterSuite {
 
   test("a member slow to take up its communicator, maps before it, fallback never: the other member's reduce does " +
     "not read in it before every member can serve its outputs; later the outputs are published when readers ask") {
-    // Settle holds the forming back while the map stage runs. Then a task on executor 0 holds its runtime's monitor,
-    // so executor 0 cannot take up the communicator once it joined (as a member slow to build its parts), and the
-    // reduce runs on executor 1 alone. Before CommunicatorReady, executor 1 read in the new communicator as soon as
+    // Settle holds the forming back while the map stage runs. Then a task on executor 0 holds the monitor its parts
+    // change under, so executor 0 cannot take up the communicator once it joined (as a member slow to build its
+    // parts), and the reduce runs on executor 1 alone. Before CommunicatorReady, executor 1 read in the new communicator as soon as
     // it had built its own parts, asked executor 0 for outputs it could not yet publish, and the reduce failed:
     // "map outputs not published for one-sided reads by executor 0 ... fallback=never forbids Spark's fetch".
     withContext(onA2(baseConf).set("spark.shuffle.hcomm.communicator.settle", "10s")) { c =>
@@ -221,9 +221,9 @@ class CommunicatorFailureSuite extends LocalClusterSuite {
         import scala.concurrent.ExecutionContext.Implicits.global
         val holder = scala.concurrent.Future {
           c.parallelize(1 to 2, 2).map { _ =>
-            val rt = internal.executor.ExecutorRuntime.current()
-            if (org.apache.spark.SparkEnv.get.executorId == "0") rt.synchronized {
-              assert(rt.publisher() == null, "executor 0 took up a communicator before the hold")
+            if (org.apache.spark.SparkEnv.get.executorId == "0") internal.executor.ExecutorProbe.holdingPartsChanges {
+              assert(!internal.executor.ExecutorProbe.readsOneSided(), "executor 0 took up a communicator before " +
+                "the hold")
               gate.pass()
             }
           }.count()

@@ -32,10 +32,11 @@ import org.slf4j.Logger;
 
 /**
  * Everything the HComm shuffle owns on one executor, wired together: the transport (endpoint), the send arena and
- * registered outputs ({@link MapOutputPublisher}), the receive buffer ({@link ReadResources}), the stage channels,
- * and what the shuffle manager's readers and writers get ({@link #planner()}, {@link #publisher()}). Started by the
- * executor component, closed at executor shutdown in the reverse order. When the HComm library cannot load (and
- * fallback is {@code auto}) it still runs, with no transport: every block then goes through Spark's fetch.
+ * registered outputs ({@link MapOutputPublisher}), the receive buffer ({@link ReadResources}), the stage channels
+ * (together {@link OneSidedParts}, by communicator in {@link PartsGenerations}), and what the shuffle manager's
+ * readers and writers get ({@link #planner()}, {@link #publisher()}). Started by the executor component, closed at
+ * executor shutdown in the reverse order. When the HComm library cannot load (and fallback is {@code auto}) it still
+ * runs, with no transport: every block then goes through Spark's fetch.
  */
 public final class ExecutorRuntime implements AutoCloseable {
     private static final Logger LOG = LogCategory.EXECUTOR_RUNTIME.logger();
@@ -56,19 +57,11 @@ public final class ExecutorRuntime implements AutoCloseable {
     private final Roster roster;
     /** The communicator path's member (null on the endpoint path). */
     private final CommunicatorMember member;
-    /** What reads one-sidedly: built at start (endpoint path) or when the communicator formed; null until then. */
-    private volatile OneSidedParts parts;
     /**
-     * Parts built on a communicator that formed as far as this executor knows, kept until the driver says every
-     * member built its own ({@link #communicatorReady}) or that it failed; null when there is none.
+     * What reads one-sidedly: built at start (endpoint path) or for each communicator that formed (none until
+     * then), and what was built for one not yet ready.
      */
-    private OneSidedParts pending; // guarded by this
-    /** Parts of earlier communicators, until their retirement closed them. */
-    private final List<OneSidedParts> retiring = new java.util.concurrent.CopyOnWriteArrayList<>();
-    /** The publishers of {@link #parts} (first) and of {@link #retiring}, kept for Spark's block reads. */
-    private final List<MapOutputPublisher> publishers = new java.util.concurrent.CopyOnWriteArrayList<>();
-    /** Why this executor could not join its communicator, or null. */
-    private volatile String communicatorFailure;
+    private final PartsGenerations parts;
     private final ReadPlanner sparkOnly;
     /** Spark's fetch alone in the communicator path's start-up window (its bytes are not a fallback's). */
     private final ReadPlanner beforeCommunicator;
@@ -89,11 +82,8 @@ public final class ExecutorRuntime implements AutoCloseable {
         this.member = member;
         this.sparkOnly = ReadPlanner.sparkOnly(executorId, fallback, metrics);
         this.beforeCommunicator = ReadPlanner.beforeCommunicator(executorId, fallback, metrics);
-        this.parts = transport == null ? null
-                : new OneSidedParts(transport, 0, settings, roster, host, metrics, driver);
-        if (parts != null) {
-            publishers.add(parts.publisher);
-        }
+        this.parts = new PartsGenerations(transport == null ? null
+                : new OneSidedParts(transport, 0, settings, roster, host, metrics, driver));
     }
 
     /**
@@ -154,6 +144,11 @@ public final class ExecutorRuntime implements AutoCloseable {
         return id == null ? null : id.host();
     }
 
+    /** The parts this executor reads with, by generation (tests hold its monitor to stall a switch). */
+    PartsGenerations generations() {
+        return parts;
+    }
+
     /** The executor runtime of this JVM, or null when the plugin is not active here. */
     public static ExecutorRuntime current() {
         return CURRENT.get();
@@ -169,7 +164,7 @@ public final class ExecutorRuntime implements AutoCloseable {
     }
 
     public int listenPort() {
-        OneSidedParts p = parts;
+        OneSidedParts p = parts.current();
         return p == null ? 0 : p.transport.listenPort();
     }
 
@@ -191,10 +186,10 @@ public final class ExecutorRuntime implements AutoCloseable {
      * for a communicator that is forming (docs/ARCHITECTURE.md, "The communicator path", says why).
      */
     public ReadPlanner planner() {
-        OneSidedParts p = parts;
+        OneSidedParts p = parts.current();
         if (p == null && member != null) {
             metrics.tasksBeforeCommunicator.inc(); // no task waits for a communicator
-            String failed = communicatorFailure;
+            String failed = parts.failure();
             if (failed != null) { // not the start-up window: the communicator this executor was to join failed
                 fallback.fallBackOrFail(() -> new IllegalStateException(failed + "; " + HcommConf.FALLBACK.key()
                         + "=never forbids Spark's shuffle fetch"), "communicator failed", () -> LOG.warn(
@@ -209,23 +204,23 @@ public final class ExecutorRuntime implements AutoCloseable {
 
     /** Every publisher whose arena may hold outputs, the current one first; not a copy (read it, do not change it). */
     public List<MapOutputPublisher> publishers() {
-        return publishers;
+        return parts.publishers();
     }
 
     /** What publishes map outputs for one-sided reads, or null while there is nothing to read them with. */
     public MapOutputPublisher publisher() {
-        OneSidedParts p = parts;
+        OneSidedParts p = parts.current();
         return p == null ? null : p.publisher;
     }
 
     /** Receive-buffer chunks not free to lend (-1 without a transport). */
     public int chunksNotFree() {
-        OneSidedParts p = parts;
+        OneSidedParts p = parts.current();
         return p == null ? -1 : p.resources.chunksNotFree();
     }
 
     public void unregisterShuffle(int shuffleId) {
-        OneSidedParts p = parts;
+        OneSidedParts p = parts.current();
         if (p != null) {
             p.directories.forget(shuffleId);
             p.moved.release(shuffleId);
@@ -239,16 +234,13 @@ public final class ExecutorRuntime implements AutoCloseable {
      * that formed but that the driver has not yet said is ready counts, as its other members may already read in it.
      */
     Messages.Moved publishLocal(Messages.PublishLocal ask) {
-        OneSidedParts p;
-        synchronized (this) {
-            p = pending != null ? pending : parts;
-        }
+        OneSidedParts p = parts.newest();
         return p == null ? new Messages.Moved(List.of(), "no one-sided reads on executor " + executorId + " yet")
                 : p.moved.publishLocal(ask);
     }
 
     void provision(Messages.ProvisionStage msg) {
-        OneSidedParts p = parts;
+        OneSidedParts p = parts.current();
         if (p != null) {
             p.channels.provision(new StageAttempt(msg.stageId(), msg.attempt()));
         }
@@ -257,7 +249,7 @@ public final class ExecutorRuntime implements AutoCloseable {
     /** The driver's news of peers: kept, and the stage attempts going get channels to those that joined. */
     void peers(Messages.Peers news) {
         List<Messages.Peer> joined = roster.apply(news);
-        OneSidedParts p = parts;
+        OneSidedParts p = parts.current();
         if (p != null) {
             p.channels.peersJoined(joined);
         }
@@ -277,7 +269,7 @@ public final class ExecutorRuntime implements AutoCloseable {
      * its own thread (it blocks until every member joined).
      */
     Messages.Ack joinCommunicator(Messages.JoinCommunicator j) {
-        OneSidedParts old = parts;
+        OneSidedParts old = parts.current();
         if (member == null || closed) {
             return new Messages.Ack(false, "executor " + executorId + " is not on the communicator path");
         }
@@ -288,7 +280,7 @@ public final class ExecutorRuntime implements AutoCloseable {
         try {
             t = member.join(j);
         } catch (TransportException | RuntimeException e) {
-            communicatorFailure = e.getMessage();
+            parts.failed(e.getMessage());
             LOG.warn("Executor {} could not join communicator {}: {}", executorId, j.epoch(), e.toString());
             return new Messages.Ack(false, e.toString());
         }
@@ -302,17 +294,12 @@ public final class ExecutorRuntime implements AutoCloseable {
                     e.toString());
             return new Messages.Ack(false, e.toString());
         }
-        OneSidedParts dropped;
-        synchronized (this) {
-            if (closed) {
-                runSteps(fresh.closeSteps(metrics.communicatorsDestroyed::inc));
-                return new Messages.Ack(false, "executor " + executorId + " is shutting down");
-            }
-            dropped = pending; // a forming the driver never concluded (it gave up waiting for this one's answer)
-            pending = fresh;
-            publishers.add(fresh.publisher); // outputs late publications stage in it are Spark's to read too
+        OneSidedParts dropped = parts.offer(fresh);
+        if (dropped == fresh) {
+            runSteps(fresh.closeSteps(metrics.communicatorsDestroyed::inc));
+            return new Messages.Ack(false, "executor " + executorId + " is shutting down");
         }
-        if (dropped != null) {
+        if (dropped != null) { // built for a forming the driver never concluded (it gave up waiting for an answer)
             retire(dropped);
         }
         return Messages.Ack.OK;
@@ -324,17 +311,10 @@ public final class ExecutorRuntime implements AutoCloseable {
      */
     Messages.Ack communicatorReady(Messages.CommunicatorReady ready) {
         OneSidedParts old;
-        synchronized (this) {
-            if (pending == null || pending.epoch != ready.epoch()) {
-                return new Messages.Ack(false, "executor " + executorId + " has no parts built for communicator "
-                        + ready.epoch());
-            }
-            old = parts;
-            parts = pending;
-            pending = null;
-            publishers.remove(parts.publisher);
-            publishers.add(0, parts.publisher);
-            communicatorFailure = null;
+        try {
+            old = parts.promote(ready.epoch());
+        } catch (IllegalStateException e) {
+            return new Messages.Ack(false, "executor " + executorId + ": " + e.getMessage());
         }
         if (old != null) {
             retire(old);
@@ -347,16 +327,7 @@ public final class ExecutorRuntime implements AutoCloseable {
      * communicator the reason is what its reduce tasks fail with under fallback {@code never} ({@link #planner}).
      */
     Messages.Ack communicatorFailed(Messages.CommunicatorFailed failed) {
-        OneSidedParts dropped = null;
-        synchronized (this) {
-            if (pending != null && pending.epoch == failed.epoch()) {
-                dropped = pending;
-                pending = null;
-            }
-            if (parts == null) {
-                communicatorFailure = failed.reason();
-            }
-        }
+        OneSidedParts dropped = parts.drop(failed.epoch(), failed.reason());
         if (dropped != null) {
             retire(dropped);
         }
@@ -365,16 +336,15 @@ public final class ExecutorRuntime implements AutoCloseable {
 
     /** Closes an earlier communicator's parts once unused ({@link OneSidedParts#retire}), listed until then. */
     private void retire(OneSidedParts old) {
-        retiring.add(old);
+        Runnable retired = parts.retiring(old);
         old.retire(executorId, settings.readTimeout().toMillis() + 5000, () -> {
             runSteps(old.closeSteps(metrics.communicatorsDestroyed::inc));
-            retiring.remove(old);
-            publishers.remove(old.publisher);
+            retired.run();
         });
     }
 
     void endStage(Messages.EndStage e) {
-        OneSidedParts p = parts;
+        OneSidedParts p = parts.current();
         if (p == null) {
             return;
         }
@@ -400,7 +370,7 @@ public final class ExecutorRuntime implements AutoCloseable {
      * receives them in order.
      */
     void taskEnded() {
-        if (parts != null || closed) {
+        if (parts.current() != null || closed) {
             return;
         }
         synchronized (reportLock) {
@@ -425,9 +395,8 @@ public final class ExecutorRuntime implements AutoCloseable {
         }
         closed = true;
         CURRENT.compareAndSet(this, null);
-        OneSidedParts p = parts;
-        OneSidedParts built = pending;
-        pending = null;
+        OneSidedParts p = parts.current();
+        OneSidedParts built = parts.close();
         if (p != null) {
             p.resources.stopLending(); // from here on readers go to Spark's fetch, as before any step below
         }
