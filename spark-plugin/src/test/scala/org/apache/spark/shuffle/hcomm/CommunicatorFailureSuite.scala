@@ -148,6 +148,18 @@ class CommunicatorFailureSuite extends LocalClusterSuite {
     }
   }
 
+  test("more executors on a host than NPUs it shows this process: the device id the runtime refuses is named, and " +
+    "ASCEND_RT_VISIBLE_DEVICES with it") {
+    val conf = onA2(baseConf).set("spark.executorEnv.HCOMM_SOFT_DEVICES", "1")
+      .set("spark.shuffle.hcomm.communicator.formTimeout", "3s")
+    withContext(conf) { c =>
+      eventually("the forming failed", 60)(driverState.communicatorFailure() != null)
+      val why = driverState.communicatorFailure()
+      assert(liveExecutors(c).map(driverState.communicatorDevice).toSet == Set(0, 1))
+      assert(why.contains("NPU 1 is not usable here") && why.contains("ASCEND_RT_VISIBLE_DEVICES"), why)
+    }
+  }
+
   test("map outputs that do not fit the HCCL buffer's arena are not staged: Spark's fetch reads them, by design, " +
     "with fallback never too") {
     val conf = onA2(baseConf).set("spark.shuffle.hcomm.sendArenaSize", "0")

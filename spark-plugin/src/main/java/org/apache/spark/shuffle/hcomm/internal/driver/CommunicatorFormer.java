@@ -163,10 +163,10 @@ final class CommunicatorFormer implements AutoCloseable {
             joins.add(members.get(rank).agent().ask(Wire.pack(join), joinTimeout,
                     scala.reflect.ClassTag$.MODULE$.apply(Object.class)));
         }
-        return firstFailure(members, joins, joinTimeout);
+        return failures(members, joins, joinTimeout);
     }
 
-    /** Asks every member at once and waits for all answers; null when all said ok, else the first failure. */
+    /** Asks every member at once and waits for all answers; null when all said ok, else every failure. */
     private static String askAll(List<Member> members, java.io.Serializable ask, String what) {
         RpcTimeout t = timeout(30_000, what);
         Object packed = Wire.pack(ask);
@@ -174,25 +174,26 @@ final class CommunicatorFormer implements AutoCloseable {
         for (Member m : members) {
             asks.add(m.agent().ask(packed, t, scala.reflect.ClassTag$.MODULE$.apply(Object.class)));
         }
-        return firstFailure(members, asks, t);
+        return failures(members, asks, t);
     }
 
-    private static String firstFailure(List<Member> members, List<scala.concurrent.Future<Object>> asks,
-            RpcTimeout t) {
-        String first = null;
+    /**
+     * Null when every member answered ok, else each failure in rank order, joined: one member's refusal makes the
+     * others time out, and the refusal is the cause worth naming.
+     */
+    private static String failures(List<Member> members, List<scala.concurrent.Future<Object>> asks, RpcTimeout t) {
+        List<String> whys = new ArrayList<>();
         for (int i = 0; i < asks.size(); i++) {
-            String why;
             try {
                 Messages.Ack ack = (Messages.Ack) Wire.reply(t.awaitResult(asks.get(i)));
-                why = ack.ok() ? null : "executor " + members.get(i).executorId() + ": " + ack.reason();
+                if (!ack.ok()) {
+                    whys.add("executor " + members.get(i).executorId() + ": " + ack.reason());
+                }
             } catch (Exception ex) { // awaitResult also throws undeclared checked ones (a timeout, the agent's failure)
-                why = "executor " + members.get(i).executorId() + ": " + ex;
-            }
-            if (first == null && why != null) {
-                first = why;
+                whys.add("executor " + members.get(i).executorId() + ": " + ex);
             }
         }
-        return first;
+        return whys.isEmpty() ? null : String.join("; ", whys);
     }
 
     private static RpcTimeout timeout(long millis, String what) {
