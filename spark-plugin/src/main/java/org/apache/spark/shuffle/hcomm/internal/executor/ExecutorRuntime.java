@@ -1,6 +1,5 @@
 package org.apache.spark.shuffle.hcomm.internal.executor;
 
-import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -24,10 +23,8 @@ import org.apache.spark.shuffle.hcomm.internal.write.MapOutputPublisher;
 import org.apache.spark.storage.BlockManagerId;
 import org.hcomm.bridge.HcommNative;
 import org.hcomm.bridge.install.Api;
-import org.hcomm.bridge.transport.CommunicatorTransport;
 import org.hcomm.bridge.transport.LiveObjects;
 import org.hcomm.bridge.transport.Transport;
-import org.hcomm.bridge.transport.TransportException;
 import org.slf4j.Logger;
 
 /**
@@ -50,13 +47,14 @@ public final class ExecutorRuntime implements AutoCloseable {
     private final String executorId;
     private final String host;
     private final Fallback fallback;
-    private final HcommSettings settings;
     private final ShuffleMetrics metrics = ShuffleMetrics.forExecutor();
     private final DriverClient driver;
     /** The peers the driver told of: kept across communicators. */
     private final Roster roster;
     /** The communicator path's member (null on the endpoint path). */
     private final CommunicatorMember member;
+    /** Its part in forming communicators and taking them up (null on the endpoint path). */
+    private final CommunicatorSwitch communicators;
     /**
      * What reads one-sidedly: built at start (endpoint path) or for each communicator that formed (none until
      * then), and what was built for one not yet ready.
@@ -65,9 +63,7 @@ public final class ExecutorRuntime implements AutoCloseable {
     private final ReadPlanner sparkOnly;
     /** Spark's fetch alone in the communicator path's start-up window (its bytes are not a fallback's). */
     private final ReadPlanner beforeCommunicator;
-    /** Orders every metrics report this executor sends (stage reports come from several threads). */
-    private final Object reportLock = new Object();
-    private ShuffleMetrics.Snapshot lastTaskReport; // guarded by reportLock
+    private final MetricsReports reports;
     private RpcEndpointRef agent;
     private volatile boolean closed;
 
@@ -77,19 +73,21 @@ public final class ExecutorRuntime implements AutoCloseable {
         this.roster = new Roster(executorId);
         this.host = host;
         this.fallback = settings.fallback();
-        this.settings = settings;
         this.driver = new DriverClient(plugin, metrics);
+        this.reports = new MetricsReports(executorId, driver, metrics);
         this.member = member;
         this.sparkOnly = ReadPlanner.sparkOnly(executorId, fallback, metrics);
         this.beforeCommunicator = ReadPlanner.beforeCommunicator(executorId, fallback, metrics);
         this.parts = new PartsGenerations(transport == null ? null
                 : new OneSidedParts(transport, 0, settings, roster, host, metrics, driver));
+        this.communicators = member == null ? null : new CommunicatorSwitch(executorId, member, parts, settings,
+                roster, host, metrics, driver, () -> closed);
     }
 
     /**
      * Opens the transport (or records why it cannot), registers with the driver and starts the agent. On the
      * communicator path there is no transport yet: the executor registers as a candidate member and reads with
-     * Spark's fetch until the driver formed its communicator ({@link #joinCommunicator}). {@code settings} are the
+     * Spark's fetch until the driver formed its communicator ({@link CommunicatorSwitch}). {@code settings} are the
      * process's, which the shuffle manager shares.
      */
     public static ExecutorRuntime start(PluginContext plugin, HcommSettings settings, Map<String, String> fromDriver)
@@ -142,6 +140,11 @@ public final class ExecutorRuntime implements AutoCloseable {
     private static String advertisedHost() {
         BlockManagerId id = SparkEnv.get().blockManager().blockManagerId();
         return id == null ? null : id.host();
+    }
+
+    /** This executor's part in forming communicators, or null off the communicator path. */
+    CommunicatorSwitch communicators() {
+        return communicators;
     }
 
     /** The parts this executor reads with, by generation (tests hold its monitor to stall a switch). */
@@ -255,94 +258,6 @@ public final class ExecutorRuntime implements AutoCloseable {
         }
     }
 
-    /** The root info of a communicator the driver forms with this executor as its first member. */
-    Messages.RootInfo rootInfo(Messages.RootInfoAsk ask) throws Exception {
-        if (member == null) {
-            throw new IllegalStateException("executor " + executorId + " is not on the communicator path");
-        }
-        return member.rootInfo(ask);
-    }
-
-    /**
-     * Joins the communicator the driver formed and builds the parts that read in it, kept as pending until the
-     * driver says every member built its own ({@link #communicatorReady}). The reply says whether it joined. Runs on
-     * its own thread (it blocks until every member joined).
-     */
-    Messages.Ack joinCommunicator(Messages.JoinCommunicator j) {
-        OneSidedParts old = parts.current();
-        if (member == null || closed) {
-            return new Messages.Ack(false, "executor " + executorId + " is not on the communicator path");
-        }
-        if (old != null && old.epoch >= j.epoch()) {
-            return new Messages.Ack(false, "executor " + executorId + " is already in communicator " + old.epoch);
-        }
-        CommunicatorTransport t;
-        try {
-            t = member.join(j);
-        } catch (TransportException | RuntimeException e) {
-            parts.failed(e.getMessage());
-            LOG.warn("Executor {} could not join communicator {}: {}", executorId, j.epoch(), e.toString());
-            return new Messages.Ack(false, e.toString());
-        }
-        metrics.communicatorsJoined.inc();
-        OneSidedParts fresh;
-        try {
-            fresh = new OneSidedParts(t, j.epoch(), settings, roster, host, metrics, driver);
-        } catch (RuntimeException e) { // the parts closed the transport, and the communicator with it
-            metrics.communicatorsDestroyed.inc();
-            LOG.warn("Executor {} joined communicator {} but cannot read in it: {}", executorId, j.epoch(),
-                    e.toString());
-            return new Messages.Ack(false, e.toString());
-        }
-        OneSidedParts dropped = parts.offer(fresh);
-        if (dropped == fresh) {
-            runSteps(fresh.closeSteps(metrics.communicatorsDestroyed::inc));
-            return new Messages.Ack(false, "executor " + executorId + " is shutting down");
-        }
-        if (dropped != null) { // built for a forming the driver never concluded (it gave up waiting for an answer)
-            retire(dropped);
-        }
-        return Messages.Ack.OK;
-    }
-
-    /**
-     * Every member of communicator {@code epoch} built its parts: this executor reads in it from now on; its earlier
-     * communicator's parts are retired once their reads ended.
-     */
-    Messages.Ack communicatorReady(Messages.CommunicatorReady ready) {
-        OneSidedParts old;
-        try {
-            old = parts.promote(ready.epoch());
-        } catch (IllegalStateException e) {
-            return new Messages.Ack(false, "executor " + executorId + ": " + e.getMessage());
-        }
-        if (old != null) {
-            retire(old);
-        }
-        return Messages.Ack.OK;
-    }
-
-    /**
-     * Communicator {@code epoch} did not form: what was built for it is closed, and while this executor has no
-     * communicator the reason is what its reduce tasks fail with under fallback {@code never} ({@link #planner}).
-     */
-    Messages.Ack communicatorFailed(Messages.CommunicatorFailed failed) {
-        OneSidedParts dropped = parts.drop(failed.epoch(), failed.reason());
-        if (dropped != null) {
-            retire(dropped);
-        }
-        return Messages.Ack.OK;
-    }
-
-    /** Closes an earlier communicator's parts once unused ({@link OneSidedParts#retire}), listed until then. */
-    private void retire(OneSidedParts old) {
-        Runnable retired = parts.retiring(old);
-        old.retire(executorId, settings.readTimeout().toMillis() + 5000, () -> {
-            runSteps(old.closeSteps(metrics.communicatorsDestroyed::inc));
-            retired.run();
-        });
-    }
-
     void endStage(Messages.EndStage e) {
         OneSidedParts p = parts.current();
         if (p == null) {
@@ -350,40 +265,14 @@ public final class ExecutorRuntime implements AutoCloseable {
         }
         StageAttempt stage = new StageAttempt(e.stageId(), e.attempt());
         p.leases.ended(stage);
-        // reported by whichever thread destroys the channels: this one, the stage's last reader, or the poller;
-        // snapshot and send under one lock, so the driver (which keeps the latest) never gets an older one last
-        p.channels.end(stage, ended -> {
-            synchronized (reportLock) {
-                try {
-                    driver.stageReport(stage, ended, metrics.snapshot());
-                } catch (IOException ex) {
-                    LOG.warn("Executor {} could not report the end of {}", executorId, stage, ex);
-                }
-            }
-        });
+        // reported by whichever thread destroys the channels: this one, the stage's last reader, or the poller
+        p.channels.end(stage, ended -> reports.stageEnded(stage, ended));
     }
 
-    /**
-     * After each task (executor plugin). Without a transport this executor has no channels and is unknown to the
-     * driver's stage plans, so no stage report ever carries its counters; it sends them here instead, when they
-     * changed (so the driver sees the bytes its fallback fetched). Snapshot and send under one lock, so the driver
-     * receives them in order.
-     */
+    /** After each task (executor plugin): without one-sided parts, its counters go to the driver here. */
     void taskEnded() {
-        if (parts.current() != null || closed) {
-            return;
-        }
-        synchronized (reportLock) {
-            ShuffleMetrics.Snapshot now = metrics.snapshot();
-            if (now.equals(lastTaskReport)) {
-                return;
-            }
-            try {
-                driver.metricsReport(now);
-                lastTaskReport = now;
-            } catch (IOException e) {
-                LOG.warn("Executor {} could not report its shuffle metrics", executorId, e);
-            }
+        if (parts.current() == null && !closed) {
+            reports.taskEnded();
         }
     }
 
@@ -422,8 +311,12 @@ public final class ExecutorRuntime implements AutoCloseable {
         runSteps(steps);
     }
 
-    /** Runs every step, each even when one before failed; logs the failures. */
     private void runSteps(List<Runnable> steps) {
+        runSteps(executorId, steps);
+    }
+
+    /** Runs every step, each even when one before failed; logs the failures. */
+    static void runSteps(String executorId, List<Runnable> steps) {
         RuntimeException failure = null;
         for (Runnable step : steps) {
             try {
