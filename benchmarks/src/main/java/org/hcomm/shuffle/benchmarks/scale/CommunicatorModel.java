@@ -86,14 +86,16 @@ final class CommunicatorModel {
             hosts.add(ProvisioningScaleSim.host(i / 8)); // 8 NPUs per Atlas A2 server, one executor each
         }
         byte[] root = new byte[Communicator.ROOT_INFO_BYTES];
-        long rootAsk = packed(new Messages.RootInfoAsk(1));
-        long joinLast = packed(new Messages.JoinCommunicator(1, root, ids, hosts, n - 1));
+        long rootAsk = packed(new Messages.RootInfoAsk(1, 0));
+        long joinLast = packed(new Messages.JoinCommunicator(1, root, ids, hosts, n - 1, (n - 1) % 8));
         long joins = 0;
         for (int rank = 0; rank < n; rank++) { // each ask differs only in its rank
-            joins += rank == n - 1 ? joinLast : packed(new Messages.JoinCommunicator(1, root, ids, hosts, rank));
+            joins += rank == n - 1 ? joinLast : packed(new Messages.JoinCommunicator(1, root, ids, hosts, rank,
+                    rank % 8));
         }
-        long replies = packed(new Messages.RootInfo(1, root)) + n * packed(Messages.Ack.OK);
-        return new Row(n, 1 + n, rootAsk + joins, joinLast, 1 + n, replies, n - 1, (long) n * (n - 1),
+        long ready = n * packed(new Messages.CommunicatorReady(1)); // once every member joined and built its parts
+        long replies = packed(new Messages.RootInfo(1, root)) + 2L * n * packed(Messages.Ack.OK);
+        return new Row(n, 1 + 2 * n, rootAsk + joins + ready, joinLast, 1 + 2 * n, replies, n - 1, (long) n * (n - 1),
                 n * p.rankMs(), (n - 1) * p.channelMs(), p.deviceBytesPerCommunicator());
     }
 
@@ -130,7 +132,8 @@ final class CommunicatorModel {
                 + "another) and %.3g ms per channel for `HcclChannelAcquire` (each executor acquires its N − 1 "
                 + "channels in one call, the executors at the same time); change them with `--comm-rank-ms=` and "
                 + "`--comm-channel-ms=` in `-Dsim.args`. Message counts follow `CommunicatorFormer` (one "
-                + "`RootInfoAsk` to the first member, one `JoinCommunicator` ask to every member, each answered); "
+                + "`RootInfoAsk` to the first member, one `JoinCommunicator` ask to every member, then, once all "
+                + "joined and built their parts, one `CommunicatorReady` ask to every member, each answered); "
                 + "their bytes are the real messages packed by `Wire` (the root info is %,d bytes in every join ask). "
                 + "Device memory is `communicator.bufferSize` = %s as the plugin rounds it (`--comm-buffer=`), one "
                 + "communicator per executor, two while a re-forming switch overlaps the old and the new (when the "
@@ -159,7 +162,7 @@ final class CommunicatorModel {
         Row big = rows.isEmpty() ? null : rows.get(rows.size() - 1);
         if (big != null) {
             double perRankMs = p.rankMs() + p.channelMs();
-            sb.append(String.format(Locale.ROOT, "%nReading it: forming costs the driver 1 + N asks (linear), but "
+            sb.append(String.format(Locale.ROOT, "%nReading it: forming costs the driver 1 + 2N asks (linear), but "
                     + "every join ask carries the %,d-byte root info and the member and host lists, so their bytes "
                     + "grow as N² (%s at N = %d, %s per ask), once per communicator instead of once per stage. With "
                     + "these parameters the set-up grows by %.3g ms per executor (%s at N = %d); it reaches CANN's "

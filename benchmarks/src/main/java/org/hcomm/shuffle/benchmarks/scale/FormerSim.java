@@ -26,7 +26,8 @@ import scala.reflect.ClassTag;
  * how many join asks it has in flight at once, how long the driver takes when joining costs nothing, and whether it
  * forms at all. Members are {@link RpcEndpointRef}s that answer as an executor's agent does: the root info at once, a
  * join once all N members asked (the collective init), or not ok when not all asked within the form timeout (CANN's
- * {@code HCCL_CONNECT_TIMEOUT}; members asked after that fail at once, the root being gone). The former is
+ * {@code HCCL_CONNECT_TIMEOUT}; members asked after that fail at once, the root being gone), and the ready (or
+ * failed) ask that follows at once. The former is
  * package-private and has no door in the plugin's {@code ScaleSimAccess}, so it is reached by reflection (the class
  * path has no module boundary); nothing in it is changed.
  */
@@ -37,7 +38,7 @@ final class FormerSim {
 
     /** One executor count. {@code wallNs}: from the end of the settle time to formed (or failed). */
     record FormRow(int n, boolean formed, String why, long wallNs, int asks, long askBytes, int maxJoinsInFlight,
-            int joinsAsked) {
+            int joinsAsked, int outcomesAsked) {
     }
 
     private FormerSim() {
@@ -49,7 +50,7 @@ final class FormerSim {
         ctor.setAccessible(true);
         Class<?> memberClass = Class.forName(DRIVER + "CommunicatorFormer$Member");
         Constructor<?> memberCtor = memberClass.getDeclaredConstructor(String.class, String.class,
-                RpcEndpointRef.class);
+                RpcEndpointRef.class, int.class);
         memberCtor.setAccessible(true);
         Method changed = formerClass.getDeclaredMethod("membersChanged", List.class);
         Method members = formerClass.getDeclaredMethod("members");
@@ -64,7 +65,7 @@ final class FormerSim {
         for (int i = 0; i < n; i++) {
             String id = Integer.toString(i + 1);
             candidates.add(memberCtor.newInstance(id, ProvisioningScaleSim.host(i / 8),
-                    new MemberRef(id, 40000 + i, collective)));
+                    new MemberRef(id, 40000 + i, collective), i % 8)); // 8 NPUs per server, one executor each
         }
         Object former = ctor.newInstance(SETTLE_MS, formTimeoutMs);
         try {
@@ -105,6 +106,8 @@ final class FormerSim {
         final AtomicLong bytes = new AtomicLong();
         int asks;
         int joins;
+        /** CommunicatorReady and CommunicatorFailed asks: after the joins, one to every member. */
+        int outcomes;
         int maxInFlight;
         boolean done;
         boolean failed;
@@ -124,6 +127,11 @@ final class FormerSim {
             Object message = Wire.unpack(wire).message();
             if (message instanceof Messages.RootInfoAsk r) {
                 reply.success(Wire.pack(new Messages.RootInfo(r.epoch(), new byte[Communicator.ROOT_INFO_BYTES])));
+                return;
+            }
+            if (message instanceof Messages.CommunicatorReady || message instanceof Messages.CommunicatorFailed) {
+                outcomes++;
+                reply.success(Wire.pack(Messages.Ack.OK));
                 return;
             }
             if (!(message instanceof Messages.JoinCommunicator)) {
@@ -158,7 +166,7 @@ final class FormerSim {
         }
 
         synchronized FormRow row(int n, boolean formed, String why, long wallNs) {
-            return new FormRow(n, formed, why, wallNs, asks, bytes.get(), maxInFlight, joins);
+            return new FormRow(n, formed, why, wallNs, asks, bytes.get(), maxInFlight, joins, outcomes);
         }
 
         void close() {
@@ -212,8 +220,9 @@ final class FormerSim {
                 + "`CommunicatorFormer` as the driver runs it (reached by reflection, unchanged), its members "
                 + "simulated: the root info at once, every join answered when all N members have asked (the collective "
                 + "init, costing nothing here), or not ok %d ms (`--comm-timeout-ms=`, standing in for "
-                + "`HCCL_CONNECT_TIMEOUT`) after the first join if not all asked. *driver time* is from the end of the "
-                + "settle time to formed (or failed): the driver's own cost when joining is free.%n%n", p
+                + "`HCCL_CONNECT_TIMEOUT`) after the first join if not all asked; then the `CommunicatorReady` (or "
+                + "`CommunicatorFailed`) ask to every member, answered at once: 1 + 2N asks. *driver time* is from the "
+                + "end of the settle time to formed (or failed): the driver's own cost when joining is free.%n%n", p
                         .formTimeoutMs()));
         sb.append("| executors N | asks sent / bytes | join asks in flight at once (most) | members asked before "
                 + "the outcome | driver time | result |\n|---:|---:|---:|---:|---:|:---|\n");

@@ -106,6 +106,60 @@ class CommunicatorFailureSuite extends LocalClusterSuite {
     }
   }
 
+  /**
+   * Spark's resource scheduling giving both executors of this host NPU 0: each worker of the local cluster runs a
+   * discovery script that finds one NPU, "0" (Spark does not coordinate the workers of one host).
+   */
+  private def oneNpuPerWorker(conf: SparkConf): SparkConf = {
+    val script = java.nio.file.Files.createTempFile(java.nio.file.Paths.get("target").toAbsolutePath, "npu-", ".sh")
+    java.nio.file.Files.writeString(script, "#!/bin/sh\necho '{\"name\": \"npu\", \"addresses\": [\"0\"]}'\n")
+    script.toFile.setExecutable(true)
+    script.toFile.deleteOnExit()
+    onA2(conf).set("spark.worker.resource.npu.amount", "1")
+      .set("spark.worker.resource.npu.discoveryScript", script.toString)
+      .set("spark.executor.resource.npu.amount", "1")
+      .set("spark.task.resource.npu.amount", "1")
+      .set("spark.shuffle.hcomm.communicator.resource", "npu")
+  }
+
+  test("two executors of one host on the same NPU, fallback auto: the communicator is refused naming " +
+    "spark.shuffle.hcomm.communicator.resource, and Spark's fetch gives the right answer") {
+    withContext(oneNpuPerWorker(baseConf.set("spark.shuffle.hcomm.fallback", "auto"))) { c =>
+      eventually("the forming failed", 60)(driverState.communicatorFailure() != null)
+      val why = driverState.communicatorFailure()
+      assert(why.contains("both use NPU 0") && why.contains("spark.shuffle.hcomm.communicator.resource"), why)
+      assert(liveExecutors(c).forall(driverState.communicatorDevice(_) == 0))
+      assert(c.parallelize(1 to 50000, 4).map(i => (i % 100, i.toLong)).reduceByKey(_ + _, 3).collect().toMap ==
+        sums(50000, 100))
+      eventually("fallback bytes reported")(metric("bytesReadFallback") > 0)
+      assert(metric("bytesReadOneSided") == 0 && metric("communicatorsJoined") == 0)
+    }
+  }
+
+  test("two executors of one host on the same NPU, fallback never: the reduce fails naming " +
+    "spark.shuffle.hcomm.communicator.resource") {
+    withContext(oneNpuPerWorker(baseConf.set("spark.task.maxFailures", "1"))) { c =>
+      eventually("the forming failed", 60)(driverState.communicatorFailure() != null)
+      val e = intercept[SparkException] {
+        c.parallelize(1 to 5000, 4).map(i => (i % 10, 1)).reduceByKey(_ + _, 2).collect()
+      }
+      assert(e.getMessage.contains("spark.shuffle.hcomm.fallback=never") && e.getMessage.contains("both use NPU 0") &&
+        e.getMessage.contains("spark.shuffle.hcomm.communicator.resource"), e.getMessage)
+    }
+  }
+
+  test("more executors on a host than NPUs it shows this process: the device id the runtime refuses is named, and " +
+    "ASCEND_RT_VISIBLE_DEVICES with it") {
+    val conf = onA2(baseConf).set("spark.executorEnv.HCOMM_SOFT_DEVICES", "1")
+      .set("spark.shuffle.hcomm.communicator.formTimeout", "3s")
+    withContext(conf) { c =>
+      eventually("the forming failed", 60)(driverState.communicatorFailure() != null)
+      val why = driverState.communicatorFailure()
+      assert(liveExecutors(c).map(driverState.communicatorDevice).toSet == Set(0, 1))
+      assert(why.contains("NPU 1 is not usable here") && why.contains("ASCEND_RT_VISIBLE_DEVICES"), why)
+    }
+  }
+
   test("map outputs that do not fit the HCCL buffer's arena are not staged: Spark's fetch reads them, by design, " +
     "with fallback never too") {
     val conf = onA2(baseConf).set("spark.shuffle.hcomm.sendArenaSize", "0")
@@ -156,6 +210,58 @@ class CommunicatorFailureSuite extends LocalClusterSuite {
         c.parallelize(1 to 8, 4).map(i => (i % 2, i)).reduceByKey(_ + _, 2).count()
         metric("communicatorsDestroyed") >= 1 && metric("outputsMaterialized") == survivors &&
           metric("outputsPublishedLate") >= survivors // staged again in the new arena when readers asked
+      }
+    }
+  }
+
+  test("a member slow to take up its communicator, maps before it, fallback never: the other member's reduce does " +
+    "not read in it before every member can serve its outputs; later the outputs are published when readers ask") {
+    // Settle holds the forming back while the map stage runs. Then a task on executor 0 holds the monitor its parts
+    // change under, so executor 0 cannot take up the communicator once it joined (as a member slow to build its
+    // parts), and the reduce runs on executor 1 alone. Before CommunicatorReady, executor 1 read in the new communicator as soon as
+    // it had built its own parts, asked executor 0 for outputs it could not yet publish, and the reduce failed:
+    // "map outputs not published for one-sided reads by executor 0 ... fallback=never forbids Spark's fetch".
+    withContext(onA2(baseConf).set("spark.shuffle.hcomm.communicator.settle", "10s")) { c =>
+      TaskGate.using("hold") { case Seq(gate) =>
+        val rdd = c.parallelize(1 to 50000, 4).map(i => (i % 100, i.toLong)).reduceByKey(_ + _, 3)
+        val dep = rdd.dependencies.head.asInstanceOf[org.apache.spark.ShuffleDependency[Int, Long, Long]]
+        c.submitMapStage(dep).get()
+        assert(driverState.communicatorMembers() == null, "the communicator formed before the map stage ended")
+        val owners = c.env.mapOutputTracker.asInstanceOf[org.apache.spark.MapOutputTrackerMaster]
+          .shuffleStatuses(dep.shuffleId).mapStatuses.map(_.location.executorId).toSet
+        assert(owners == Set("0", "1"), s"map outputs on $owners")
+        import scala.concurrent.ExecutionContext.Implicits.global
+        val holder = scala.concurrent.Future {
+          c.parallelize(1 to 2, 2).map { _ =>
+            if (org.apache.spark.SparkEnv.get.executorId == "0") internal.executor.ExecutorProbe.holdingPartsChanges {
+              assert(!internal.executor.ExecutorProbe.readsOneSided(), "executor 0 took up a communicator before " +
+                "the hold")
+              gate.pass()
+            }
+          }.count()
+        }
+        gate.awaitArrivals("the holder on executor 0", 60, holder)(_.exists(_.executorId == "0"))
+        // executor 1 joined (every member did: the init is collective); executor 0 cannot take it up
+        eventually("executor 1 joined the communicator", 90) {
+          c.parallelize(1 to 1, 1).map(_ => org.apache.spark.SparkEnv.get.executorId -> internal.executor
+            .ExecutorRuntime.current().metrics().communicatorsJoined.getCount).collect().head == ("1" -> 1L)
+        }
+        val tasks = new TaskRecorder
+        c.addSparkListener(tasks)
+        assert(rdd.collect().toMap == sums(50000, 100)) // the reduce, on executor 1 alone
+        c.listenerBus.waitUntilEmpty()
+        // a fetch failure would not fail the job (Spark runs the map stage again): no task may have failed
+        assert(tasks.failures.isEmpty, s"tasks failed: ${tasks.failures}")
+        gate.open()
+        formed(c)
+        scala.concurrent.Await.result(holder, scala.concurrent.duration.Duration(60, "s"))
+        eventually("start-up bytes reported")(metric("bytesReadBeforeCommunicator") > 0)
+        assert(metric("bytesReadFallback") == 0, "Spark's fetch before the communicator is no fallback")
+        // the map outputs were written before any communicator: their owners publish them when readers ask
+        val before = metric("bytesReadOneSided")
+        assert(rdd.collect().toMap == sums(50000, 100))
+        eventually("one-sided bytes reported")(metric("bytesReadOneSided") > before)
+        assert(metric("outputsPublishedLate") > 0 && metric("bytesReadFallback") == 0)
       }
     }
   }

@@ -1,5 +1,7 @@
 package org.apache.spark.shuffle.hcomm
 
+import org.apache.spark.SparkEnv
+
 /**
  * The RDD shuffles of [[HcommShuffleSuite]] on soft HComm behaving as an Atlas A2 server (`HCOMM_SOFT_SOC`
  * Ascend910B3): `spark.shuffle.hcomm.api=auto` takes the HCCL communicator path there, the driver forms the
@@ -57,5 +59,21 @@ class CommunicatorPathSuite extends HcommShuffleSuite {
     val read = metric("bytesReadOneSided") - before
     assert(metric("bytesToHost") - toHost >= read)
     assert(metric("bytesReadOneSided") > before)
+  }
+
+  test("each executor on its own NPU: with no resource set, the driver gives the executors of one host distinct " +
+    "logical ids, and each joined its communicator on the one it was given") {
+    val ids = liveExecutors(sc)
+    val given = ids.map(id => id -> driverState.communicatorDevice(id)).toMap
+    assert(given.values.forall(_ >= 0) && given.values.toSet.size == ids.size, s"NPUs given: $given")
+    var joined = Map.empty[String, Int]
+    eventually(s"a task on every executor said its NPU: $joined of $given", 60) {
+      joined ++= sc.parallelize(1 to 4 * executors, 4 * executors).map { _ =>
+        Thread.sleep(50)
+        SparkEnv.get.executorId -> internal.executor.ExecutorRuntime.current().communicatorDevice()
+      }.collect().toMap
+      joined.keySet == given.keySet
+    }
+    assert(joined == given)
   }
 }

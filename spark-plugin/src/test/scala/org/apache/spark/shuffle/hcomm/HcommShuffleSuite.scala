@@ -239,7 +239,15 @@ class HcommShuffleSuite extends LocalClusterSuite {
     recording { tasks =>
       val (shuffled, dep) = mapped(maps = 3, reduces = 4)
       val tracker = sc.env.mapOutputTracker.asInstanceOf[org.apache.spark.MapOutputTrackerMaster]
-      val published = internal.driver.DriverProbe.published(driverState, dep.shuffleId)
+      val mapIds = tracker.shuffleStatuses(dep.shuffleId).mapStatuses.map(_.mapId).toSet
+      // executors send their publications in the background, after the map stage's end: read the directory once
+      // it holds every output the tracker lists
+      var published = Map.empty[Long, (String, Long)]
+      eventually(s"the driver's directory holds every map output of shuffle ${dep.shuffleId} ($mapIds): " +
+          published.keySet) {
+        published = internal.driver.DriverProbe.published(driverState, dep.shuffleId)
+        mapIds.subsetOf(published.keySet)
+      }
       // partition 0 (at the start of each output's data) of every map output long enough to change 32 bytes inside
       // it, on at least two executors: so that wherever partition 0's reduce task runs (its own executor's block it
       // reads from Spark's file, not from registered memory) it reads a changed block from another executor

@@ -116,7 +116,8 @@ public final class HcommConf {
 
     public static final ConfigEntry<String> COMMUNICATOR_RESOURCE = ConfigEntry.of(PREFIX + "communicator.resource",
             "The Spark resource whose address is the executor's NPU on the communicator path (Spark must schedule "
-                    + "it: spark.executor.resource.<name>.amount), e.g. `npu`; empty: device 0.",
+                    + "it: spark.executor.resource.<name>.amount), e.g. `npu`; empty: the driver gives each executor "
+                    + "the lowest logical id free on its host (ids as ASCEND_RT_VISIBLE_DEVICES numbers them).",
             "", "a resource name Spark schedules, or empty", raw -> raw == null ? "" : raw);
 
     public static final ConfigEntry<Long> COMMUNICATOR_SETTLE = ConfigEntry.of(PREFIX + "communicator.settle",

@@ -18,16 +18,18 @@ import org.slf4j.Logger;
  * Forms the HCCL communicators of the executors on the communicator path (Atlas A2/A3), on the driver. A
  * communicator is collective and fixed in size, executors come and go: whenever the set of such executors has been
  * unchanged for the settle time and differs from the current communicator's members, the former forms a new
- * communicator of them, its epoch one more than the last (the first member makes the root info, every member joins
- * and acquires its channels, all within the form timeout); each member then reads in the new one and retires its
- * old one. Until an executor's first communicator is ready, and for executors that are not members, blocks go by
+ * communicator of them, its epoch one more than the last (the first member makes the root info, every member joins,
+ * acquires its channels and builds its parts, all within the form timeout); only when every member did does the
+ * former tell them all that it is ready, and each then reads in the new one and retires its old one, so no member
+ * reads in a communicator where another cannot yet serve its outputs; when one did not, it tells them all that it
+ * failed, and why. 1 + 2N asks per forming of N members. Until an executor's first communicator is ready, and for executors that are not members, blocks go by
  * Spark's fetch; no stage waits. Thread-safe; forming runs on its own daemon thread, never on Spark's RPC threads.
  */
 final class CommunicatorFormer implements AutoCloseable {
     private static final Logger LOG = LogCategory.DRIVER_STATE.logger();
 
-    /** One executor on the communicator path, as it registered. */
-    record Member(String executorId, String host, RpcEndpointRef agent) {}
+    /** One executor on the communicator path, as it registered, and the NPU it uses (logical id). */
+    record Member(String executorId, String host, RpcEndpointRef agent, int device) {}
 
     private final long settleMillis;
     private final long formTimeoutMillis;
@@ -119,12 +121,32 @@ final class CommunicatorFormer implements AutoCloseable {
         }
     }
 
-    /** Asks the first member for the root info, then every member to join; null when all joined, else why not. */
+    /**
+     * Forms communicator {@code e} of {@code members}, then tells every member whether it formed (ready or failed);
+     * null when it formed, else why not.
+     */
     private String form(long e, List<Member> members) {
+        String failure = NpuAssignment.conflict(members);
+        if (failure == null) {
+            failure = join(e, members);
+        }
+        if (failure == null) {
+            failure = askAll(members, new Messages.CommunicatorReady(e), "communicator ready");
+        } else {
+            String failed = askAll(members, new Messages.CommunicatorFailed(e, failure), "communicator failed");
+            if (failed != null) {
+                LOG.warn("HComm shuffle: not every member heard that communicator {} failed: {}", e, failed);
+            }
+        }
+        return failure;
+    }
+
+    /** Asks the first member for the root info, then every member to join; null when all joined, else why not. */
+    private String join(long e, List<Member> members) {
         byte[] root;
         try {
             Messages.RootInfo info = (Messages.RootInfo) Wire.reply(members.get(0).agent().askSync(
-                    Wire.pack(new Messages.RootInfoAsk(e)), timeout(30_000, "root info"),
+                    Wire.pack(new Messages.RootInfoAsk(e, members.get(0).device())), timeout(30_000, "root info"),
                     scala.reflect.ClassTag$.MODULE$.apply(Object.class)));
             root = info.bytes();
         } catch (Exception ex) { // askSync also throws undeclared checked ones
@@ -136,24 +158,42 @@ final class CommunicatorFormer implements AutoCloseable {
         RpcTimeout joinTimeout = timeout(formTimeoutMillis + 15_000, "join communicator");
         List<scala.concurrent.Future<Object>> joins = new ArrayList<>();
         for (int rank = 0; rank < members.size(); rank++) {
-            Messages.JoinCommunicator join = new Messages.JoinCommunicator(e, root, ids, hosts, rank);
+            Messages.JoinCommunicator join = new Messages.JoinCommunicator(e, root, ids, hosts, rank,
+                    members.get(rank).device());
             joins.add(members.get(rank).agent().ask(Wire.pack(join), joinTimeout,
                     scala.reflect.ClassTag$.MODULE$.apply(Object.class)));
         }
-        String first = null;
-        for (int i = 0; i < joins.size(); i++) {
-            String why;
+        return failures(members, joins, joinTimeout);
+    }
+
+    /** Asks every member at once and waits for all answers; null when all said ok, else every failure. */
+    private static String askAll(List<Member> members, java.io.Serializable ask, String what) {
+        RpcTimeout t = timeout(30_000, what);
+        Object packed = Wire.pack(ask);
+        List<scala.concurrent.Future<Object>> asks = new ArrayList<>();
+        for (Member m : members) {
+            asks.add(m.agent().ask(packed, t, scala.reflect.ClassTag$.MODULE$.apply(Object.class)));
+        }
+        return failures(members, asks, t);
+    }
+
+    /**
+     * Null when every member answered ok, else each failure in rank order, joined: one member's refusal makes the
+     * others time out, and the refusal is the cause worth naming.
+     */
+    private static String failures(List<Member> members, List<scala.concurrent.Future<Object>> asks, RpcTimeout t) {
+        List<String> whys = new ArrayList<>();
+        for (int i = 0; i < asks.size(); i++) {
             try {
-                Messages.Ack ack = (Messages.Ack) Wire.reply(joinTimeout.awaitResult(joins.get(i)));
-                why = ack.ok() ? null : "executor " + ids.get(i) + ": " + ack.reason();
+                Messages.Ack ack = (Messages.Ack) Wire.reply(t.awaitResult(asks.get(i)));
+                if (!ack.ok()) {
+                    whys.add("executor " + members.get(i).executorId() + ": " + ack.reason());
+                }
             } catch (Exception ex) { // awaitResult also throws undeclared checked ones (a timeout, the agent's failure)
-                why = "executor " + ids.get(i) + ": " + ex;
-            }
-            if (first == null && why != null) {
-                first = why;
+                whys.add("executor " + members.get(i).executorId() + ": " + ex);
             }
         }
-        return first;
+        return whys.isEmpty() ? null : String.join("; ", whys);
     }
 
     private static RpcTimeout timeout(long millis, String what) {

@@ -49,6 +49,8 @@ public final class DriverState {
     private final ShuffleMetrics metrics = ShuffleMetrics.forDriver();
     private final CommunicatorFormer former;
     private final Map<String, ExecutorInfo> executors = new LinkedHashMap<>();
+    /** The NPU of each executor on the communicator path. */
+    private final NpuAssignment devices = new NpuAssignment();
     private final OutputDirectory directory = new OutputDirectory(executors::containsKey);
     private final Map<StageAttempt, StagePlan> stages = new HashMap<>();
     /** Ended stage attempt → destroy reports its end is to bring (see {@link #destroyCallsExpected}). */
@@ -109,6 +111,14 @@ public final class DriverState {
         return former.pending();
     }
 
+    /**
+     * The NPU (logical id) of an executor on the communicator path, or -1: Spark's resource, or the one the driver
+     * assigned it.
+     */
+    public synchronized int communicatorDevice(String executorId) {
+        return devices.device(executorId);
+    }
+
     /** Why the latest attempt to form the communicator failed, or null. */
     public String communicatorFailure() {
         return former.lastFailure();
@@ -119,7 +129,8 @@ public final class DriverState {
         List<CommunicatorFormer.Member> out = new ArrayList<>();
         for (ExecutorInfo e : executors.values()) {
             if (e.communicator()) {
-                out.add(new CommunicatorFormer.Member(e.executorId(), e.host(), e.agent()));
+                out.add(new CommunicatorFormer.Member(e.executorId(), e.host(), e.agent(),
+                        devices.device(e.executorId())));
             }
         }
         return out;
@@ -188,8 +199,9 @@ public final class DriverState {
             }
         });
         if (r.communicator()) {
-            LOG.info("HComm shuffle: executor {} on {} registered for the communicator path", r.executorId(),
-                    r.host());
+            int device = devices.register(r.executorId(), r.host(), r.device());
+            LOG.info("HComm shuffle: executor {} on {} registered for the communicator path, NPU {} ({})",
+                    r.executorId(), r.host(), device, r.device() >= 0 ? "Spark's resource" : "the lowest free there");
             former.membersChanged(communicatorCandidates());
         } else {
             LOG.info("HComm shuffle: executor {} registered its endpoint on {}:{}", r.executorId(), r.host(),
@@ -310,6 +322,7 @@ public final class DriverState {
             Object left = Wire.pack(new Messages.Peers(appTag, List.of(), List.of(executorId)));
             executors.values().forEach(e -> e.agent().send(left));
             if (gone.communicator()) {
+                devices.remove(executorId);
                 former.membersChanged(communicatorCandidates());
             }
         }

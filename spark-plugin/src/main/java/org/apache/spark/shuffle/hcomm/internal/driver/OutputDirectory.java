@@ -24,6 +24,8 @@ final class OutputDirectory {
     private final Predicate<String> registered;
     /** Shuffle → map id → where the output lives, as its owner published it. */
     private final Map<Integer, Map<Long, Messages.Published>> shuffles = new HashMap<>();
+    /** Shuffles removed (so an answer that arrives after the removal records nothing): bounded. */
+    private final Set<Integer> removedShuffles = Collections.newSetFromMap(DriverState.boundedMap());
     /** Executors not registered whose publications were dropped (warned once each): bounded. */
     private final Set<String> unregisteredPublishers = Collections.newSetFromMap(DriverState.boundedMap());
 
@@ -45,11 +47,12 @@ final class OutputDirectory {
     }
 
     /**
-     * Records the outputs an executor published after they moved to it, unless it or the shuffle went meanwhile
-     * (nothing stale is recorded).
+     * Records the outputs an executor published late (they moved to it, or were written before its communicator
+     * formed), unless it or the shuffle went meanwhile (nothing stale is recorded). A shuffle the directory has no
+     * output of yet is recorded too: all its map tasks may have run before any communicator formed.
      */
     void moved(String executorId, int shuffleId, List<Messages.Published> published) {
-        if (registered.test(executorId) && shuffles.containsKey(shuffleId)) {
+        if (registered.test(executorId) && !removedShuffles.contains(shuffleId)) {
             published.forEach(this::published);
         }
     }
@@ -88,5 +91,6 @@ final class OutputDirectory {
 
     void shuffleRemoved(int shuffleId) {
         shuffles.remove(shuffleId);
+        removedShuffles.add(shuffleId);
     }
 }

@@ -34,6 +34,7 @@ final class CommunicatorMember {
     private final String secret;
     private final Duration formTimeout;
     private final Duration readTimeout;
+    private volatile int joinedDevice = -1;
 
     CommunicatorMember(HcommSettings settings, String executorId, String host, int device, String secret) {
         this.executorId = executorId;
@@ -61,15 +62,16 @@ final class CommunicatorMember {
     }
 
     /**
-     * The NPU Spark's resource scheduler gave this executor ({@link HcommConf#COMMUNICATOR_RESOURCE}), or device 0
-     * when no resource is configured; says which in the log.
+     * The NPU Spark's resource scheduler gave this executor ({@link HcommConf#COMMUNICATOR_RESOURCE}), or
+     * {@link Messages.RegisterExecutor#NO_DEVICE} when no resource is configured (the driver then assigns the lowest
+     * logical id free on the executor's host); says which in the log.
      */
     static int device(PluginContext plugin, HcommSettings settings) {
         String name = settings.communicatorResource();
         if (name.isEmpty()) {
-            LOG.info("HComm on executor {}: NPU 0 ({} is not set)", plugin.executorID(),
-                    HcommConf.COMMUNICATOR_RESOURCE.key());
-            return 0;
+            LOG.info("HComm on executor {}: the driver assigns its NPU, the lowest logical id free on its host ({} is "
+                    + "not set)", plugin.executorID(), HcommConf.COMMUNICATOR_RESOURCE.key());
+            return Messages.RegisterExecutor.NO_DEVICE;
         }
         Map<String, ResourceInformation> resources = plugin.resources();
         ResourceInformation info = resources.get(name);
@@ -91,8 +93,8 @@ final class CommunicatorMember {
         return device;
     }
 
-    /** Which setting a failure to join points at, by its code. */
-    private String hint(int code) {
+    /** Which setting a failure on NPU {@code device} points at, by its code. */
+    private String hint(int code, int device) {
         switch (code) {
             case 3: // HCCL_E_MEMORY
             case 24: // HCCL_E_OOM
@@ -102,14 +104,26 @@ final class CommunicatorMember {
                 return " (not every member joined within " + HcommConf.COMMUNICATOR_FORM_TIMEOUT.key() + ")";
             case 15: // HCCL_E_RUNTIME
             case 107001: // ACL_ERROR_RT_INVALID_DEVICEID
-                return " (NPU " + device + " is not usable here: " + HcommConf.COMMUNICATOR_RESOURCE.key() + ")";
+                return " (NPU " + device + " is not usable here: " + HcommConf.COMMUNICATOR_RESOURCE.key() + "; it is "
+                        + "a logical id, counted among the devices ASCEND_RT_VISIBLE_DEVICES leaves this process)";
             default:
                 return "";
         }
     }
 
+    /** The NPU Spark named for this executor, or {@link Messages.RegisterExecutor#NO_DEVICE}. */
     int device() {
         return device;
+    }
+
+    /** The NPU to use: the one the driver holds for this executor, else Spark's, else 0. */
+    private int device(int asked) {
+        return asked >= 0 ? asked : Math.max(device, 0);
+    }
+
+    /** The NPU this executor's latest communicator is on, or -1 before it joined one. */
+    int joinedDevice() {
+        return joinedDevice;
     }
 
     /** Applies the soft settings (secret, timeouts, the address communicators listen on). */
@@ -135,7 +149,14 @@ final class CommunicatorMember {
     /** {@code HcclGetRootInfo} on this executor's NPU (the driver asks the first member of a communicator). */
     Messages.RootInfo rootInfo(Messages.RootInfoAsk ask) throws TransportException {
         configureSoft();
-        return new Messages.RootInfo(ask.epoch(), CommunicatorTransport.rootInfo(device));
+        int npu = device(ask.device());
+        try {
+            return new Messages.RootInfo(ask.epoch(), CommunicatorTransport.rootInfo(npu));
+        } catch (TransportException e) {
+            throw new TransportException(e.call(), e.code(), "executor " + executorId + " could not make the root "
+                    + "info of communicator " + ask.epoch() + " on NPU " + npu + ": " + e.getMessage()
+                    + hint(e.code(), npu), e);
+        }
     }
 
     /** Joins the communicator the driver formed; blocks until every member joined (or the form timeout). */
@@ -146,16 +167,18 @@ final class CommunicatorMember {
             members.add(new CommunicatorTransport.Member(j.members().get(i), j.hosts().get(i)));
         }
         long start = System.nanoTime();
+        int npu = device(j.device());
         CommunicatorTransport t;
         try {
-            t = CommunicatorTransport.form(j.rootInfo(), members, j.rank(), device, bufferMb,
+            t = CommunicatorTransport.form(j.rootInfo(), members, j.rank(), npu, bufferMb,
                     "hcomm-shuffle-" + j.epoch());
         } catch (TransportException e) {
             throw new TransportException(e.call(), e.code(), "executor " + executorId + " could not join communicator "
-                    + j.epoch() + " on NPU " + device + ": " + e.getMessage() + hint(e.code()), e);
+                    + j.epoch() + " on NPU " + npu + ": " + e.getMessage() + hint(e.code(), npu), e);
         }
-        LOG.info("HComm on executor {}: joined communicator {} as rank {} of {} in {} ms ({})", executorId, j.epoch(),
-                j.rank(), members.size(), (System.nanoTime() - start) / 1_000_000, t.describe());
+        joinedDevice = npu;
+        LOG.info("HComm on executor {}: joined communicator {} as rank {} of {} on NPU {} in {} ms ({})", executorId,
+                j.epoch(), j.rank(), members.size(), npu, (System.nanoTime() - start) / 1_000_000, t.describe());
         return t;
     }
 }

@@ -53,18 +53,29 @@ final class ExecutorAgent implements ThreadSafeRpcEndpoint {
         return packets(message -> {
             if (message instanceof Messages.PublishLocal p) {
                 context.reply(Wire.pack(runtime.publishLocal(p)));
+            } else if (runtime.communicators() == null && isCommunicatorAsk(message)) {
+                String why = "executor " + runtime.executorId() + " is not on the communicator path";
+                if (message instanceof Messages.RootInfoAsk) {
+                    context.sendFailure(new IllegalStateException(why));
+                } else {
+                    context.reply(Wire.pack(new Messages.Ack(false, why)));
+                }
             } else if (message instanceof Messages.RootInfoAsk r) {
                 try {
-                    context.reply(Wire.pack(runtime.rootInfo(r)));
+                    context.reply(Wire.pack(runtime.communicators().rootInfo(r)));
                 } catch (Exception e) {
                     context.sendFailure(e);
                 }
             } else if (message instanceof Messages.JoinCommunicator j) {
                 // a join blocks until every member joined: on its own thread, so this agent keeps serving
-                Thread t = new Thread(() -> context.reply(Wire.pack(runtime.joinCommunicator(j))),
+                Thread t = new Thread(() -> context.reply(Wire.pack(runtime.communicators().joinCommunicator(j))),
                         "hcomm-communicator-join-" + j.epoch());
                 t.setDaemon(true);
                 t.start();
+            } else if (message instanceof Messages.CommunicatorReady r) {
+                context.reply(Wire.pack(runtime.communicators().communicatorReady(r)));
+            } else if (message instanceof Messages.CommunicatorFailed f) {
+                context.reply(Wire.pack(runtime.communicators().communicatorFailed(f)));
             } else {
                 context.sendFailure(new IllegalArgumentException("unknown ask " + message));
             }
@@ -72,6 +83,11 @@ final class ExecutorAgent implements ThreadSafeRpcEndpoint {
             LOG.error("Executor {} failed to answer an ask", runtime.executorId(), e);
             context.sendFailure(e);
         });
+    }
+
+    private static boolean isCommunicatorAsk(Object message) {
+        return message instanceof Messages.RootInfoAsk || message instanceof Messages.JoinCommunicator
+                || message instanceof Messages.CommunicatorReady || message instanceof Messages.CommunicatorFailed;
     }
 
     /** Handles the plugin's packets (anything else is not this endpoint's); a handler's failure goes to onError. */

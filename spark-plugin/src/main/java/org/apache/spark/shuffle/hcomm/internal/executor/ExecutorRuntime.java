@@ -1,6 +1,5 @@
 package org.apache.spark.shuffle.hcomm.internal.executor;
 
-import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -24,18 +23,17 @@ import org.apache.spark.shuffle.hcomm.internal.write.MapOutputPublisher;
 import org.apache.spark.storage.BlockManagerId;
 import org.hcomm.bridge.HcommNative;
 import org.hcomm.bridge.install.Api;
-import org.hcomm.bridge.transport.CommunicatorTransport;
 import org.hcomm.bridge.transport.LiveObjects;
 import org.hcomm.bridge.transport.Transport;
-import org.hcomm.bridge.transport.TransportException;
 import org.slf4j.Logger;
 
 /**
  * Everything the HComm shuffle owns on one executor, wired together: the transport (endpoint), the send arena and
- * registered outputs ({@link MapOutputPublisher}), the receive buffer ({@link ReadResources}), the stage channels,
- * and what the shuffle manager's readers and writers get ({@link #planner()}, {@link #publisher()}). Started by the
- * executor component, closed at executor shutdown in the reverse order. When the HComm library cannot load (and
- * fallback is {@code auto}) it still runs, with no transport: every block then goes through Spark's fetch.
+ * registered outputs ({@link MapOutputPublisher}), the receive buffer ({@link ReadResources}), the stage channels
+ * (together {@link OneSidedParts}, by communicator in {@link PartsGenerations}), and what the shuffle manager's
+ * readers and writers get ({@link #planner()}, {@link #publisher()}). Started by the executor component, closed at
+ * executor shutdown in the reverse order. When the HComm library cannot load (and fallback is {@code auto}) it still
+ * runs, with no transport: every block then goes through Spark's fetch.
  */
 public final class ExecutorRuntime implements AutoCloseable {
     private static final Logger LOG = LogCategory.EXECUTOR_RUNTIME.logger();
@@ -49,25 +47,23 @@ public final class ExecutorRuntime implements AutoCloseable {
     private final String executorId;
     private final String host;
     private final Fallback fallback;
-    private final HcommSettings settings;
     private final ShuffleMetrics metrics = ShuffleMetrics.forExecutor();
     private final DriverClient driver;
     /** The peers the driver told of: kept across communicators. */
     private final Roster roster;
     /** The communicator path's member (null on the endpoint path). */
     private final CommunicatorMember member;
-    /** What reads one-sidedly: built at start (endpoint path) or when the communicator formed; null until then. */
-    private volatile OneSidedParts parts;
-    /** Parts of earlier communicators, until their retirement closed them. */
-    private final List<OneSidedParts> retiring = new java.util.concurrent.CopyOnWriteArrayList<>();
-    /** The publishers of {@link #parts} (first) and of {@link #retiring}, kept for Spark's block reads. */
-    private final List<MapOutputPublisher> publishers = new java.util.concurrent.CopyOnWriteArrayList<>();
-    /** Why this executor could not join its communicator, or null. */
-    private volatile String communicatorFailure;
+    /** Its part in forming communicators and taking them up (null on the endpoint path). */
+    private final CommunicatorSwitch communicators;
+    /**
+     * What reads one-sidedly: built at start (endpoint path) or for each communicator that formed (none until
+     * then), and what was built for one not yet ready.
+     */
+    private final PartsGenerations parts;
     private final ReadPlanner sparkOnly;
-    /** Orders every metrics report this executor sends (stage reports come from several threads). */
-    private final Object reportLock = new Object();
-    private ShuffleMetrics.Snapshot lastTaskReport; // guarded by reportLock
+    /** Spark's fetch alone in the communicator path's start-up window (its bytes are not a fallback's). */
+    private final ReadPlanner beforeCommunicator;
+    private final MetricsReports reports;
     private RpcEndpointRef agent;
     private volatile boolean closed;
 
@@ -77,21 +73,21 @@ public final class ExecutorRuntime implements AutoCloseable {
         this.roster = new Roster(executorId);
         this.host = host;
         this.fallback = settings.fallback();
-        this.settings = settings;
         this.driver = new DriverClient(plugin, metrics);
+        this.reports = new MetricsReports(executorId, driver, metrics);
         this.member = member;
         this.sparkOnly = ReadPlanner.sparkOnly(executorId, fallback, metrics);
-        this.parts = transport == null ? null
-                : new OneSidedParts(transport, 0, settings, roster, host, metrics, driver);
-        if (parts != null) {
-            publishers.add(parts.publisher);
-        }
+        this.beforeCommunicator = ReadPlanner.beforeCommunicator(executorId, fallback, metrics);
+        this.parts = new PartsGenerations(transport == null ? null
+                : new OneSidedParts(transport, 0, settings, roster, host, metrics, driver));
+        this.communicators = member == null ? null : new CommunicatorSwitch(executorId, member, parts, settings,
+                roster, host, metrics, driver, () -> closed);
     }
 
     /**
      * Opens the transport (or records why it cannot), registers with the driver and starts the agent. On the
      * communicator path there is no transport yet: the executor registers as a candidate member and reads with
-     * Spark's fetch until the driver formed its communicator ({@link #joinCommunicator}). {@code settings} are the
+     * Spark's fetch until the driver formed its communicator ({@link CommunicatorSwitch}). {@code settings} are the
      * process's, which the shuffle manager shares.
      */
     public static ExecutorRuntime start(PluginContext plugin, HcommSettings settings, Map<String, String> fromDriver)
@@ -122,9 +118,10 @@ public final class ExecutorRuntime implements AutoCloseable {
                 rt.driver.register(host, transport.endpointDescriptor(), transport.listenPort(), rt.agent);
                 LOG.info("HComm shuffle on executor {}: {}", rt.executorId, transport.describe());
             } else if (member != null) {
-                rt.driver.registerForCommunicator(host, rt.agent);
+                rt.driver.registerForCommunicator(host, member.device(), rt.agent);
                 LOG.info("HComm shuffle on executor {}: the communicator path (SoC {}, NPU {}); Spark's fetch until "
-                        + "its communicator forms", rt.executorId, org.hcomm.bridge.communicator.Acl.socName(), member.device());
+                        + "its communicator forms", rt.executorId, org.hcomm.bridge.communicator.Acl.socName(),
+                        member.device() >= 0 ? Integer.toString(member.device()) : "assigned by the driver");
             }
             CURRENT.set(rt);
             return rt;
@@ -145,6 +142,16 @@ public final class ExecutorRuntime implements AutoCloseable {
         return id == null ? null : id.host();
     }
 
+    /** This executor's part in forming communicators, or null off the communicator path. */
+    CommunicatorSwitch communicators() {
+        return communicators;
+    }
+
+    /** The parts this executor reads with, by generation (tests hold its monitor to stall a switch). */
+    PartsGenerations generations() {
+        return parts;
+    }
+
     /** The executor runtime of this JVM, or null when the plugin is not active here. */
     public static ExecutorRuntime current() {
         return CURRENT.get();
@@ -160,8 +167,13 @@ public final class ExecutorRuntime implements AutoCloseable {
     }
 
     public int listenPort() {
-        OneSidedParts p = parts;
+        OneSidedParts p = parts.current();
         return p == null ? 0 : p.transport.listenPort();
+    }
+
+    /** The NPU (logical id) this executor's latest communicator is on, or -1 before it joined one (or off the path). */
+    public int communicatorDevice() {
+        return member == null ? -1 : member.joinedDevice();
     }
 
     public ShuffleMetrics metrics() {
@@ -172,30 +184,35 @@ public final class ExecutorRuntime implements AutoCloseable {
         return fallback;
     }
 
-    /** What decides a reduce task's reads: Spark's fetch alone until one-sided reads are possible. */
+    /**
+     * What decides a reduce task's reads: Spark's fetch alone until one-sided reads are possible. A task never waits
+     * for a communicator that is forming (docs/ARCHITECTURE.md, "The communicator path", says why).
+     */
     public ReadPlanner planner() {
-        OneSidedParts p = parts;
+        OneSidedParts p = parts.current();
         if (p == null && member != null) {
-            String failed = communicatorFailure;
+            metrics.tasksBeforeCommunicator.inc(); // no task waits for a communicator
+            String failed = parts.failure();
             if (failed != null) { // not the start-up window: the communicator this executor was to join failed
                 fallback.fallBackOrFail(() -> new IllegalStateException(failed + "; " + HcommConf.FALLBACK.key()
                         + "=never forbids Spark's shuffle fetch"), "communicator failed", () -> LOG.warn(
                                 "{}. Every shuffle block is fetched by Spark's transfer (set {}=never to make this an "
                                         + "error)", failed, HcommConf.FALLBACK.key()));
+                return sparkOnly;
             }
-            metrics.tasksBeforeCommunicator.inc(); // no task waits for a communicator
+            return beforeCommunicator;
         }
         return p == null ? sparkOnly : p.planner;
     }
 
     /** Every publisher whose arena may hold outputs, the current one first; not a copy (read it, do not change it). */
     public List<MapOutputPublisher> publishers() {
-        return publishers;
+        return parts.publishers();
     }
 
     /** What publishes map outputs for one-sided reads, or null while there is nothing to read them with. */
     public MapOutputPublisher publisher() {
-        OneSidedParts p = parts;
+        OneSidedParts p = parts.current();
         return p == null ? null : p.publisher;
     }
 
@@ -210,12 +227,12 @@ public final class ExecutorRuntime implements AutoCloseable {
 
     /** Receive-buffer chunks not free to lend (-1 without a transport). */
     public int chunksNotFree() {
-        OneSidedParts p = parts;
+        OneSidedParts p = parts.current();
         return p == null ? -1 : p.resources.chunksNotFree();
     }
 
     public void unregisterShuffle(int shuffleId) {
-        OneSidedParts p = parts;
+        OneSidedParts p = parts.current();
         if (p != null) {
             p.directories.forget(shuffleId);
             p.moved.release(shuffleId);
@@ -224,14 +241,18 @@ public final class ExecutorRuntime implements AutoCloseable {
 
     // ---- told by the driver (ExecutorAgent) ----
 
+    /**
+     * Publishes outputs of this executor that the directory lacks, in the newest communicator it has parts in: one
+     * that formed but that the driver has not yet said is ready counts, as its other members may already read in it.
+     */
     Messages.Moved publishLocal(Messages.PublishLocal ask) {
-        OneSidedParts p = parts;
+        OneSidedParts p = parts.newest();
         return p == null ? new Messages.Moved(List.of(), "no one-sided reads on executor " + executorId + " yet")
                 : p.moved.publishLocal(ask);
     }
 
     void provision(Messages.ProvisionStage msg) {
-        OneSidedParts p = parts;
+        OneSidedParts p = parts.current();
         if (p != null) {
             p.channels.provision(new StageAttempt(msg.stageId(), msg.attempt()));
         }
@@ -240,117 +261,27 @@ public final class ExecutorRuntime implements AutoCloseable {
     /** The driver's news of peers: kept, and the stage attempts going get channels to those that joined. */
     void peers(Messages.Peers news) {
         List<Messages.Peer> joined = roster.apply(news);
-        OneSidedParts p = parts;
+        OneSidedParts p = parts.current();
         if (p != null) {
             p.channels.peersJoined(joined);
         }
     }
 
-    /** The root info of a communicator the driver forms with this executor as its first member. */
-    Messages.RootInfo rootInfo(Messages.RootInfoAsk ask) throws Exception {
-        if (member == null) {
-            throw new IllegalStateException("executor " + executorId + " is not on the communicator path");
-        }
-        return member.rootInfo(ask);
-    }
-
-    /**
-     * Joins the communicator the driver formed and reads one-sidedly in it from then on; an earlier communicator's
-     * parts are retired once their reads ended. The reply says whether it joined. Runs on its own thread (it blocks
-     * until every member joined).
-     */
-    Messages.Ack joinCommunicator(Messages.JoinCommunicator j) {
-        OneSidedParts old = parts;
-        if (member == null || closed) {
-            return new Messages.Ack(false, "executor " + executorId + " is not on the communicator path");
-        }
-        if (old != null && old.epoch >= j.epoch()) {
-            return new Messages.Ack(false, "executor " + executorId + " is already in communicator " + old.epoch);
-        }
-        CommunicatorTransport t;
-        try {
-            t = member.join(j);
-        } catch (TransportException | RuntimeException e) {
-            communicatorFailure = e.getMessage();
-            LOG.warn("Executor {} could not join communicator {}: {}", executorId, j.epoch(), e.toString());
-            return new Messages.Ack(false, e.toString());
-        }
-        metrics.communicatorsJoined.inc();
-        OneSidedParts fresh;
-        try {
-            fresh = new OneSidedParts(t, j.epoch(), settings, roster, host, metrics, driver);
-        } catch (RuntimeException e) { // the parts closed the transport, and the communicator with it
-            metrics.communicatorsDestroyed.inc();
-            LOG.warn("Executor {} joined communicator {} but cannot read in it: {}", executorId, j.epoch(),
-                    e.toString());
-            return new Messages.Ack(false, e.toString());
-        }
-        synchronized (this) {
-            if (closed) {
-                runSteps(fresh.closeSteps(metrics.communicatorsDestroyed::inc));
-                return new Messages.Ack(false, "executor " + executorId + " is shutting down");
-            }
-            parts = fresh;
-            publishers.add(0, fresh.publisher);
-            communicatorFailure = null;
-        }
-        if (old != null) {
-            retire(old);
-        }
-        return Messages.Ack.OK;
-    }
-
-    /** Closes an earlier communicator's parts once unused ({@link OneSidedParts#retire}), listed until then. */
-    private void retire(OneSidedParts old) {
-        retiring.add(old);
-        old.retire(executorId, settings.readTimeout().toMillis() + 5000, () -> {
-            runSteps(old.closeSteps(metrics.communicatorsDestroyed::inc));
-            retiring.remove(old);
-            publishers.remove(old.publisher);
-        });
-    }
-
     void endStage(Messages.EndStage e) {
-        OneSidedParts p = parts;
+        OneSidedParts p = parts.current();
         if (p == null) {
             return;
         }
         StageAttempt stage = new StageAttempt(e.stageId(), e.attempt());
         p.leases.ended(stage);
-        // reported by whichever thread destroys the channels: this one, the stage's last reader, or the poller;
-        // snapshot and send under one lock, so the driver (which keeps the latest) never gets an older one last
-        p.channels.end(stage, ended -> {
-            synchronized (reportLock) {
-                try {
-                    driver.stageReport(stage, ended, metrics.snapshot());
-                } catch (IOException ex) {
-                    LOG.warn("Executor {} could not report the end of {}", executorId, stage, ex);
-                }
-            }
-        });
+        // reported by whichever thread destroys the channels: this one, the stage's last reader, or the poller
+        p.channels.end(stage, ended -> reports.stageEnded(stage, ended));
     }
 
-    /**
-     * After each task (executor plugin). Without a transport this executor has no channels and is unknown to the
-     * driver's stage plans, so no stage report ever carries its counters; it sends them here instead, when they
-     * changed (so the driver sees the bytes its fallback fetched). Snapshot and send under one lock, so the driver
-     * receives them in order.
-     */
+    /** After each task (executor plugin): without one-sided parts, its counters go to the driver here. */
     void taskEnded() {
-        if (parts != null || closed) {
-            return;
-        }
-        synchronized (reportLock) {
-            ShuffleMetrics.Snapshot now = metrics.snapshot();
-            if (now.equals(lastTaskReport)) {
-                return;
-            }
-            try {
-                driver.metricsReport(now);
-                lastTaskReport = now;
-            } catch (IOException e) {
-                LOG.warn("Executor {} could not report its shuffle metrics", executorId, e);
-            }
+        if (parts.current() == null && !closed) {
+            reports.taskEnded();
         }
     }
 
@@ -362,7 +293,8 @@ public final class ExecutorRuntime implements AutoCloseable {
         }
         closed = true;
         CURRENT.compareAndSet(this, null);
-        OneSidedParts p = parts;
+        OneSidedParts p = parts.current();
+        OneSidedParts built = parts.close();
         if (p != null) {
             p.resources.stopLending(); // from here on readers go to Spark's fetch, as before any step below
         }
@@ -382,11 +314,18 @@ public final class ExecutorRuntime implements AutoCloseable {
                 steps.add(metrics.communicatorsDestroyed::inc); // the transport's close destroyed the communicator
             }
         }
+        if (built != null) {
+            steps.addAll(built.closeSteps(metrics.communicatorsDestroyed::inc));
+        }
         runSteps(steps);
     }
 
-    /** Runs every step, each even when one before failed; logs the failures. */
     private void runSteps(List<Runnable> steps) {
+        runSteps(executorId, steps);
+    }
+
+    /** Runs every step, each even when one before failed; logs the failures. */
+    static void runSteps(String executorId, List<Runnable> steps) {
         RuntimeException failure = null;
         for (Runnable step : steps) {
             try {

@@ -114,7 +114,11 @@ public enum MetricEntry {
     TASKS_BEFORE_COMMUNICATOR("tasksBeforeCommunicator", Kind.COUNTER, "reduce tasks",
             ShuffleMetrics.Snapshot::tasksBeforeCommunicator,
             "reduce tasks that ran before the executor's communicator was ready: all their blocks went by Spark's "
-                    + "fetch, none waited");
+                    + "fetch, none waited"),
+    BYTES_READ_BEFORE_COMMUNICATOR("bytesReadBeforeCommunicator", Kind.COUNTER, "bytes",
+            ShuffleMetrics.Snapshot::bytesReadBeforeCommunicator,
+            "remote bytes Spark's fetch read before the executor's first communicator was ready (the start-up "
+                    + "window of the communicator path, with any fallback; not in `bytesReadFallback`)");
 
     /** What a metric is in an executor's registry. */
     enum Kind {

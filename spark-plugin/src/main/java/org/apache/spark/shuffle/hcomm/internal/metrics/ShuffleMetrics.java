@@ -32,7 +32,7 @@ public final class ShuffleMetrics implements Source {
             long outputsNotStaged, long tasksBeforeCommunicator, long bytesToHost, long readTasks,
             long readRoundTrips, long readTasksOverTwoRoundTrips, long publicationBatches, long outputsWrittenToArena,
             long outputsSentToFile, long outputsOverflowed, long bytesOverflowCopied, long arenaRelocations,
-            long outputsMaterialized)
+            long outputsMaterialized, long bytesReadBeforeCommunicator)
             implements Serializable {
         public long channelsLive() {
             return channelsCreated - channelsDestroyed;
@@ -92,6 +92,8 @@ public final class ShuffleMetrics implements Source {
     public final Counter bytesStaged;
     public final Counter outputsNotStaged;
     public final Counter tasksBeforeCommunicator;
+    /** Remote bytes Spark's fetch read before the executor's first communicator was ready (not a fallback). */
+    public final Counter bytesReadBeforeCommunicator;
     public final Counter bytesToHost;
     /**
      * The rest of Spark's fetch wait time: what Spark's own fetch iterator (this executor's blocks, the fallback's)
@@ -132,7 +134,7 @@ public final class ShuffleMetrics implements Source {
                     communicatorsDestroyed = bytesStaged = outputsNotStaged = tasksBeforeCommunicator = bytesToHost =
                     readTasks = readRoundTrips = readTasksOverTwoRoundTrips = publicationBatches =
                     outputsWrittenToArena = outputsSentToFile = outputsOverflowed = bytesOverflowCopied =
-                    arenaRelocations = outputsMaterialized = null;
+                    arenaRelocations = outputsMaterialized = bytesReadBeforeCommunicator = null;
             channelSetupTime = readLatency = null;
             for (MetricEntry m : MetricEntry.values()) {
                 if (m.onDriver()) {
@@ -173,6 +175,7 @@ public final class ShuffleMetrics implements Source {
             bytesStaged = counter(MetricEntry.BYTES_STAGED);
             outputsNotStaged = counter(MetricEntry.OUTPUTS_NOT_STAGED);
             tasksBeforeCommunicator = counter(MetricEntry.TASKS_BEFORE_COMMUNICATOR);
+            bytesReadBeforeCommunicator = counter(MetricEntry.BYTES_READ_BEFORE_COMMUNICATOR);
             bytesToHost = counter(MetricEntry.BYTES_TO_HOST);
             gauge(MetricEntry.COMMUNICATORS_LIVE,
                     () -> communicatorsJoined.getCount() - communicatorsDestroyed.getCount());
@@ -266,7 +269,8 @@ public final class ShuffleMetrics implements Source {
                 tasksBeforeCommunicator.getCount(), bytesToHost.getCount(), readTasks.getCount(),
                 readRoundTrips.getCount(), readTasksOverTwoRoundTrips.getCount(), publicationBatches.getCount(),
                 outputsWrittenToArena.getCount(), outputsSentToFile.getCount(), outputsOverflowed.getCount(),
-                bytesOverflowCopied.getCount(), arenaRelocations.getCount(), outputsMaterialized.getCount());
+                bytesOverflowCopied.getCount(), arenaRelocations.getCount(), outputsMaterialized.getCount(),
+                bytesReadBeforeCommunicator.getCount());
     }
 
     /** Driver: the latest counters of one executor. */

@@ -1,24 +1,28 @@
 package org.apache.spark.shuffle.hcomm.internal.read;
 
+import com.codahale.metrics.Counter;
 import org.apache.spark.shuffle.ShuffleReadMetricsReporter;
 import org.apache.spark.shuffle.hcomm.internal.metrics.ShuffleMetrics;
 
 /**
  * Spark's read metrics for the blocks Spark's own fetch reads, passing every update through and counting the remote
- * bytes as {@code bytesReadFallback} and the fetch wait as {@code fetchWaitSparkMillis}.
+ * bytes (as {@code bytesReadFallback}, or {@code bytesReadBeforeCommunicator} in the communicator path's start-up
+ * window) and the fetch wait as {@code fetchWaitSparkMillis}.
  */
 final class FallbackCountingMetrics implements ShuffleReadMetricsReporter {
     private final ShuffleReadMetricsReporter delegate;
     private final ShuffleMetrics metrics;
+    private final Counter remoteBytes;
 
-    FallbackCountingMetrics(ShuffleReadMetricsReporter delegate, ShuffleMetrics metrics) {
+    FallbackCountingMetrics(ShuffleReadMetricsReporter delegate, ShuffleMetrics metrics, Counter remoteBytes) {
         this.delegate = delegate;
         this.metrics = metrics;
+        this.remoteBytes = remoteBytes;
     }
 
     @Override
     public void incRemoteBytesRead(long v) {
-        metrics.bytesReadFallback.inc(v);
+        remoteBytes.inc(v);
         delegate.incRemoteBytesRead(v);
     }
 

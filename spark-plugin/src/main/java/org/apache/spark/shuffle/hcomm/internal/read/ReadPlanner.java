@@ -11,6 +11,7 @@ import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Supplier;
 
+import com.codahale.metrics.Counter;
 import org.apache.spark.SparkEnv;
 import org.apache.spark.TaskContext;
 import org.apache.spark.shuffle.ShuffleReadMetricsReporter;
@@ -60,10 +61,18 @@ public final class ReadPlanner {
     private final StageLeases leases;
     private final DirectoryCache directories;
     private final Blame blame;
+    /** Where the remote bytes Spark's fetch reads for this planner's tasks are counted. */
+    private final Counter sparkBytes;
 
     /** A planner of an executor with a transport. */
     public ReadPlanner(String executorId, String host, Fallback fallback, ShuffleMetrics metrics,
             ReadResources resources, StageLeases leases, DirectoryCache directories, Blame blame) {
+        this(executorId, host, fallback, metrics, resources, leases, directories, blame, metrics.bytesReadFallback);
+    }
+
+    private ReadPlanner(String executorId, String host, Fallback fallback, ShuffleMetrics metrics,
+            ReadResources resources, StageLeases leases, DirectoryCache directories, Blame blame, Counter sparkBytes) {
+        this.sparkBytes = sparkBytes;
         this.executorId = executorId;
         this.host = host;
         this.fallback = fallback;
@@ -76,7 +85,17 @@ public final class ReadPlanner {
 
     /** A planner of an executor where HComm is unavailable: Spark's fetch reads everything, its bytes counted. */
     public static ReadPlanner sparkOnly(String executorId, Fallback fallback, ShuffleMetrics metrics) {
-        return new ReadPlanner(executorId, null, fallback, metrics, null, null, null, null);
+        return new ReadPlanner(executorId, null, fallback, metrics, null, null, null, null,
+                metrics.bytesReadFallback);
+    }
+
+    /**
+     * The planner of an executor on the communicator path before its first communicator is ready: Spark's fetch
+     * reads everything, its remote bytes counted as {@code bytesReadBeforeCommunicator}, not as a fallback.
+     */
+    public static ReadPlanner beforeCommunicator(String executorId, Fallback fallback, ShuffleMetrics metrics) {
+        return new ReadPlanner(executorId, null, fallback, metrics, null, null, null, null,
+                metrics.bytesReadBeforeCommunicator);
     }
 
     private boolean canRead() {
@@ -143,7 +162,7 @@ public final class ReadPlanner {
                 }
             });
         }
-        return new ReadPlan(fetcher, sparkBlocks, new FallbackCountingMetrics(readMetrics, metrics));
+        return new ReadPlan(fetcher, sparkBlocks, new FallbackCountingMetrics(readMetrics, metrics, sparkBytes));
     }
 
     /** Starts the one-sided reads of {@code oneSided}, or sends them to Spark when no receive buffer is free. */

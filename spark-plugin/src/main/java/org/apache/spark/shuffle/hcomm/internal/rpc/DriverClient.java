@@ -47,8 +47,8 @@ public final class DriverClient {
     }
 
     /** This executor reads on the communicator path: the driver forms communicators with it as a member. */
-    public void registerForCommunicator(String host, RpcEndpointRef agent) throws Exception {
-        plugin.ask(Wire.pack(new Messages.RegisterExecutor(executorId, host, new byte[0], 0, true), agent));
+    public void registerForCommunicator(String host, int device, RpcEndpointRef agent) throws Exception {
+        plugin.ask(Wire.pack(new Messages.RegisterExecutor(executorId, host, new byte[0], 0, true, device), agent));
     }
 
     /**

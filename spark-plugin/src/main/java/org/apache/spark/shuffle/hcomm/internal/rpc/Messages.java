@@ -16,21 +16,33 @@ public final class Messages {
 
     /**
      * Executor → driver at start: where its endpoint is; the agent's endpoint reference (where to tell it things)
-     * rides along in the {@link Wire} packet. Reply: {@link Ack}.
+     * rides along in the {@link Wire} packet. {@code device}: on the communicator path, the NPU (logical id) Spark's
+     * resource scheduler gave the executor, or {@link #NO_DEVICE} for the driver to assign one. Reply: {@link Ack}.
      */
-    public record RegisterExecutor(String executorId, String host, byte[] endpoint, int port, boolean communicator)
-            implements Serializable {
+    public record RegisterExecutor(String executorId, String host, byte[] endpoint, int port, boolean communicator,
+            int device) implements Serializable {
+        /** No NPU named by Spark: the driver assigns the lowest free logical id on the executor's host. */
+        public static final int NO_DEVICE = -1;
+
         /** An endpoint-path executor (Atlas 350): its endpoint descriptor and soft NIC port. */
         public RegisterExecutor(String executorId, String host, byte[] endpoint, int port) {
-            this(executorId, host, endpoint, port, false);
+            this(executorId, host, endpoint, port, false, NO_DEVICE);
+        }
+
+        public RegisterExecutor(String executorId, String host, byte[] endpoint, int port, boolean communicator) {
+            this(executorId, host, endpoint, port, communicator, NO_DEVICE);
         }
     }
 
     /**
      * Driver → the first member of a communicator it forms (an ask): make the root info
-     * ({@code HcclGetRootInfo}). Reply: {@link RootInfo}.
+     * ({@code HcclGetRootInfo}) on NPU {@code device} (the logical id the driver holds for it). Reply:
+     * {@link RootInfo}.
      */
-    public record RootInfoAsk(long epoch) implements Serializable {
+    public record RootInfoAsk(long epoch, int device) implements Serializable {
+        public RootInfoAsk(long epoch) {
+            this(epoch, RegisterExecutor.NO_DEVICE);
+        }
     }
 
     public record RootInfo(long epoch, byte[] bytes) implements Serializable {
@@ -38,11 +50,31 @@ public final class Messages {
 
     /**
      * Driver → every member (an ask): join communicator {@code epoch} as {@code rank} of {@code members} (executor
-     * ids, in rank order, on {@code hosts}) and acquire channels to the others. Reply: {@link Ack} once joined, or
-     * not ok with the reason.
+     * ids, in rank order, on {@code hosts}) on NPU {@code device}, acquire channels to the others and build the
+     * parts that read in it, but keep reading in the earlier one until {@link CommunicatorReady}. Reply: {@link Ack}
+     * once joined and built, or not ok with the reason.
      */
-    public record JoinCommunicator(long epoch, byte[] rootInfo, List<String> members, List<String> hosts, int rank)
-            implements Serializable {
+    public record JoinCommunicator(long epoch, byte[] rootInfo, List<String> members, List<String> hosts, int rank,
+            int device) implements Serializable {
+        public JoinCommunicator(long epoch, byte[] rootInfo, List<String> members, List<String> hosts, int rank) {
+            this(epoch, rootInfo, members, hosts, rank, RegisterExecutor.NO_DEVICE);
+        }
+    }
+
+    /**
+     * Driver → every member (an ask), once every member joined communicator {@code epoch} and built its parts: read
+     * in it from now on. So no member reads in a communicator where another cannot yet serve its outputs. Reply:
+     * {@link Ack}.
+     */
+    public record CommunicatorReady(long epoch) implements Serializable {
+    }
+
+    /**
+     * Driver → every member (an ask) when communicator {@code epoch} did not form: drop what was built for it, and
+     * {@code reason} is why (what a reduce task under fallback {@code never} fails with while the executor has no
+     * communicator). Reply: {@link Ack}.
+     */
+    public record CommunicatorFailed(long epoch, String reason) implements Serializable {
     }
 
     /**

@@ -55,7 +55,8 @@ class OutputDirectoryTest {
         directory.published(output(0, 1, "1"));
         directory.moved("2", 0, List.of(output(0, 2, "2")));
         assertArrayEquals(new long[] {1, 2}, mapIds(0));
-        directory.moved("2", 5, List.of(output(5, 2, "2"))); // the shuffle is not known (removed)
+        directory.shuffleRemoved(5);
+        directory.moved("2", 5, List.of(output(5, 2, "2"))); // the answer came after the shuffle's removal
         assertArrayEquals(new long[] {}, mapIds(5));
         registered.remove("2");
         directory.moved("2", 0, List.of(output(0, 3, "2")));
@@ -67,5 +68,17 @@ class OutputDirectoryTest {
         directory.published(output(0, 1, "1"));
         directory.shuffleRemoved(0);
         assertArrayEquals(new long[] {}, mapIds(0));
+    }
+
+    /**
+     * Every map task of a shuffle may run before any communicator formed, so none of its outputs was published at
+     * commit: the outputs its owner publishes when a reader asks are the first the directory has of the shuffle, and
+     * are recorded (they were dropped once, and a reduce under fallback `never` then failed: "map outputs not
+     * published for one-sided reads").
+     */
+    @Test
+    void lateOutputsOfAShuffleWithNoOutputYetAreRecorded() {
+        directory.moved("1", 3, List.of(output(3, 7, "1"), output(3, 8, "1")));
+        assertArrayEquals(new long[] {7, 8}, mapIds(3));
     }
 }

@@ -12,6 +12,7 @@ import org.apache.spark.resource.ResourceInformation;
 import org.apache.spark.shuffle.hcomm.TestPluginContext;
 import org.apache.spark.shuffle.hcomm.internal.conf.HcommConf;
 import org.apache.spark.shuffle.hcomm.internal.conf.HcommSettings;
+import org.apache.spark.shuffle.hcomm.internal.rpc.Messages;
 import org.junit.jupiter.api.Test;
 
 /** Which NPU an executor uses on the communicator path, and which SoCs take that path. */
@@ -31,9 +32,11 @@ class CommunicatorMemberTest {
         return HcommSettings.parse(resource(name).set("spark.executor.resource." + name + ".amount", "1"));
     }
 
+    /** Without a resource the executor names no NPU: the driver assigns the lowest one free on its host. */
     @Test
-    void noResourceConfiguredIsDeviceZero() {
-        assertEquals(0, CommunicatorMember.device(context(Map.of()), HcommSettings.parse(new SparkConf(false))));
+    void noResourceConfiguredLeavesTheNpuToTheDriver() {
+        assertEquals(Messages.RegisterExecutor.NO_DEVICE,
+                CommunicatorMember.device(context(Map.of()), HcommSettings.parse(new SparkConf(false))));
     }
 
     @Test

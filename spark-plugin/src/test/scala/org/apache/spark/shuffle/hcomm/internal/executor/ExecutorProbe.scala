@@ -21,4 +21,13 @@ object ExecutorProbe {
   /** This executor's soft NIC: (host, port); port 0 without a transport. */
   def listenAddress(): (String, Int) =
     Option(ExecutorRuntime.current()).map(r => (r.host(), r.listenPort())).getOrElse(("", 0))
+
+  /**
+   * Runs `body` holding the monitor every change of this executor's one-sided parts takes: meanwhile the executor
+   * cannot take up (or even keep as built) the parts of a communicator it joined, as a member slow to build them.
+   */
+  def holdingPartsChanges[T](body: => T): T = ExecutorRuntime.current().generations().synchronized(body)
+
+  /** Whether this executor reads with one-sided parts (its communicator, on that path, is ready). */
+  def readsOneSided(): Boolean = Option(ExecutorRuntime.current()).exists(_.publisher() != null)
 }

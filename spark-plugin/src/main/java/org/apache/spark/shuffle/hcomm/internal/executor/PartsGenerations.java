@@ -1,0 +1,120 @@
+package org.apache.spark.shuffle.hcomm.internal.executor;
+
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+import org.apache.spark.shuffle.hcomm.internal.write.MapOutputPublisher;
+
+/**
+ * Which one-sided parts an executor reads with: the current ones (built at start on the endpoint path, or for the
+ * communicator the driver said is ready), those built for a communicator not yet ready (pending: every member must
+ * have built its own first), and those of earlier communicators until their retirement closed them; and the
+ * publishers of all of them, for Spark's block reads. Also why the executor has no communicator, when one failed.
+ * Thread-safe: {@link #current} is read by every task without a lock; every change is under this object's monitor,
+ * which nothing holds while it blocks.
+ */
+final class PartsGenerations {
+    private volatile OneSidedParts current;
+    private OneSidedParts pending; // guarded by this
+    private final List<OneSidedParts> retiring = new CopyOnWriteArrayList<>();
+    /** The current parts' publisher first, then the others'. */
+    private final List<MapOutputPublisher> publishers = new CopyOnWriteArrayList<>();
+    /** Why the executor's communicator failed while it has none, or null. */
+    private volatile String failure;
+    private boolean closed; // guarded by this
+
+    PartsGenerations(OneSidedParts atStart) {
+        current = atStart;
+        if (atStart != null) {
+            publishers.add(atStart.publisher);
+        }
+    }
+
+    /** The parts reduce tasks plan with, or null before any. */
+    OneSidedParts current() {
+        return current;
+    }
+
+    /** The newest parts built: pending ones when there are, else the current ones (or null). */
+    synchronized OneSidedParts newest() {
+        return pending != null ? pending : current;
+    }
+
+    /** Every publisher whose arena may hold outputs, the current one first; not a copy (read it, do not change it). */
+    List<MapOutputPublisher> publishers() {
+        return publishers;
+    }
+
+    String failure() {
+        return failure;
+    }
+
+    /** The executor could not take part in a communicator: why, while it has no parts. */
+    void failed(String why) {
+        failure = why;
+    }
+
+    /**
+     * Keeps {@code fresh} as pending until {@link #promote}; returns the pending parts it replaces (a forming the
+     * driver never concluded), for the caller to retire, or {@code fresh} itself when closed (for the caller to close).
+     */
+    synchronized OneSidedParts offer(OneSidedParts fresh) {
+        if (closed) {
+            return fresh;
+        }
+        OneSidedParts dropped = pending;
+        pending = fresh;
+        publishers.add(fresh.publisher); // outputs late publications stage in it are Spark's to read too
+        return dropped;
+    }
+
+    /**
+     * The pending parts of communicator {@code epoch} become the current ones; returns the parts they replace (for the
+     * caller to retire; null at the first communicator). Throws when no parts of that epoch are pending.
+     */
+    synchronized OneSidedParts promote(long epoch) {
+        if (pending == null || pending.epoch != epoch) {
+            throw new IllegalStateException("no parts built for communicator " + epoch);
+        }
+        OneSidedParts old = current;
+        current = pending;
+        pending = null;
+        publishers.remove(current.publisher);
+        publishers.add(0, current.publisher);
+        failure = null;
+        return old;
+    }
+
+    /**
+     * Communicator {@code epoch} did not form: returns its pending parts (for the caller to retire), or null; while
+     * there are no current parts, {@code why} is the executor's failure.
+     */
+    synchronized OneSidedParts drop(long epoch, String why) {
+        OneSidedParts dropped = null;
+        if (pending != null && pending.epoch == epoch) {
+            dropped = pending;
+            pending = null;
+        }
+        if (current == null) {
+            failure = why;
+        }
+        return dropped;
+    }
+
+    /** Lists parts as retiring until {@code retired} runs, which then forgets them and their publisher. */
+    Runnable retiring(OneSidedParts old) {
+        retiring.add(old);
+        return () -> {
+            retiring.remove(old);
+            publishers.remove(old.publisher);
+        };
+    }
+
+    /** Stops taking parts; returns the pending ones (null when none), for the caller to close. */
+    synchronized OneSidedParts close() {
+        closed = true;
+        OneSidedParts built = pending;
+        pending = null;
+        return built;
+    }
+}
