@@ -103,9 +103,12 @@ HCOMM_API HcclResult HcclChannelGetHcclBuffer(HcclComm comm, ChannelHandle chann
 HCOMM_API int32_t HcommLocalCopyOnThread(ThreadHandle thread, void *dst, const void *src, uint64_t len);
 HCOMM_API int32_t HcommThreadNotifyRecordOnThread(ThreadHandle thread, ThreadHandle dstThread, uint32_t dstNotifyIdx);
 HCOMM_API int32_t HcommThreadNotifyWaitOnThread(ThreadHandle thread, uint32_t notifyIdx, uint32_t timeOut);
+HCOMM_API int32_t HcommAcquireComm(const char *commId);
+HCOMM_API int32_t HcommReleaseComm(const char *commId);
 
 HCOMM_API aclError aclInit(const char *configPath);
 HCOMM_API aclError aclFinalize(void);
+HCOMM_API aclError aclrtGetDeviceCount(uint32_t *count);
 HCOMM_API aclError aclrtSetDevice(int32_t deviceId);
 HCOMM_API aclError aclrtResetDevice(int32_t deviceId);
 HCOMM_API aclError aclrtGetDevice(int32_t *deviceId);
