@@ -1296,17 +1296,9 @@ static void scenario_hardware(rank_ctx *x)
     CHECK_RC(aclrtSynchronizeStream(c.stream), 0);
     CHECK(counters().bytesRead == 0, "refused reads read %llu bytes", (unsigned long long)counters().bytesRead);
     if (x->rank == 0) {
-        CHECK_RC(HcommBatchModeStart("land-owner"), 0);
-        CHECK_RC(HcommChannelNotifyRecordOnThread(c.th, ch[1], 0), 0);
-        CHECK_RC(HcommChannelNotifyWaitOnThread(c.th, ch[1], 1, WAIT_S), 0);
-        CHECK_RC(HcommBatchModeEnd("land-owner"), 0);
-        CHECK_RC(aclrtSynchronizeStream(c.stream), 0);
+        owner_handshake(&c, ch[1], "land-owner");
         dev_put(c.buf, MB, 0, second); /* the reader said its read landed: new bytes for the next one */
-        CHECK_RC(HcommBatchModeStart("drain-owner"), 0);
-        CHECK_RC(HcommChannelNotifyRecordOnThread(c.th, ch[1], 0), 0);
-        CHECK_RC(HcommChannelNotifyWaitOnThread(c.th, ch[1], 1, WAIT_S), 0);
-        CHECK_RC(HcommBatchModeEnd("drain-owner"), 0);
-        CHECK_RC(aclrtSynchronizeStream(c.stream), 0);
+        owner_handshake(&c, ch[1], "drain-owner");
     } else {
         CHECK_RC(HcommBatchModeStart("hccs"), 0); /* at this end's own address for the owner's buffer */
         CHECK_RC(HcommReadOnThread(c.th, ch[0], c.buf + 2 * MB, hccs + 2 * MB, MB), 0);
