@@ -55,7 +55,8 @@ HCOMM_API int32_t HcommChannelNotifyWaitOnThread(ThreadHandle thread, ChannelHan
 /* ---- The HCCL communicator path (Atlas A2/A3; also offered on Atlas 350), with the real prototypes ----
  * Soft HComm's behaviour (the contract its C tests check; docs/COMMUNICATOR.md gives CANN's):
  * - ACL first: aclInit once per process (again: ACL_ERROR_REPEAT_INITIALIZE), aclrtSetDevice(d) on each OS thread
- *   that creates a communicator (d < $HCOMM_SOFT_DEVICES, default 8; else ACL_ERROR_RT_INVALID_DEVICEID). Without a
+ *   that creates a communicator (d < aclrtGetDeviceCount = $HCOMM_SOFT_DEVICES, default 8; else
+ *   ACL_ERROR_RT_INVALID_DEVICEID). Without a
  *   device set on the calling thread HcclGetRootInfo and HcclCommInitRootInfo* answer HCCL_E_RUNTIME.
  * - HcclGetRootInfo starts a listener on $HCCL_IF_IP (or HcommSoftConfigure "if_ip"; else the first non-loopback
  *   IPv4 address, else 127.0.0.1) that gathers the ranks of one communicator and then ends; the 4,108 bytes carry
@@ -66,7 +67,8 @@ HCOMM_API int32_t HcommChannelNotifyWaitOnThread(ThreadHandle thread, ChannelHan
  *   device: its address is not mapped for the host (a host access faults); the host reaches it only through
  *   aclrtMemcpy[Async] and the data-plane calls. A device has $HCOMM_SOFT_DEVICE_MEM_MB (default 65536) per process;
  *   a buffer that does not fit is HCCL_E_OOM. hcclBufferSize 0, or an HCCL_BUFFSIZE that is not a whole number
- *   >= 1, is HCCL_E_PARA.
+ *   >= 1, is HCCL_E_PARA. A second init on the same device while one runs in the process: HCCL_E_AGAIN. Two ranks
+ *   on one device of one host: HCCL_E_PARA on every rank.
  * - HcclChannelAcquire is called by both ends (the lower rank serves); it returns when every channel of the call is
  *   ready (HCCL_E_TIMEOUT after the connect timeout, nothing kept). Descriptors come from HcclChannelDescInit's
  *   layout (magic 0x0F0F0F0F); remoteRank out of range or equal to one's own, or repeated in one call:
@@ -80,6 +82,15 @@ HCOMM_API int32_t HcommChannelNotifyWaitOnThread(ThreadHandle thread, ChannelHan
  *   aclrtSynchronizeStream on the stream (HcclThreadAcquireWithStream) or the thread's (HcommThreadResGetInfo).
  *   A channel notify recorded by one end satisfies one wait on the same index at the other end; a wait that sees
  *   its peer die fails (HCCL_E_NETWORK) and one that times out fails (HCCL_E_TIMEOUT); timeOut is in seconds.
+ *   A notify index >= the channel's notifyNum: HCCL_E_PARA.
+ * - HCCS: HcclChannelGetHcclBuffer gives the reader an address of its own for the peer's buffer (never the owner's);
+ *   a data-plane address of the peer outside [base, base + size) of that channel: HCCL_E_PARA. ROCE: the owner's.
+ * - ROCE with $HCOMM_SOFT_ROCE_LAND_DELAY_MS > 0: a read completes on its stream at post and lands that many ms
+ *   later; a channel notify record after it on the same channel, and HcommChannelDrainOnThread, complete only once
+ *   the earlier reads landed (soft HComm's fence; CANN's host CPU_TS path shows none).
+ * - HcommAcquireComm / HcommReleaseComm (commId: the communicator's name): one holding OS thread at a time, without
+ *   blocking: held by another, HCCL_E_AGAIN; by the caller, HCCL_E_PARA; a release without the hold, HCCL_E_PARA;
+ *   no live communicator of that name, HCCL_E_NOT_FOUND.
  * - HcclCommDestroy releases the communicator's channels, threads, streams bound to it and HCCL buffer.
  */
 HCOMM_API HcclResult HcclGetRootInfo(HcclRootInfo *rootInfo);
@@ -103,9 +114,12 @@ HCOMM_API HcclResult HcclChannelGetHcclBuffer(HcclComm comm, ChannelHandle chann
 HCOMM_API int32_t HcommLocalCopyOnThread(ThreadHandle thread, void *dst, const void *src, uint64_t len);
 HCOMM_API int32_t HcommThreadNotifyRecordOnThread(ThreadHandle thread, ThreadHandle dstThread, uint32_t dstNotifyIdx);
 HCOMM_API int32_t HcommThreadNotifyWaitOnThread(ThreadHandle thread, uint32_t notifyIdx, uint32_t timeOut);
+HCOMM_API int32_t HcommAcquireComm(const char *commId);
+HCOMM_API int32_t HcommReleaseComm(const char *commId);
 
 HCOMM_API aclError aclInit(const char *configPath);
 HCOMM_API aclError aclFinalize(void);
+HCOMM_API aclError aclrtGetDeviceCount(uint32_t *count);
 HCOMM_API aclError aclrtSetDevice(int32_t deviceId);
 HCOMM_API aclError aclrtResetDevice(int32_t deviceId);
 HCOMM_API aclError aclrtGetDevice(int32_t *deviceId);

@@ -28,6 +28,11 @@
  *                        kernel the registered pages (MSG_ZEROCOPY) where the kernel does not copy them anyway.
  *                        Read when a channel serves its first answer. Default: $HCOMM_SOFT_ZEROCOPY or "1".
  * Returns HCCL_E_PTR for NULL, HCCL_E_PARA for an unknown key or a value out of range.
+ *
+ * Environment read by the communicator path only (no key): HCOMM_SOFT_DEVICES (devices per host, 1..64, default 8),
+ * HCOMM_SOFT_DEVICE_MEM_MB (device memory per device and process, default 65536), HCOMM_SOFT_ROCE_LAND_DELAY_MS
+ * (ms after its post that a read over a communicator's ROCE channel lands, 0..600000, default 0; read when the
+ * channel is made; hcomm_api.h says what it changes).
  */
 HCOMM_API int32_t HcommSoftConfigure(const char *key, const char *value);
 

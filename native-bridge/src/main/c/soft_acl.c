@@ -45,6 +45,14 @@ HCOMM_API aclError aclFinalize(void)
     return was ? ACL_SUCCESS : ACL_ERROR_UNINITIALIZE;
 }
 
+/* The devices this host has ($HCOMM_SOFT_DEVICES); aclrtSetDevice takes 0 .. count - 1. */
+HCOMM_API aclError aclrtGetDeviceCount(uint32_t *count)
+{
+    if (count == NULL) return ACL_ERROR_INVALID_PARAM;
+    *count = (uint32_t)device_count();
+    return ACL_SUCCESS;
+}
+
 HCOMM_API aclError aclrtSetDevice(int32_t deviceId)
 {
     if (deviceId < 0 || deviceId >= device_count()) return ACL_ERROR_RT_INVALID_DEVICEID;

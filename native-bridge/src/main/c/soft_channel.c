@@ -111,6 +111,7 @@ static int snapshot_local(endpoint *ep, const HcommChannelDesc *d, channel *ch)
 
 static void channel_free(channel *ch)
 {
+    if (ch->alias_base != 0) munmap((void *)(uintptr_t)ch->alias_base, ch->alias_size);
     for (uint32_t i = 0; ch->maps && i < ch->nremote; i++)
         if (ch->maps[i].base) munmap(ch->maps[i].base, ch->maps[i].len);
     if (ch->peer_state) munmap((void *)ch->peer_state, SOFT_STATE_SLOTS * sizeof(uint64_t));
@@ -153,6 +154,46 @@ void channel_put(channel *ch)
     int last = --ch->refs == 0;
     pthread_mutex_unlock(&g_lock);
     if (last) channel_free(ch);
+}
+
+/* $HCOMM_SOFT_ROCE_LAND_DELAY_MS: how long after its post a read over a communicator's ROCE channel lands (whole ms,
+ * 0..600000; default 0: a read completes on its stream when its bytes landed). */
+static int64_t land_delay_ms(void)
+{
+    const char *v = getenv("HCOMM_SOFT_ROCE_LAND_DELAY_MS");
+    if (v == NULL || *v == '\0') return 0;
+    char *end = NULL;
+    long long n = strtoll(v, &end, 10);
+    if (end == v || *end != '\0' || n < 0 || n > 600000) {
+        fprintf(stderr, "hcomm-soft: HCOMM_SOFT_ROCE_LAND_DELAY_MS=%s is not a whole number of ms in 0..600000; "
+                        "using 0\n", v);
+        return 0;
+    }
+    return n;
+}
+
+/* Reserves this end's own address range for the peer's HCCL buffer (the only region a communicator's channel
+ * exchanges), as an IPC mapping gives a reader an address of its own: PROT_NONE (device memory is not the host's),
+ * never overlapping the owner's address, so a read at the owner's address is refused. */
+int32_t channel_make_alias(channel *ch)
+{
+    if (ch->alias_base != 0 || ch->nremote == 0) return HCCL_SUCCESS;
+    uint64_t size = ch->remote[0].size, owner = ch->remote[0].addr;
+    void *tried[4];
+    int ntried = 0;
+    void *got = NULL;
+    while (got == NULL && ntried < 4) {
+        void *p = mmap(NULL, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (p == MAP_FAILED) break;
+        uint64_t a = (uint64_t)(uintptr_t)p;
+        if (a + size <= owner || owner + size <= a) got = p;
+        else tried[ntried++] = p; /* kept until another is found: the next mmap cannot return it */
+    }
+    for (int i = 0; i < ntried; i++) munmap(tried[i], size);
+    if (got == NULL) return HCCL_E_MEMORY;
+    ch->alias_size = size;
+    ch->alias_base = (uint64_t)(uintptr_t)got;
+    return HCCL_SUCCESS;
 }
 
 static channel *channel_new(endpoint *ep, int engine, const HcommChannelDesc *d, int64_t deadline)
@@ -227,6 +268,7 @@ int32_t soft_channel_create(EndpointHandle endpointHandle, CommEngine engine, Hc
         ch->id = id;
         ch->comm = comm;
         ch->want_tcp = want_tcp;
+        if (comm != 0 && want_tcp) ch->land_delay_ms = land_delay_ms();
         made[done] = ch;
     }
     if (rc != HCCL_SUCCESS) { /* all or nothing */

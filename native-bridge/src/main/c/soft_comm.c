@@ -27,7 +27,7 @@
 #define ROOT_MAGIC 0x48435249u  /* "HCRI": root info */
 #define JOIN_MAGIC 0x4843524Au  /* "HCRJ": a rank joins */
 #define TABLE_MAGIC 0x48435254u /* "HCRT": the root's answer */
-#define COMM_VERSION 1u
+#define COMM_VERSION 2u           /* 2: joins and the table carry each rank's device */
 #define COMM_MAX_RANKS 65536u
 #define COMM_NAME_MAX 128
 #define DEFAULT_BUFFSIZE_MB 200u
@@ -48,12 +48,14 @@ typedef struct __attribute__((packed)) {
     uint32_t ip;
     uint16_t port, pad;
     char host_id[SOFT_HOST_ID_LEN];
+    int32_t device;           /* the rank's device (aclrtSetDevice) on its host */
 } join_msg;
 
 typedef struct __attribute__((packed)) {
     uint32_t ip;
     uint16_t port, pad;
     char host_id[SOFT_HOST_ID_LEN];
+    int32_t device;
 } rank_entry;
 
 typedef struct __attribute__((packed)) {
@@ -85,7 +87,27 @@ typedef struct soft_comm {
     uint32_t nthreads, thread_cap;
     int acquiring;            /* an HcclChannelAcquire runs (under g_lock) */
     int refs;
+    struct soft_comm *next_comm; /* the live communicators, by name for HcommAcquireComm (under g_lock) */
 } soft_comm;
+
+static soft_comm *g_comms;    /* under g_lock */
+
+/* HcommAcquireComm's holds, by communicator name (under g_lock). */
+typedef struct comm_hold {
+    struct comm_hold *next;
+    pthread_t holder;
+    char name[COMM_NAME_MAX];
+} comm_hold;
+static comm_hold *g_holds;
+
+/* Communicator inits in flight per device of this process (under g_lock): CANN runs them one at a time per card. */
+#define INIT_DEVICES 64
+static int g_init_busy[INIT_DEVICES];
+
+static soft_comm *comm_named(const char *name);
+static void drop_hold(const char *name);
+static int32_t comm_init(uint32_t nRanks, const root_wire *rootp, uint32_t rank, const HcclCommConfig *config,
+                         int32_t dev, uint64_t bytes, HcclComm *comm);
 
 /* ---- the host's address ---- */
 
@@ -173,7 +195,7 @@ static void root_take_join(root_state *rs, root_tally *t, int fd, const join_msg
         return;
     }
     t->fds[j->rank] = fd;
-    t->ranks[j->rank] = (rank_entry){j->ip, j->port, 0, {0}};
+    t->ranks[j->rank] = (rank_entry){j->ip, j->port, 0, {0}, j->device};
     memcpy(t->ranks[j->rank].host_id, j->host_id, SOFT_HOST_ID_LEN);
     t->ranks[j->rank].host_id[SOFT_HOST_ID_LEN - 1] = '\0';
     t->joined++;
@@ -195,6 +217,33 @@ static int root_read_join(root_joiner *w)
     return 1;
 }
 
+static int entry_order(const void *a, const void *b)
+{
+    const rank_entry *x = *(const rank_entry *const *)a, *y = *(const rank_entry *const *)b;
+    int c = strncmp(x->host_id, y->host_id, SOFT_HOST_ID_LEN);
+    return c != 0 ? c : (x->device > y->device) - (x->device < y->device);
+}
+
+/* HCCL_E_PARA when two ranks are on one device of one host (CANN refuses such a communicator on every rank:
+ * hicann/hcomm topoinfo_exchange_agent.cc:929), else HCCL_SUCCESS. */
+static int32_t shared_device(const rank_entry *ranks, uint32_t n)
+{
+    const rank_entry **by = malloc(n * sizeof *by);
+    if (by == NULL) return HCCL_E_MEMORY;
+    for (uint32_t r = 0; r < n; r++) by[r] = &ranks[r];
+    qsort(by, n, sizeof *by, entry_order);
+    int32_t rc = HCCL_SUCCESS;
+    for (uint32_t i = 1; i < n && rc == HCCL_SUCCESS; i++) {
+        if (entry_order(&by[i - 1], &by[i]) != 0) continue;
+        fprintf(stderr, "hcomm-soft: ranks %u and %u of a communicator are both on device %d of host %.*s: refused\n",
+                (unsigned)(by[i - 1] - ranks), (unsigned)(by[i] - ranks), by[i]->device, SOFT_HOST_ID_LEN,
+                by[i]->host_id);
+        rc = HCCL_E_PARA;
+    }
+    free(by);
+    return rc;
+}
+
 static void *root_main(void *arg)
 {
     root_state *rs = arg;
@@ -211,7 +260,7 @@ static void *root_main(void *arg)
     int32_t verdict = joining != NULL && pfd != NULL ? HCCL_E_TIMEOUT : HCCL_E_MEMORY;
     while (verdict == HCCL_E_TIMEOUT) {
         if (t.nranks > 0 && t.joined == t.nranks) {
-            verdict = HCCL_SUCCESS;
+            verdict = shared_device(t.ranks, t.nranks);
             break;
         }
         int64_t now = soft_now_ms();
@@ -368,7 +417,7 @@ static int32_t join_root(soft_comm *c, const root_wire *root, uint32_t ip, uint1
         if (soft_now_ms() >= deadline) return HCCL_E_TIMEOUT;
         usleep(20000);
     }
-    join_msg j = {JOIN_MAGIC, COMM_VERSION, root->comm_id, {0}, c->nranks, c->rank, ip, port, 0, {0}};
+    join_msg j = {JOIN_MAGIC, COMM_VERSION, root->comm_id, {0}, c->nranks, c->rank, ip, port, 0, {0}, c->device};
     memcpy(j.ticket, root->ticket, 16);
     snprintf(j.host_id, sizeof j.host_id, "%s", soft_host_id());
     int32_t rc = net_send_all(fd, &j, sizeof j) == 0 ? HCCL_SUCCESS : HCCL_E_TCP_CONNECT;
@@ -423,10 +472,35 @@ HCOMM_API HcclResult HcclCommInitRootInfoConfig(uint32_t nRanks, const HcclRootI
                            config->magicWord != HCCL_COMM_CONFIG_MAGIC_WORD))
         return HCCL_E_PARA;
     int32_t dev = acl_current_device();
-    if (dev < 0) return HCCL_E_RUNTIME; /* aclrtSetDevice on this thread first */
+    if (dev < 0 || dev >= INIT_DEVICES) return HCCL_E_RUNTIME; /* aclrtSetDevice on this thread first */
     uint64_t bytes = 0;
     int32_t rc = buffer_bytes(config, &bytes);
     if (rc != HCCL_SUCCESS) return rc;
+    /* [doc] HcclCommInitRootInfoConfig: concurrent inits from several threads on one card are not supported; soft
+     * HComm refuses the second while the first runs (HCCL_E_AGAIN, as a second HcclChannelAcquire on one
+     * communicator): the caller may try again once the first returned */
+    pthread_mutex_lock(&g_lock);
+    int busy = g_init_busy[dev];
+    g_init_busy[dev] = 1;
+    pthread_mutex_unlock(&g_lock);
+    if (busy) {
+        fprintf(stderr, "hcomm-soft: another communicator init runs on device %d in this process: HCCL_E_AGAIN\n",
+                dev);
+        return HCCL_E_AGAIN;
+    }
+    rc = comm_init(nRanks, &root, rank, config, dev, bytes, comm);
+    pthread_mutex_lock(&g_lock);
+    g_init_busy[dev] = 0;
+    pthread_mutex_unlock(&g_lock);
+    return rc;
+}
+
+/* The init itself, with the device's init slot taken. */
+static int32_t comm_init(uint32_t nRanks, const root_wire *rootp, uint32_t rank, const HcclCommConfig *config,
+                         int32_t dev, uint64_t bytes, HcclComm *comm)
+{
+    root_wire root = *rootp;
+    int32_t rc = HCCL_SUCCESS;
     soft_comm *c = calloc(1, sizeof *c);
     if (c == NULL) return HCCL_E_MEMORY;
     c->rank = rank;
@@ -459,6 +533,10 @@ HCOMM_API HcclResult HcclCommInitRootInfoConfig(uint32_t nRanks, const HcclRootI
     if (rc == HCCL_SUCCESS) {
         pthread_mutex_lock(&g_lock);
         c->id = handle_put(KIND_COMM, c);
+        if (c->id != 0) {
+            c->next_comm = g_comms;
+            g_comms = c;
+        }
         pthread_mutex_unlock(&g_lock);
         if (c->id == 0) rc = HCCL_E_MEMORY;
     }
@@ -482,13 +560,90 @@ HCOMM_API HcclResult HcclCommDestroy(HcclComm comm)
     pthread_mutex_lock(&g_lock);
     soft_comm *c = handle_get((uint64_t)(uintptr_t)comm, KIND_COMM);
     int32_t rc = c == NULL ? HCCL_E_PTR : c->acquiring ? HCCL_E_AGAIN : HCCL_SUCCESS;
-    if (rc == HCCL_SUCCESS) handle_del(c->id); /* no new call reaches it from now on */
+    if (rc == HCCL_SUCCESS) {
+        handle_del(c->id); /* no new call reaches it from now on */
+        for (soft_comm **p = &g_comms; *p != NULL; p = &(*p)->next_comm)
+            if (*p == c) {
+                *p = c->next_comm;
+                break;
+            }
+        if (comm_named(c->name) == NULL) drop_hold(c->name); /* its last communicator of that name: the hold ends */
+    }
     pthread_mutex_unlock(&g_lock);
     if (rc != HCCL_SUCCESS) return rc;
     comm_release(c);
     g_count.comms--;
     comm_put(c);
     return HCCL_SUCCESS;
+}
+
+/* ---- HcommAcquireComm / HcommReleaseComm: one user of a communicator at a time ---- */
+
+/* A live communicator named name, or NULL. Call with g_lock held. */
+static soft_comm *comm_named(const char *name)
+{
+    for (soft_comm *c = g_comms; c != NULL; c = c->next_comm)
+        if (strncmp(c->name, name, COMM_NAME_MAX) == 0) return c;
+    return NULL;
+}
+
+/* The hold on name (and where it is linked), or NULL. Call with g_lock held. */
+static comm_hold **hold_of(const char *name)
+{
+    for (comm_hold **p = &g_holds; *p != NULL; p = &(*p)->next)
+        if (strncmp((*p)->name, name, COMM_NAME_MAX) == 0) return p;
+    return NULL;
+}
+
+static void drop_hold(const char *name)
+{
+    comm_hold **p = hold_of(name);
+    if (p == NULL) return;
+    comm_hold *h = *p;
+    *p = h->next;
+    free(h);
+}
+
+/*
+ * The lock around a use of a communicator (commId: its name, HcclGetCommName): HCCL's host scatter takes it around
+ * each batch (hicann/hccl src/ops/scatter/algo/scatter_executor_base.cc:91) because a communicator's RoCE transport
+ * keeps unlocked per-queue-pair state. It does not block: held by another OS thread, HCCL_E_AGAIN; by the caller
+ * already, HCCL_E_PARA (not reentrant); no live communicator of that name, HCCL_E_NOT_FOUND. Soft HComm keys the
+ * hold by name, so it covers every communicator of this process with that name (ranks of one communicator on
+ * threads of one process share it). Data-plane calls do not check the hold.
+ */
+HCOMM_API int32_t HcommAcquireComm(const char *commId)
+{
+    if (commId == NULL) return HCCL_E_PTR;
+    pthread_mutex_lock(&g_lock);
+    int32_t rc = comm_named(commId) == NULL ? HCCL_E_NOT_FOUND : HCCL_SUCCESS;
+    comm_hold **p = rc == HCCL_SUCCESS ? hold_of(commId) : NULL;
+    if (p != NULL) rc = pthread_equal((*p)->holder, pthread_self()) ? HCCL_E_PARA : HCCL_E_AGAIN;
+    comm_hold *h = rc == HCCL_SUCCESS && p == NULL ? calloc(1, sizeof *h) : NULL;
+    if (rc == HCCL_SUCCESS && h == NULL) rc = HCCL_E_MEMORY;
+    if (h != NULL) {
+        h->holder = pthread_self();
+        snprintf(h->name, sizeof h->name, "%.*s", COMM_NAME_MAX - 1, commId);
+        h->next = g_holds;
+        g_holds = h;
+    }
+    pthread_mutex_unlock(&g_lock);
+    return rc;
+}
+
+/* Ends the caller's hold: HCCL_E_PARA when it holds none on that communicator, HCCL_E_NOT_FOUND when there is no
+ * live communicator of that name. */
+HCOMM_API int32_t HcommReleaseComm(const char *commId)
+{
+    if (commId == NULL) return HCCL_E_PTR;
+    pthread_mutex_lock(&g_lock);
+    comm_hold **p = hold_of(commId);
+    int32_t rc = comm_named(commId) == NULL ? HCCL_E_NOT_FOUND
+                 : p == NULL || !pthread_equal((*p)->holder, pthread_self()) ? HCCL_E_PARA
+                                                                             : HCCL_SUCCESS;
+    if (rc == HCCL_SUCCESS) drop_hold(commId);
+    pthread_mutex_unlock(&g_lock);
+    return rc;
 }
 
 /* What HcclGetRankId, HcclGetRankSize and HcclGetCommName answer; out must not be NULL. */
@@ -734,6 +889,12 @@ HCOMM_API HcclResult HcclChannelAcquire(HcclComm comm, CommEngine engine, const 
             fresh[nfresh++] = channels[i];
     }
     if (rc == HCCL_SUCCESS && nfresh > 0) rc = await_ready(fresh, nfresh);
+    for (uint32_t k = 0; rc == HCCL_SUCCESS && k < nfresh; k++) { /* HCCS: the reader's own address for the peer */
+        channel *ch = channel_get_ref(fresh[k]);
+        if (ch == NULL) rc = HCCL_E_INTERNAL;
+        else if (!ch->want_tcp) rc = channel_make_alias(ch);
+        if (ch) channel_put(ch);
+    }
     if (rc == HCCL_SUCCESS && nfresh > 0) {
         pthread_mutex_lock(&g_lock);
         if (c->nchans + nfresh > c->chan_cap) {
@@ -780,8 +941,8 @@ HCOMM_API HcclResult HcclChannelGetHcclBuffer(HcclComm comm, ChannelHandle chann
     int32_t rc = ch == NULL ? HCCL_E_NOT_FOUND : ch->comm != c->id ? HCCL_E_PARA
                                                  : ch->state != CH_READY || ch->nremote == 0 ? HCCL_E_ROCE_CONNECT
                                                                                               : HCCL_SUCCESS;
-    if (rc == HCCL_SUCCESS) {
-        *buffer = (void *)(uintptr_t)ch->remote[0].addr;
+    if (rc == HCCL_SUCCESS) { /* HCCS: this end's own address for the peer's buffer; ROCE: the owner's */
+        *buffer = (void *)(uintptr_t)(ch->alias_base ? ch->alias_base : ch->remote[0].addr);
         *size = ch->remote[0].size;
     }
     if (ch) channel_put(ch);

@@ -39,6 +39,25 @@
 #define SOFT_ZC_MIN (16u << 10)
 #define SOFT_ZC_PENDING 256u
 
+/* ThreadSanitizer annotations (libtsan's entry points; nothing in other builds), for orderings TSan cannot see:
+ * causality through another process (a peer's notify sent after it received what this process served), and the
+ * delayed landing of a RoCE read, a device's write that the host is not ordered with by design. */
+#if defined(__SANITIZE_THREAD__)
+void __tsan_acquire(void *addr);
+void __tsan_release(void *addr);
+void __tsan_ignore_thread_begin(void);
+void __tsan_ignore_thread_end(void);
+#define SOFT_TSAN_ACQUIRE(a) __tsan_acquire(a)
+#define SOFT_TSAN_RELEASE(a) __tsan_release(a)
+#define SOFT_TSAN_IGNORE_BEGIN() __tsan_ignore_thread_begin()
+#define SOFT_TSAN_IGNORE_END() __tsan_ignore_thread_end()
+#else
+#define SOFT_TSAN_ACQUIRE(a) ((void)(a))
+#define SOFT_TSAN_RELEASE(a) ((void)(a))
+#define SOFT_TSAN_IGNORE_BEGIN() ((void)0)
+#define SOFT_TSAN_IGNORE_END() ((void)0)
+#endif
+
 enum obj_kind { KIND_ENDPOINT = 1, KIND_MEM = 2, KIND_CHANNEL = 3, KIND_THREAD = 4, KIND_COMM = 5 };
 
 /* ---- configuration and process identity (soft_core.c) ---- */
@@ -221,6 +240,8 @@ typedef struct op {
     struct soft_thread *peer_th; /* OP_TH_RECORD: the thread whose notify is raised (a reference) */
     int32_t copy_dir;          /* OP_COPY: 1 host to device, 2 device to host, else 0 (counted so) */
     uint64_t seq;              /* its place on the stream: 1 + the tasks submitted before it */
+    int stream_done;           /* OP_READ with a landing delay: counted complete on its stream at post */
+    int64_t land_at_ms;        /* such a read's bytes land no earlier than this (soft_now_ms) */
 } op;
 
 enum ch_state { CH_NEW, CH_CONNECTING, CH_WAIT_NONCE, CH_WAIT_HELLO, CH_WAIT_PEER, CH_READY, CH_FAILED, CH_TIMEOUT };
@@ -290,7 +311,15 @@ typedef struct channel {
     int want_tcp;              /* protocol ROCE: always through the soft NIC, as a RoCE loopback would */
     uint32_t notify_num;
     uint32_t notified[HCCL_CHANNEL_NOTIFY_MAX]; /* raised by the peer, not yet taken by a wait (under pend_mu) */
-    pthread_cond_t notify_cv;
+    pthread_cond_t notify_cv;  /* also broadcast when a delayed read lands */
+    /* HCCS: the reader's own address for the peer's HCCL buffer (an IPC mapping's stand-in, PROT_NONE), set before
+     * HcclChannelAcquire returns the handle; data-plane addresses of the peer must lie in it. 0: none (ROCE). */
+    uint64_t alias_base, alias_size;
+    /* ROCE: reads complete on their stream at post and land land_delay_ms later ($HCOMM_SOFT_ROCE_LAND_DELAY_MS);
+     * counts under pend_mu, for the notify record and drain that wait for earlier reads to land */
+    int64_t land_delay_ms;
+    uint64_t early_posted, early_landed;
+    int32_t land_error;        /* the first failure of such a read, reported by the next fenced record or drain */
 } channel;
 
 channel *channel_get_ref(ChannelHandle h);
@@ -304,7 +333,12 @@ void channel_stop_io(channel *ch);
 /* After the socket is closed: releases the registrations of zero-copy answers whose completion never came. */
 void channel_release_sends(channel *ch);
 void channel_fail_pending(channel *ch, int32_t code);
-int channel_check_read(channel *ch, const void *dst, uint64_t src, uint64_t len, uint32_t *ridx, uint64_t *delta);
+int channel_check_read(channel *ch, const void *dst, uint64_t src, uint64_t len, uint32_t *ridx, uint64_t *delta,
+                       uint64_t *peer_addr);
+/* HCCS channels of a communicator: reserves the reader's own address range for the peer's HCCL buffer. */
+int32_t channel_make_alias(channel *ch);
+/* Waits until every delayed read posted on ch so far has landed; its first failure, or HCCL_E_TIMEOUT. */
+int32_t channel_await_landed(channel *ch);
 int channel_send_notify(channel *ch, uint32_t idx);
 void channel_wake_waiters(channel *ch);
 void channel_execute(channel *ch, op *o);
@@ -346,6 +380,8 @@ void thread_put(soft_thread *t);
 soft_thread *thread_get_ref(ThreadHandle h);
 void thread_submit(soft_thread *t, op *o);
 void op_complete(op *o, int32_t code);
+/* Counts a read complete on its stream before its bytes land (a RoCE post); op_complete later lands it. */
+void op_stream_done(op *o);
 int32_t thread_wait(soft_thread *t, channel *ch);
 int32_t thread_wait_ms(soft_thread *t, channel *ch, int64_t timeout_ms);
 /* A data-plane task of the communicator path: recorded in batch mode, else run now where the product allows. */

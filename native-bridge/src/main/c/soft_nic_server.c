@@ -153,6 +153,22 @@ static int send_zc(channel *ch, const uint8_t *p, size_t len, uint32_t *ids)
 
 /* ---- the soft NIC on the owner's side: serves TCP reads after checking every range ---- */
 
+/* What this process served, as TSan sees it: a peer's notify received later may follow from it (the peer got the
+ * bytes, then recorded the notify), an order through the peer process that TSan cannot see. */
+static int g_served_order;
+
+/* The last byte of a read's answer (the rest sent): it goes only after the answer is counted in bytesServed and
+ * released for TSan, so a reader that has every byte (and says so, on any channel) finds both done. 0 or -1. */
+static int send_last(channel *ch, const uint8_t *data, uint64_t len)
+{
+    uint8_t tail = data[len - 1];
+    g_count.bytes_served += len;
+    SOFT_TSAN_RELEASE(&g_served_order);
+    int rc = net_send_all(ch->fd, &tail, 1);
+    if (rc != 0) g_count.bytes_served -= len;
+    return rc;
+}
+
 /* Answers req: its header, then (a read served) its bytes from r, header and bytes together under wlock so that no
  * other message of this end comes between them. The bytes go by copy, or with MSG_ZEROCOPY: then r stays pinned
  * until the kernel's completion (the caller's in-flight count passes to the zero-copy list). 0 or -1. */
@@ -167,10 +183,11 @@ static int send_resp(channel *ch, const data_msg *req, int32_t status, const uin
     int rc = net_send_flags(ch->fd, &resp, sizeof resp, more ? MSG_MORE : 0);
     if (zc != NULL) {
         zc->first = ch->zc_next;
-        if (rc == 0) rc = send_zc(ch, data, req->len, &zc->count);
+        if (rc == 0) rc = send_zc(ch, data, req->len - 1, &zc->count);
     } else if (rc == 0 && more) {
-        rc = net_send_all(ch->fd, data, req->len);
+        rc = net_send_flags(ch->fd, data, req->len - 1, MSG_MORE);
     }
+    if (rc == 0 && more) rc = send_last(ch, data, req->len);
     pthread_mutex_unlock(&ch->wlock);
     if (zc != NULL) {
         if (zc->count == 0) { /* nothing went zero-copy: the kernel holds no page of r */
@@ -223,9 +240,10 @@ static void serve_one(channel *ch, const data_msg *req, const uint8_t *payload)
     if (payload != NULL) {
         memcpy(bytes, payload, req->len); /* a write into this end's exported memory, checked above */
         reg_release_inflight(r);
+        SOFT_TSAN_RELEASE(&g_served_order); /* before the answer, after which the writer may notify */
         send_resp(ch, req, HCCL_SUCCESS, NULL, NULL);
-    } else if (send_resp(ch, req, HCCL_SUCCESS, bytes, r) == 0) { /* takes r's pin */
-        g_count.bytes_served += req->len;
+    } else {
+        send_resp(ch, req, HCCL_SUCCESS, bytes, r); /* takes r's pin; counts the bytes (send_last) */
     }
 }
 
@@ -352,6 +370,21 @@ void channel_fail_pending(channel *ch, int32_t code)
     pthread_mutex_unlock(&ch->pend_mu);
 }
 
+/* An answer's bytes into the read's destination: a delayed read's (HCOMM_SOFT_ROCE_LAND_DELAY_MS) no earlier than
+ * its landing time, as a write of the device that the host is not ordered with (a host that looks before then sees
+ * the old bytes, and TSan is not told of the write). 0, or -1 when the connection broke. */
+static int land(channel *ch, op *o, uint64_t len)
+{
+    if (o->land_at_ms == 0) return net_recv_all(ch->fd, o->dst, len);
+    int64_t left;
+    while ((left = o->land_at_ms - soft_now_ms()) > 0 && !atomic_load(&ch->destroyed))
+        usleep((useconds_t)(left < 50 ? left : 50) * 1000);
+    SOFT_TSAN_IGNORE_BEGIN();
+    int rc = net_recv_all(ch->fd, o->dst, len);
+    SOFT_TSAN_IGNORE_END();
+    return rc;
+}
+
 /* Receives everything the peer sends: its requests (for the server thread) and answers to our reads.
  * End of stream means the peer's end is gone: reads that wait, and later ones, fail. */
 static void *rx_main(void *arg)
@@ -381,7 +414,7 @@ static void *rx_main(void *arg)
             op *o = pop_pending(ch);
             if (wire_check_response(&m, o, &why) != WIRE_OK) {
                 if (o) op_complete(o, HCCL_E_NETWORK);
-            } else if (m.status == 0 && m.len > 0 && net_recv_all(ch->fd, o->dst, m.len) != 0) {
+            } else if (m.status == 0 && m.len > 0 && land(ch, o, m.len) != 0) {
                 op_complete(o, HCCL_E_NETWORK);
                 break;
             } else {
@@ -389,6 +422,7 @@ static void *rx_main(void *arg)
             }
         } else if (m.type == MSG_NOTIFY) {
             if (wire_check_notify(&m, ch->notify_num, &why) == WIRE_OK) {
+                SOFT_TSAN_ACQUIRE(&g_served_order);
                 pthread_mutex_lock(&ch->pend_mu);
                 ch->notified[m.addr]++;
                 pthread_cond_broadcast(&ch->notify_cv);

@@ -25,8 +25,10 @@
 /* ---- the reader's side ---- */
 
 /* Caller holds a reference on ch. dst must lie in memory this end exchanged and still has registered, src in
- * one region the peer exchanged. */
-int channel_check_read(channel *ch, const void *dst, uint64_t src, uint64_t len, uint32_t *ridx, uint64_t *delta)
+ * one region the peer exchanged: on an HCCS channel of a communicator, at this end's own address for it (the one
+ * HcclChannelGetHcclBuffer gave), which *peer_addr translates to the owner's. */
+int channel_check_read(channel *ch, const void *dst, uint64_t src, uint64_t len, uint32_t *ridx, uint64_t *delta,
+                       uint64_t *peer_addr)
 {
     uint64_t d = (uint64_t)(uintptr_t)dst;
     int local_ok = 0;
@@ -39,9 +41,15 @@ int channel_check_read(channel *ch, const void *dst, uint64_t src, uint64_t len,
     /* a communicator's channel reads from the peer's HCCL buffer into one's own; anything else is a bad parameter */
     int32_t outside = ch->comm ? HCCL_E_PARA : HCCL_E_NOT_FOUND;
     if (!local_ok) return outside;
+    if (ch->alias_base != 0) { /* an IPC mapping's address, not the owner's: translated as the mapping would */
+        if (src < ch->alias_base || len > ch->alias_size || src - ch->alias_base > ch->alias_size - len)
+            return HCCL_E_PARA;
+        src = ch->remote[0].addr + (src - ch->alias_base);
+    }
     int64_t i = wire_find_region(ch->remote, ch->nremote, 0, src, len);
     if (i < 0) return outside;
     *ridx = (uint32_t)i;
+    *peer_addr = src;
     return HCCL_SUCCESS;
 }
 
@@ -94,6 +102,11 @@ static void send_request(channel *ch, op *o)
         if (write) ch->pend_bytes -= len;
     } else {
         o->reqid = m.reqid = ++ch->next_reqid;
+        if (!write && ch->land_delay_ms > 0) { /* RoCE: the stream sees the post; the bytes land later */
+            o->land_at_ms = soft_now_ms() + ch->land_delay_ms;
+            ch->early_posted++;
+            op_stream_done(o);
+        }
         o->next = NULL;
         if (ch->pending_tail) ch->pending_tail->next = o;
         else ch->pending_head = o;
@@ -236,13 +249,13 @@ static int32_t make_read(soft_thread *t, channel *ch, void *dst, const void *src
 {
     if (ch->state != CH_READY) return HCCL_E_ROCE_CONNECT;
     uint32_t ridx = 0;
-    uint64_t delta = 0;
-    int32_t rc = channel_check_read(ch, dst, (uint64_t)(uintptr_t)src, len, &ridx, &delta);
+    uint64_t delta = 0, at = 0;
+    int32_t rc = channel_check_read(ch, dst, (uint64_t)(uintptr_t)src, len, &ridx, &delta, &at);
     if (rc != HCCL_SUCCESS) return rc;
     op *o = op_new(OP_READ, t, ch);
     if (o == NULL) return HCCL_E_MEMORY;
     o->dst = (uint8_t *)dst + delta; /* device memory: where this process reaches it */
-    o->src = (uint64_t)(uintptr_t)src;
+    o->src = at;                     /* the owner's address */
     o->len = len;
     o->ridx = ridx;
     *out = o;
@@ -282,11 +295,11 @@ HCOMM_API int32_t HcommWriteOnThread(ThreadHandle thread, ChannelHandle channel_
     soft_thread *t = thread_get_ref(thread);
     channel *ch = channel_get_ref(channel_handle);
     uint32_t ridx = 0;
-    uint64_t delta = 0;
+    uint64_t delta = 0, peer_dst = 0;
     if (t == NULL || ch == NULL) rc = HCCL_E_NOT_FOUND;
     else if (ch->comm == 0) rc = HCCL_E_NOT_SUPPORT; /* soft HComm writes on the communicator path only */
     else if (ch->state != CH_READY) rc = HCCL_E_ROCE_CONNECT;
-    else rc = channel_check_read(ch, src, (uint64_t)(uintptr_t)dst, len, &ridx, &delta); /* the mirror image */
+    else rc = channel_check_read(ch, src, (uint64_t)(uintptr_t)dst, len, &ridx, &delta, &peer_dst); /* mirrored */
     for (uint64_t at = 0; rc == HCCL_SUCCESS && at < len; at += WIRE_MAX_WRITE) {
         uint64_t piece = len - at < WIRE_MAX_WRITE ? len - at : WIRE_MAX_WRITE;
         op *o = op_new(OP_WRITE, t, ch);
@@ -295,7 +308,7 @@ HCOMM_API int32_t HcommWriteOnThread(ThreadHandle thread, ChannelHandle channel_
             break;
         }
         o->dst = (uint8_t *)src + delta + at; /* this end's bytes, where the process reaches them */
-        o->src = (uint64_t)(uintptr_t)dst + at;
+        o->src = peer_dst + at;
         o->len = piece;
         o->ridx = ridx;
         rc = stream_task(t, o);
@@ -409,6 +422,7 @@ HCOMM_API int32_t HcommChannelDrainOnThread(ThreadHandle thread, ChannelHandle c
     soft_thread *t = thread_get_ref(thread);
     channel *ch = channel_get_ref(channel_handle);
     int32_t rc = (t == NULL || ch == NULL) ? HCCL_E_NOT_FOUND : thread_wait(t, ch);
+    if (rc == HCCL_SUCCESS) rc = channel_await_landed(ch); /* and what the stream counted at post has landed */
     if (ch) channel_put(ch);
     if (t) thread_put(t);
     return rc;

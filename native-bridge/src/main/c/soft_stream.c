@@ -54,15 +54,33 @@ static int32_t take_errors(soft_thread *t, const channel *ch)
     return rc;
 }
 
+void op_stream_done(op *o)
+{
+    soft_thread *t = o->th;
+    o->stream_done = 1;
+    pthread_mutex_lock(&t->mu);
+    __atomic_store_n(&t->completed, t->completed + 1, __ATOMIC_RELEASE);
+    pthread_cond_broadcast(&t->done_cv);
+    pthread_mutex_unlock(&t->mu);
+}
+
 void op_complete(op *o, int32_t code)
 {
     soft_thread *t = o->th;
     if (code == HCCL_SUCCESS && o->kind == OP_READ) g_count.bytes_read += o->len;
     pthread_mutex_lock(&t->mu);
     if (code != HCCL_SUCCESS) note_error(t, o->ch ? o->ch->id : 0, code);
-    __atomic_store_n(&t->completed, t->completed + 1, __ATOMIC_RELEASE);
+    if (!o->stream_done) __atomic_store_n(&t->completed, t->completed + 1, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&t->done_cv);
     pthread_mutex_unlock(&t->mu);
+    if (o->stream_done) { /* a delayed read landed (or failed): fenced records and drains on its channel go on */
+        channel *ch = o->ch;
+        pthread_mutex_lock(&ch->pend_mu);
+        ch->early_landed++;
+        if (code != HCCL_SUCCESS && ch->land_error == HCCL_SUCCESS) ch->land_error = code;
+        pthread_cond_broadcast(&ch->notify_cv);
+        pthread_mutex_unlock(&ch->pend_mu);
+    }
     if (o->ch) channel_put(o->ch);
     if (o->peer_th) thread_put(o->peer_th);
     thread_put(t);
@@ -135,6 +153,39 @@ static int32_t run_channel_wait(op *o)
     return rc;
 }
 
+/* The fence of a channel notify record and of HcommChannelDrainOnThread over ROCE: waits until every read posted on
+ * ch so far has landed (with $HCOMM_SOFT_ROCE_LAND_DELAY_MS > 0 a read completes on its stream at post, as a RoCE
+ * work request does, and lands later), so a peer that waits on the notify knows the reads before it are done.
+ * This is soft HComm's assumption, not CANN's documented behaviour: on A2/A3's host CPU_TS path a channel notify
+ * record is a separate RDMA write on the queue pair and nothing in CANN's open sources fences it behind earlier
+ * reads (hicann/hcomm transport_ibverbs.cc: TransportIbverbs::Drain is wired for AICPU_TS endpoint channels only,
+ * aicpu_ts_roce_channel.cc:275). The communicator path relies on it until the owner writes the data itself.
+ * Its first failure, or HCCL_E_TIMEOUT after exec_timeout_ms. */
+int32_t channel_await_landed(channel *ch)
+{
+    soft_config cfg;
+    soft_config_get(&cfg);
+    int64_t deadline = soft_now_ms() + cfg.exec_timeout_ms;
+    int32_t rc = HCCL_SUCCESS;
+    pthread_mutex_lock(&ch->pend_mu);
+    uint64_t target = ch->early_posted;
+    while (ch->early_landed < target) { /* a channel that ends fails its pending reads: they count as landed */
+        if (soft_now_ms() >= deadline) {
+            rc = HCCL_E_TIMEOUT;
+            break;
+        }
+        struct timespec ts;
+        slice_until(&ts, 50);
+        pthread_cond_timedwait(&ch->notify_cv, &ch->pend_mu, &ts);
+    }
+    if (rc == HCCL_SUCCESS) {
+        rc = ch->land_error;
+        ch->land_error = HCCL_SUCCESS;
+    }
+    pthread_mutex_unlock(&ch->pend_mu);
+    return rc;
+}
+
 static int32_t run_thread_wait(op *o)
 {
     soft_thread *t = o->th;
@@ -193,8 +244,12 @@ static void op_run(op *o)
         return;
     case OP_COPY: rc = run_copy(o); break;
     case OP_CH_RECORD:
-        rc = atomic_load(&o->ch->peer_dead) || atomic_load(&o->ch->destroyed) ? HCCL_E_NETWORK
-                                                                              : channel_send_notify(o->ch, o->idx);
+        /* fenced: it leaves only after the channel's earlier reads landed (a soft HComm assumption, see
+         * channel_await_landed) */
+        rc = channel_await_landed(o->ch);
+        if (rc == HCCL_SUCCESS)
+            rc = atomic_load(&o->ch->peer_dead) || atomic_load(&o->ch->destroyed) ? HCCL_E_NETWORK
+                                                                                  : channel_send_notify(o->ch, o->idx);
         break;
     case OP_CH_WAIT: rc = run_channel_wait(o); break;
     case OP_TH_RECORD: {

@@ -455,8 +455,8 @@ static void scenario_protocols(rank_ctx *x)
     CHECK(ch[0] != ch[1], "HCCS and ROCE to one peer are two channels");
     check_path(ch[0], "shm");
     check_path(ch[1], "tcp");
-    uint8_t *peer = peer_buffer(&c, ch[1], 16 * MB);
-    CHECK(peer == peer_buffer(&c, ch[0], 16 * MB), "both channels name the same peer buffer");
+    uint8_t *peer = peer_buffer(&c, ch[1], 16 * MB), *peer_hccs = peer_buffer(&c, ch[0], 16 * MB);
+    CHECK(peer != peer_hccs, "HCCS gives this end an address of its own for the peer's buffer, ROCE the owner's");
     if (x->rank == 0) {
         uint8_t *next = malloc(roce_len + hccs_len); /* ready before the handshake: the overwrite is immediate */
         for (uint64_t i = 0; i < roce_len + hccs_len; i++) next[i] = pattern(i, after);
@@ -488,7 +488,7 @@ static void scenario_protocols(rank_ctx *x)
         CHECK_RC(HcommChannelNotifyWaitOnThread(c.th, ch[0], 0, WAIT_S), 0);
         /* the ROCE read right before its notify: on a TCP channel the read is a request the owner's soft NIC
          * answers later, and the notify after it on the stream must not reach the owner before the bytes left */
-        CHECK_RC(HcommReadOnThread(c.th, ch[0], c.buf + roce_len, peer + roce_len, hccs_len), 0);
+        CHECK_RC(HcommReadOnThread(c.th, ch[0], c.buf + roce_len, peer_hccs + roce_len, hccs_len), 0);
         CHECK_RC(HcommChannelNotifyRecordOnThread(c.th, ch[0], 1), 0);
         CHECK_RC(HcommReadOnThread(c.th, ch[1], c.buf, peer, roce_len), 0);
         CHECK_RC(HcommChannelNotifyRecordOnThread(c.th, ch[1], 1), 0);
@@ -562,11 +562,11 @@ static void scenario_killed(rank_ctx *x)
         return;
     }
     CHECK_RC(HcommSoftConfigure("exec_timeout_ms", "10000"), 0); /* a missed failure: HCCL_E_TIMEOUT, not a hang */
-    uint8_t *peer = peer_buffer(&c, ch[0], 4 * MB);
+    uint8_t *peer[2] = {peer_buffer(&c, ch[0], 4 * MB), peer_buffer(&c, ch[1], 4 * MB)};
     CHECK_RC(HcommBatchModeStart("alive"), 0); /* both paths work while the peer lives */
     CHECK_RC(HcommChannelNotifyWaitOnThread(c.th, ch[0], 0, WAIT_S), 0);
-    CHECK_RC(HcommReadOnThread(c.th, ch[0], c.buf, peer, 4096), 0);
-    CHECK_RC(HcommReadOnThread(c.th, ch[1], c.buf + 4096, peer + 4096, 4096), 0);
+    CHECK_RC(HcommReadOnThread(c.th, ch[0], c.buf, peer[0], 4096), 0);
+    CHECK_RC(HcommReadOnThread(c.th, ch[1], c.buf + 4096, peer[1] + 4096, 4096), 0);
     CHECK_RC(HcommBatchModeEnd("alive"), 0);
     CHECK_RC(aclrtSynchronizeStream(c.stream), 0);
     CHECK(dev_matches(c.buf, 8192, 0, seed), "reads while the peer lives");
@@ -575,7 +575,7 @@ static void scenario_killed(rank_ctx *x)
     static const char *what[2] = {"HCCS", "ROCE"};
     for (int i = 0; i < 2; i++) {
         CHECK_RC(HcommBatchModeStart("dead-read"), 0);
-        CHECK_RC(HcommReadOnThread(c.th, ch[i], c.buf, peer, MB), 0); /* checked against what the channel exchanged */
+        CHECK_RC(HcommReadOnThread(c.th, ch[i], c.buf, peer[i], MB), 0); /* checked against what it exchanged */
         CHECK_RC(HcommBatchModeEnd("dead-read"), 0);
         int64_t t0 = now_ms();
         int rc = aclrtSynchronizeStream(c.stream);
@@ -1119,7 +1119,7 @@ static void *thread_rank_main(void *p)
     CHECK_RC(HcclChannelAcquire(c.comm, COMM_ENGINE_CPU_TS, d, 2, ch), 0);
     check_path(ch[0], "shm");
     check_path(ch[1], "tcp");
-    uint8_t *peer = peer_buffer(&c, ch[0], 4 * MB);
+    uint8_t *peer = peer_buffer(&c, ch[0], 4 * MB), *peer_roce = peer_buffer(&c, ch[1], 4 * MB);
     if (me.rank == 0) {
         CHECK_RC(HcommBatchModeStart("thread-owner"), 0);
         CHECK_RC(HcommChannelNotifyRecordOnThread(c.th, ch[0], 0), 0);
@@ -1130,7 +1130,7 @@ static void *thread_rank_main(void *p)
         CHECK_RC(HcommBatchModeStart("thread-reader"), 0);
         CHECK_RC(HcommChannelNotifyWaitOnThread(c.th, ch[0], 0, WAIT_S), 0);
         CHECK_RC(HcommReadOnThread(c.th, ch[0], c.buf, peer, MB), 0);
-        CHECK_RC(HcommReadOnThread(c.th, ch[1], c.buf + MB, peer + MB, MB), 0);
+        CHECK_RC(HcommReadOnThread(c.th, ch[1], c.buf + MB, peer_roce + MB, MB), 0);
         CHECK_RC(HcommBatchModeEnd("thread-reader"), 0);
         CHECK_RC(aclrtSynchronizeStream(c.stream), 0); /* then "read done" (not in the batch: LIBRARY BUG 2) */
         CHECK_RC(HcommBatchModeStart("thread-ack"), 0);
@@ -1177,15 +1177,16 @@ static void scenario_write(rank_ctx *x)
     chan_desc(&d[1], peer_rank, COMM_PROTOCOL_ROCE, 2);
     ChannelHandle ch[2] = {0, 0};
     CHECK_RC(HcclChannelAcquire(c.comm, COMM_ENGINE_CPU_TS, d, 2, ch), 0);
-    uint8_t *peer = peer_buffer(&c, ch[0], 32 * MB);
+    uint8_t *peer = peer_buffer(&c, ch[0], 32 * MB), *peer_roce = peer_buffer(&c, ch[1], 32 * MB);
     if (x->rank == 0) {
         dev_put(c.buf, len, 0, seed);
         CHECK_RC(HcommWriteOnThread(c.th, ch[0], peer, c.buf, len), HCCL_E_PARA); /* outside batch mode */
         CHECK_RC(HcommBatchModeStart("write"), 0);
         CHECK_RC(HcommWriteOnThread(c.th, ch[0], peer, c.buf, len), 0);                    /* HCCS: 0..9 MB */
-        CHECK_RC(HcommWriteOnThread(c.th, ch[1], peer + 16 * MB, c.buf, len), 0);          /* ROCE: 16..25 MB */
+        CHECK_RC(HcommWriteOnThread(c.th, ch[1], peer_roce + 16 * MB, c.buf, len), 0);     /* ROCE: 16..25 MB */
         for (int k = 0; k < 5; k++) /* 20 MB more of the same bytes: the window (16 MiB) is given back after each */
-            CHECK_RC(HcommWriteOnThread(c.th, ch[1], peer + 16 * MB, c.buf, 4 * MB), 0);
+            CHECK_RC(HcommWriteOnThread(c.th, ch[1], peer_roce + 16 * MB, c.buf, 4 * MB), 0);
+        CHECK_RC(HcommWriteOnThread(c.th, ch[0], peer_roce, c.buf, 64), HCCL_E_PARA); /* HCCS: not its address */
         CHECK_RC(HcommWriteOnThread(c.th, ch[0], peer, c.buf + 31 * MB, 2 * MB), HCCL_E_PARA); /* src outside */
         CHECK_RC(HcommWriteOnThread(c.th, ch[0], peer + 31 * MB, c.buf, 2 * MB), HCCL_E_PARA); /* dst outside */
         CHECK_RC(HcommChannelNotifyRecordOnThread(c.th, ch[0], 0), 0); /* after the writes, in stream order */
@@ -1220,6 +1221,212 @@ static void scenario_join(rank_ctx *x)
     check_clean("after a join past idle connections");
 }
 
+typedef struct {
+    const char *name;
+    int op; /* 0 acquire, 1 release, 2 acquire then release */
+    int rc;
+} hold_arg;
+
+static void *hold_main(void *p)
+{
+    hold_arg *a = p;
+    a->rc = a->op == 1 ? HcommReleaseComm(a->name) : HcommAcquireComm(a->name);
+    if (a->op == 2 && a->rc == 0) a->rc = HcommReleaseComm(a->name);
+    return NULL;
+}
+
+/* HcommAcquireComm / HcommReleaseComm on another OS thread (op as hold_arg's). */
+static int hold_elsewhere(const char *name, int op)
+{
+    hold_arg a = {name, op, -1};
+    pthread_t t;
+    if (pthread_create(&t, NULL, hold_main, &a) != 0) return -1;
+    pthread_join(t, NULL);
+    return a.rc;
+}
+
+#define LAND_MS 1000
+
+/*
+ * 14. Where the hardware refuses or misbehaves, soft HComm does too (two ranks; rank 0 owns the data, rank 1 reads).
+ * - HCCS: HcclChannelGetHcclBuffer gives the reader an address of its own for the peer's buffer (an IPC mapping's),
+ *   not the owner's (which ROCE gives); a read or write at any other address over that channel is HCCL_E_PARA.
+ * - A notify index >= the channel's notifyNum is HCCL_E_PARA (notifyNum 0: every index).
+ * - ROCE with HCOMM_SOFT_ROCE_LAND_DELAY_MS=1000: a read completes on its stream at post, its bytes land 1 s later
+ *   (a reader that syncs the stream without a handshake sees the old bytes); a channel notify record after it on
+ *   the stream leaves only once they landed, and so does HcommChannelDrainOnThread.
+ * - HcommAcquireComm / HcommReleaseComm: one holder at a time, by name; then aclrtGetDeviceCount.
+ */
+static void scenario_hardware(rank_ctx *x)
+{
+    const uint32_t peer_rank = 1 - x->rank, first = 141, second = 142, hccs_seed = 143;
+    setenv("HCOMM_SOFT_ROCE_LAND_DELAY_MS", "1000", 1); /* read by each ROCE channel when it is made */
+    rank_comm c;
+    if (comm_open(&c, x, 0, 2, 2) != 0) return; /* 4 MB */
+    HcclChannelDesc d[3];
+    chan_desc(&d[0], peer_rank, COMM_PROTOCOL_HCCS, 2);
+    chan_desc(&d[1], peer_rank, COMM_PROTOCOL_ROCE, 2);
+    chan_desc(&d[2], peer_rank, COMM_PROTOCOL_HCCS_ONLY, 0);
+    ChannelHandle ch[3] = {0, 0, 0};
+    if (x->rank == 0) {
+        dev_put(c.buf, MB, 0, first);
+        dev_put(c.buf + 2 * MB, MB, 0, hccs_seed);
+    }
+    CHECK_RC(HcclChannelAcquire(c.comm, COMM_ENGINE_CPU_TS, d, 3, ch), 0);
+    unsetenv("HCOMM_SOFT_ROCE_LAND_DELAY_MS");
+    uint8_t *hccs = peer_buffer(&c, ch[0], 4 * MB), *owner = peer_buffer(&c, ch[1], 4 * MB);
+    uint8_t *hccs_only = peer_buffer(&c, ch[2], 4 * MB);
+    CHECK(hccs + 4 * MB <= owner || owner + 4 * MB <= hccs, "HCCS address %p overlaps the owner's %p", (void *)hccs,
+          (void *)owner);
+    CHECK(hccs_only != hccs, "two HCCS channels gave one address");
+    uint8_t *spare = c.buf + 3 * MB;
+    CHECK_RC(HcommBatchModeStart("refused"), 0);
+    CHECK_RC(HcommReadOnThread(c.th, ch[0], spare, owner, 64), HCCL_E_PARA);          /* the owner's own address */
+    CHECK_RC(HcommReadOnThread(c.th, ch[0], spare, owner + 2 * MB, 64), HCCL_E_PARA);
+    CHECK_RC(HcommReadOnThread(c.th, ch[0], spare, hccs - 64, 128), HCCL_E_PARA);      /* starts before it */
+    CHECK_RC(HcommReadOnThread(c.th, ch[0], spare, hccs + 4 * MB - 64, 128), HCCL_E_PARA); /* ends past it */
+    CHECK_RC(HcommReadOnThread(c.th, ch[0], spare, hccs_only, 64), HCCL_E_PARA);      /* another channel's */
+    CHECK_RC(HcommReadOnThread(c.th, ch[1], spare, hccs, 64), HCCL_E_PARA);           /* ROCE: the owner's only */
+    CHECK_RC(HcommWriteOnThread(c.th, ch[0], owner, c.buf, 64), HCCL_E_PARA);
+    CHECK_RC(HcommChannelNotifyRecordOnThread(c.th, ch[2], 0), HCCL_E_PARA); /* notifyNum 0 */
+    CHECK_RC(HcommChannelNotifyWaitOnThread(c.th, ch[2], 0, 1), HCCL_E_PARA);
+    CHECK_RC(HcommChannelNotifyRecordOnThread(c.th, ch[0], 2), HCCL_E_PARA); /* notifyNum 2 */
+    CHECK_RC(HcommChannelNotifyWaitOnThread(c.th, ch[1], 2, 1), HCCL_E_PARA);
+    CHECK_RC(HcommBatchModeEnd("refused"), 0);
+    CHECK_RC(aclrtSynchronizeStream(c.stream), 0);
+    CHECK(counters().bytesRead == 0, "refused reads read %llu bytes", (unsigned long long)counters().bytesRead);
+    if (x->rank == 0) {
+        owner_handshake(&c, ch[1], "land-owner");
+        dev_put(c.buf, MB, 0, second); /* the reader said its read landed: new bytes for the next one */
+        owner_handshake(&c, ch[1], "drain-owner");
+    } else {
+        CHECK_RC(HcommBatchModeStart("hccs"), 0); /* at this end's own address for the owner's buffer */
+        CHECK_RC(HcommReadOnThread(c.th, ch[0], c.buf + 2 * MB, hccs + 2 * MB, MB), 0);
+        CHECK_RC(HcommBatchModeEnd("hccs"), 0);
+        CHECK_RC(aclrtSynchronizeStream(c.stream), 0);
+        CHECK(dev_matches(c.buf + 2 * MB, MB, 0, hccs_seed), "an HCCS read at the channel's address");
+        uint8_t *dst = c.buf + MB; /* zero until a read lands there */
+        CHECK_RC(HcommBatchModeStart("land"), 0);
+        CHECK_RC(HcommChannelNotifyWaitOnThread(c.th, ch[1], 0, WAIT_S), 0);
+        CHECK_RC(HcommReadOnThread(c.th, ch[1], dst, owner, MB), 0);
+        int64_t t0 = now_ms(); /* the read is posted after this: its bytes land LAND_MS after that at the earliest */
+        CHECK_RC(HcommBatchModeEnd("land"), 0);
+        CHECK_RC(aclrtSynchronizeStream(c.stream), 0); /* the stream says done: the bytes are not there yet */
+        if (now_ms() - t0 < LAND_MS / 2) { /* a host this slow could not look in time: no check */
+            int64_t bad = dev_mismatch(dst, MB, 0, -1);
+            int64_t looked = now_ms() - t0;
+            CHECK(bad < 0 || looked >= LAND_MS, "a ROCE read's bytes were there %lld ms after the post: byte %lld is "
+                  "not 0", (long long)looked, (long long)bad);
+        } else {
+            printf("   (a slow host: the landing could not be looked at before %d ms)\n", LAND_MS);
+        }
+        CHECK_RC(HcommBatchModeStart("land-ack"), 0); /* fenced: leaves once the read landed */
+        CHECK_RC(HcommChannelNotifyRecordOnThread(c.th, ch[1], 1), 0);
+        CHECK_RC(HcommBatchModeEnd("land-ack"), 0);
+        CHECK_RC(aclrtSynchronizeStream(c.stream), 0);
+        int64_t took = now_ms() - t0;
+        CHECK(took >= LAND_MS - 2, "the notify record after the read completed %lld ms after the post, before the "
+              "%d ms landing", (long long)took, LAND_MS);
+        CHECK(dev_matches(dst, MB, 0, first), "the ROCE read once the record after it completed");
+        CHECK_RC(HcommBatchModeStart("drain"), 0);
+        CHECK_RC(HcommChannelNotifyWaitOnThread(c.th, ch[1], 0, WAIT_S), 0);
+        CHECK_RC(HcommReadOnThread(c.th, ch[1], dst, owner, MB), 0);
+        CHECK_RC(HcommBatchModeEnd("drain"), 0);
+        CHECK_RC(HcommChannelDrainOnThread(c.th, ch[1]), 0);
+        CHECK(dev_matches(dst, MB, 0, second), "the ROCE read after HcommChannelDrainOnThread");
+        CHECK_RC(HcommBatchModeStart("drain-ack"), 0);
+        CHECK_RC(HcommChannelNotifyRecordOnThread(c.th, ch[1], 1), 0);
+        CHECK_RC(HcommBatchModeEnd("drain-ack"), 0);
+        CHECK_RC(aclrtSynchronizeStream(c.stream), 0);
+        CHECK(counters().bytesRead == 3 * MB, "bytesRead %llu", (unsigned long long)counters().bytesRead);
+    }
+    /* one holder of a communicator at a time */
+    char name[128] = "";
+    CHECK_RC(HcclGetCommName(c.comm, name), 0);
+    CHECK_RC(HcommAcquireComm(NULL), HCCL_E_PTR);
+    CHECK_RC(HcommAcquireComm("no-such-communicator"), HCCL_E_NOT_FOUND);
+    CHECK_RC(HcommReleaseComm("no-such-communicator"), HCCL_E_NOT_FOUND);
+    CHECK_RC(HcommReleaseComm(name), HCCL_E_PARA); /* not held */
+    CHECK_RC(HcommAcquireComm(name), 0);
+    CHECK_RC(HcommAcquireComm(name), HCCL_E_PARA); /* not reentrant */
+    CHECK_RC(hold_elsewhere(name, 0), HCCL_E_AGAIN);
+    CHECK_RC(hold_elsewhere(name, 1), HCCL_E_PARA); /* not its hold */
+    CHECK_RC(HcommReleaseComm(name), 0);
+    CHECK_RC(HcommReleaseComm(name), HCCL_E_PARA);
+    CHECK_RC(hold_elsewhere(name, 2), 0);
+    CHECK_RC(HcommAcquireComm(name), 0); /* held at the destroy: the hold ends with the communicator */
+    comm_close(&c);
+    CHECK_RC(HcommAcquireComm(name), HCCL_E_NOT_FOUND);
+    CHECK_RC(HcommReleaseComm(name), HCCL_E_NOT_FOUND);
+    check_clean("after the hardware's refusals");
+    /* devices: $HCOMM_SOFT_DEVICES (default 8); aclrtSetDevice takes 0 .. count - 1 */
+    uint32_t n = 0;
+    CHECK_RC(aclrtGetDeviceCount(NULL), ACL_ERROR_INVALID_PARAM);
+    CHECK_RC(aclrtGetDeviceCount(&n), ACL_SUCCESS);
+    CHECK(n == 8, "%u devices, want 8", n);
+    setenv("HCOMM_SOFT_DEVICES", "4", 1);
+    CHECK_RC(aclrtGetDeviceCount(&n), ACL_SUCCESS);
+    CHECK(n == 4, "HCOMM_SOFT_DEVICES=4: %u devices", n);
+    CHECK_RC(aclrtSetDevice(4), ACL_ERROR_RT_INVALID_DEVICEID);
+    CHECK_RC(aclrtSetDevice(3), ACL_SUCCESS);
+    unsetenv("HCOMM_SOFT_DEVICES");
+    CHECK_RC(aclrtSetDevice(8), ACL_ERROR_RT_INVALID_DEVICEID);
+    CHECK_RC(aclrtSetDevice((int32_t)x->rank), ACL_SUCCESS);
+}
+
+typedef struct {
+    const HcclRootInfo *root;
+    int rc;
+    HcclComm comm;
+} init_arg;
+
+static void *init_main(void *p) /* rank 0 of a two-rank communicator, on device 0 */
+{
+    init_arg *a = p;
+    HcclCommConfig cfg = config_mb(1);
+    a->rc = aclrtSetDevice(0);
+    if (a->rc == ACL_SUCCESS) a->rc = HcclCommInitRootInfoConfig(2, a->root, 0, &cfg, &a->comm);
+    return NULL;
+}
+
+/* 15. Communicator inits on one device of a process run one at a time: while another thread's init on device 0
+ * waits for its second rank (deterministic: its HCCL buffer exists), an init on device 0 is HCCL_E_AGAIN and leaves
+ * nothing; one on device 1 (the second rank) goes ahead; once both returned, device 0 takes an init again. One
+ * process, both ranks. Roots: 0 the two-rank communicator, 1 a one-rank one. */
+static void scenario_init_busy(rank_ctx *x)
+{
+    HcclCommConfig cfg = config_mb(1);
+    init_arg a = {&x->roots[0], -1, NULL};
+    pthread_t t;
+    CHECK_RC(pthread_create(&t, NULL, init_main, &a), 0);
+    int64_t until = now_ms() + 10000;
+    while (counters().deviceBytes == 0 && now_ms() < until) usleep(1000);
+    CHECK(counters().deviceBytes == 2 * MB, "the other thread's init never made its buffer");
+    HcclComm other = NULL, second = NULL;
+    CHECK_RC(HcclCommInitRootInfoConfig(1, &x->roots[1], 0, &cfg, &other), HCCL_E_AGAIN); /* device 0 */
+    CHECK(counters().deviceBytes == 2 * MB, "a refused init left device memory");
+    CHECK_RC(aclrtSetDevice(1), ACL_SUCCESS);
+    CHECK_RC(HcclCommInitRootInfoConfig(2, &x->roots[0], 1, &cfg, &second), 0);
+    pthread_join(t, NULL);
+    CHECK(a.rc == 0, "the init that was running: %d", a.rc);
+    if (a.rc == 0) CHECK_RC(HcclCommDestroy(a.comm), 0);
+    CHECK_RC(HcclCommDestroy(second), 0);
+    CHECK_RC(aclrtSetDevice(0), ACL_SUCCESS);
+    CHECK_RC(HcclCommInitRootInfoConfig(1, &x->roots[1], 0, &cfg, &other), 0);
+    CHECK_RC(HcclCommDestroy(other), 0);
+    check_clean("after inits one at a time");
+}
+
+/* 16. Two ranks (two processes of one host) on the same device: every rank's init is HCCL_E_PARA, nothing left. */
+static void scenario_same_device(rank_ctx *x)
+{
+    CHECK_RC(aclrtSetDevice(3), ACL_SUCCESS);
+    HcclCommConfig cfg = config_mb(1);
+    HcclComm comm = NULL;
+    CHECK_RC(HcclCommInitRootInfoConfig(2, &x->roots[0], x->rank, &cfg, &comm), HCCL_E_PARA);
+    check_clean("after two ranks on one device");
+}
+
 static const scenario_def g_scenarios[] = {
     {"basic", scenario_basic, SOC_A2},         {"mesh", scenario_mesh, SOC_A2},
     {"protocols", scenario_protocols, SOC_A2}, {"no_join", scenario_no_join, SOC_A2},
@@ -1228,6 +1435,8 @@ static const scenario_def g_scenarios[] = {
     {"atlas350", scenario_atlas350, SOC_350},  {"threads", scenario_threads, SOC_A2},
     {"busy", scenario_busy, SOC_A2},           {"thread_ranks", scenario_thread_ranks, SOC_A2},
     {"write", scenario_write, SOC_A2},         {"join", scenario_join, SOC_A2},
+    {"hardware", scenario_hardware, SOC_A2},   {"init_busy", scenario_init_busy, SOC_A2},
+    {"same_device", scenario_same_device, SOC_A2},
 };
 
 static int rank_main(char **argv)
@@ -1475,6 +1684,10 @@ int main(int argc, char **argv)
     run_ranks("11. two ranks as two threads of one process", "thread_ranks", 2, 1, 1);
     run_ranks("12. one-sided writes over HCCS and ROCE, in pieces, then a notify", "write", 2, 2, 1);
     test_idle_root();
+    run_ranks("14. HCCS addresses, RoCE landing and fenced notifies, notify indexes, comm holds, device count",
+              "hardware", 2, 2, 1);
+    run_ranks("15. a second init on a device while one runs: HCCL_E_AGAIN", "init_busy", 2, 1, 2);
+    run_ranks("16. two ranks on one device of one host: HCCL_E_PARA on every rank", "same_device", 2, 2, 1);
 
     HcommSoftCounters k = counters();
     CHECK(k.comms == 0 && k.channels == 0 && k.threads == 0 && k.endpoints == 0, "the root process holds objects");
