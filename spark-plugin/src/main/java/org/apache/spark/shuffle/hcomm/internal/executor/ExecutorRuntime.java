@@ -23,6 +23,7 @@ import org.apache.spark.shuffle.hcomm.internal.write.MapOutputPublisher;
 import org.apache.spark.storage.BlockManagerId;
 import org.hcomm.bridge.HcommNative;
 import org.hcomm.bridge.install.Api;
+import org.hcomm.bridge.transport.CommunicatorTransport;
 import org.hcomm.bridge.transport.LiveObjects;
 import org.hcomm.bridge.transport.Transport;
 import org.slf4j.Logger;
@@ -221,7 +222,7 @@ public final class ExecutorRuntime implements AutoCloseable {
      * from; 0 on the endpoint path, whose published addresses are addresses.
      */
     long hcclBufferAddress() {
-        OneSidedParts p = parts;
+        OneSidedParts p = parts.current();
         return p != null && p.transport instanceof CommunicatorTransport c ? c.bufferAddress() : 0;
     }
 
