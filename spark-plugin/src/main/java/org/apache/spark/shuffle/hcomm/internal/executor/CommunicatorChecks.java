@@ -8,12 +8,13 @@ import java.util.List;
  * null when the value is usable, else why not, naming the setting and what it allows.
  *
  * <p>Which expansion modes the path can use (docs/COMMUNICATOR.md §8.3): CANN parses the variable in
- * {@code ParseOpExpansion} (hicann/hcomm {@code src/legacy/ascend910/platform/common/externalinput.cc:1689-1748},
- * hicann/hccl {@code src/common/alg_env_config.cc:839-907}); any other value fails its init with
- * {@code HCCL_E_PARA}. {@code AI_CPU}, {@code AICPU_TS}, {@code AICPU_CacheDisable} and {@code AIV} expand on the
- * device (AI CPU, vector cores), {@code CCU_MS}/{@code CCU_SCHED} on the Atlas 350's CCU; host expansion is
- * {@code HOST} and {@code HOST_TS} on the 910B (A2) only ({@code alg_env_config.cc:1205-1208}), and on the 910_93 (A3)
- * {@code HOST_TS} is ignored with a warning, leaving A3's default, AI CPU expansion ({@code externalinput.cc:1738-1744}).
+ * {@code ParseOpExpansion} (libochao-huawei/hcomm at 8958adbf,
+ * {@code src/legacy/ascend910/platform/common/externalinput.cc:1689-1756}; hicann/hccl at 09300b70,
+ * {@code src/common/alg_env_config.cc:839-907}); any other value fails its init with {@code HCCL_E_PARA}.
+ * {@code AI_CPU}, {@code AICPU_TS}, {@code AICPU_CacheDisable} and {@code AIV} expand on the device (AI CPU, vector
+ * cores), {@code CCU_MS}/{@code CCU_SCHED} on the Atlas 350's CCU; host expansion is {@code HOST} and {@code HOST_TS}
+ * on the 910B (A2) only ({@code alg_env_config.cc:1205-1208}), and on the 910_93 (A3) {@code HOST_TS} is ignored with
+ * a warning, leaving A3's default, AI CPU expansion ({@code externalinput.cc:1738-1743}).
  * The binding issues its reads from the host on CPU_TS threads, in batch mode, so it needs host expansion: on A2
  * {@code HOST} or {@code HOST_TS}, on A3 {@code HOST}, the one value under which CANN's own code uses CPU_TS on A3.
  * Unset is left to CANN's default for the SoC (on A3 a departure docs/COMMUNICATOR.md §9 lists).
