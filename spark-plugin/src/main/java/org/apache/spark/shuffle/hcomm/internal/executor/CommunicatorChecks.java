@@ -7,7 +7,7 @@ import java.util.List;
  * {@code HCCL_OP_EXPANSION_MODE} against the SoC, and an NPU id against the devices the process sees. Each returns
  * null when the value is usable, else why not, naming the setting and what it allows.
  *
- * <p>Which expansion modes the path can use (docs/COMMUNICATOR.md §8.3): CANN parses the variable in
+ * <p>Which expansion modes the path can use (docs/COMMUNICATOR.md §8, point 3): CANN parses the variable in
  * {@code ParseOpExpansion} (libochao-huawei/hcomm at 8958adbf,
  * {@code src/legacy/ascend910/platform/common/externalinput.cc:1689-1756}; hicann/hccl at 09300b70,
  * {@code src/common/alg_env_config.cc:839-907}); any other value fails its init with {@code HCCL_E_PARA}.
