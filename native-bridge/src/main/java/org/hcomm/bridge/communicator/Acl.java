@@ -1,5 +1,6 @@
 package org.hcomm.bridge.communicator;
 
+import com.sun.jna.ptr.IntByReference;
 import org.hcomm.bridge.HcommNative;
 import org.hcomm.bridge.error.HcommException;
 import org.hcomm.bridge.raw.AclRuntime;
@@ -36,6 +37,18 @@ public final class Acl {
             }
             initialised = true;
         }
+    }
+
+    /**
+     * How many devices this process sees ({@code aclrtGetDeviceCount}): the logical ids {@code aclrtSetDevice} takes
+     * are 0 .. count - 1, as {@code ASCEND_RT_VISIBLE_DEVICES} (or a container's device plugin) leaves them.
+     */
+    public static int deviceCount() {
+        init();
+        IntByReference count = new IntByReference();
+        int rc = AclRuntime.aclrtGetDeviceCount(count);
+        HcommException.check(rc, "aclrtGetDeviceCount", "");
+        return count.getValue();
     }
 
     /** {@code aclrtSetDevice(device)} on the calling OS thread, once per thread and device. */

@@ -1,6 +1,7 @@
 package org.hcomm.bridge.raw;
 
 import com.sun.jna.Pointer;
+import com.sun.jna.ptr.IntByReference;
 import com.sun.jna.ptr.PointerByReference;
 
 /**
@@ -21,6 +22,9 @@ public final class AclRuntime {
 
     /** {@code configPath} may be null. */
     public static native int aclInit(String configPath);
+
+    /** The devices visible to this process ({@code uint32_t *count}): aclrtSetDevice takes 0 .. count - 1. */
+    public static native int aclrtGetDeviceCount(IntByReference count);
 
     public static native int aclrtSetDevice(int deviceId);
 

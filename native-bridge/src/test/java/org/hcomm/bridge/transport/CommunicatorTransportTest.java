@@ -16,6 +16,8 @@ import java.util.concurrent.Future;
 import org.hcomm.bridge.HcommNative;
 import org.hcomm.bridge.SoftCounters;
 import org.hcomm.bridge.SoftHcomm;
+import org.hcomm.bridge.communicator.Acl;
+import org.hcomm.bridge.error.HcommException;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -142,6 +144,33 @@ class CommunicatorTransportTest {
             assertEquals(2 * staged, SoftHcomm.counters().d2hBytes() - d2hBefore, "each read came back to the host");
         } finally {
             t.forEach(CommunicatorTransport::close);
+        }
+    }
+
+    /**
+     * aclrtGetDeviceCount answers soft HComm's device count ($HCOMM_SOFT_DEVICES, default 8), and aclrtSetDevice
+     * takes exactly the ids below it (107001, ACL_ERROR_RT_INVALID_DEVICEID, at the count): the bound the plugin
+     * checks a device id against before it sets the device.
+     */
+    @Test
+    void theDeviceCountBoundsTheIdsSetDeviceTakes() throws Exception {
+        String env = System.getenv("HCOMM_SOFT_DEVICES");
+        int count = Acl.deviceCount();
+        assertEquals(env == null ? 8 : Integer.parseInt(env), count);
+        int refused = pool1(() -> {
+            Acl.useDevice(count - 1);
+            return assertThrows(HcommException.class, () -> Acl.useDevice(count)).code();
+        });
+        assertEquals(107001, refused);
+    }
+
+    /** Runs {@code call} on a thread of its own (a thread keeps the device it set). */
+    private static <T> T pool1(java.util.concurrent.Callable<T> call) throws Exception {
+        ExecutorService one = Executors.newSingleThreadExecutor();
+        try {
+            return one.submit(call).get();
+        } finally {
+            one.shutdownNow();
         }
     }
 

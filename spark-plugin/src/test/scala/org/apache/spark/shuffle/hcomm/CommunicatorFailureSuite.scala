@@ -9,8 +9,8 @@ import org.apache.spark.scheduler._
 
 /**
  * What goes wrong on the communicator path (executors on soft HComm's Atlas A2 profile): an executor dies in the
- * reduce stage, the HCCL buffer does not fit the device, the arena cannot hold the map outputs. Each test makes (and
- * stops) its own context.
+ * reduce stage, the HCCL buffer does not fit the device, the arena cannot hold the map outputs, an NPU id or an
+ * HCCL_OP_EXPANSION_MODE the path cannot use. Each test makes (and stops) its own context.
  */
 class CommunicatorFailureSuite extends LocalClusterSuite {
   override protected def sharedContext: Boolean = false
@@ -19,8 +19,8 @@ class CommunicatorFailureSuite extends LocalClusterSuite {
     .set("spark.executorEnv.HCOMM_SOFT_SOC", "Ascend910B3")
     .set("spark.shuffle.hcomm.communicator.settle", "300ms")
 
-  private def withContext[T](conf: SparkConf)(body: SparkContext => T): T = {
-    sc = startContext(conf)
+  private def withContext[T](conf: SparkConf, hcommRegistered: Boolean = true)(body: SparkContext => T): T = {
+    sc = startContext(conf, hcommRegistered = hcommRegistered)
     val result = try body(sc)
     finally {
       sc.stop()
@@ -148,8 +148,8 @@ class CommunicatorFailureSuite extends LocalClusterSuite {
     }
   }
 
-  test("more executors on a host than NPUs it shows this process: the device id the runtime refuses is named, and " +
-    "ASCEND_RT_VISIBLE_DEVICES with it") {
+  test("more executors on a host than NPUs it shows this process: the device id outside aclrtGetDeviceCount is " +
+    "named, and ASCEND_RT_VISIBLE_DEVICES with it") {
     val conf = onA2(baseConf).set("spark.executorEnv.HCOMM_SOFT_DEVICES", "1")
       .set("spark.shuffle.hcomm.communicator.formTimeout", "3s")
     withContext(conf) { c =>
@@ -157,6 +157,66 @@ class CommunicatorFailureSuite extends LocalClusterSuite {
       val why = driverState.communicatorFailure()
       assert(liveExecutors(c).map(driverState.communicatorDevice).toSet == Set(0, 1))
       assert(why.contains("NPU 1 is not usable here") && why.contains("ASCEND_RT_VISIBLE_DEVICES"), why)
+      // refused before aclrtSetDevice, against the devices the executor sees
+      assert(why.contains("NPU 1 is outside the 1 device this process sees (aclrtGetDeviceCount") &&
+        why.contains("the driver assigned it"), why)
+    }
+  }
+
+  /** Executors whose environment has an expansion mode the path cannot use (A2: device-side AI CPU expansion). */
+  private def aiCpu(conf: SparkConf): SparkConf = onA2(conf).set("spark.executorEnv.HCCL_OP_EXPANSION_MODE", "AI_CPU")
+
+  private val aiCpuRefused = "HCCL_OP_EXPANSION_MODE=AI_CPU expands operators on the device's AI CPU, but the " +
+    "communicator path reads from the host on CPU_TS threads: on Atlas A2 (SoC Ascend910B3) set it to HOST or " +
+    "HOST_TS, or unset it"
+
+  /**
+   * How many lines of each executor's logs contain `text`: the files under its working directory (its Worker's
+   * directory for the application: stderr, and the test log4j configuration's log file), found by asking tasks.
+   */
+  private def executorLogLines(c: SparkContext, text: String): Map[String, Int] = {
+    val dirs = c.parallelize(1 to 8 * executors, 8 * executors).map { _ =>
+      Thread.sleep(50)
+      org.apache.spark.SparkEnv.get.executorId -> new java.io.File(".").getCanonicalPath
+    }.collect().toMap
+    assert(dirs.size == executors, s"tasks ran on ${dirs.keySet}")
+    dirs.map { case (executor, dir) =>
+      val files = java.nio.file.Files.walk(java.nio.file.Paths.get(dir))
+      val n = try files.iterator().asScala.filter(java.nio.file.Files.isRegularFile(_))
+        .filter(p => p.getFileName.toString == "stderr" || p.getFileName.toString.endsWith(".log"))
+        .map(p => java.nio.file.Files.readAllLines(p).asScala.count(_.contains(text))).sum
+      finally files.close()
+      executor -> n
+    }
+  }
+
+  test("HCCL_OP_EXPANSION_MODE=AI_CPU on an A2, fallback auto: no executor joins a communicator, the shuffle goes by " +
+    "Spark's fetch with the right answer, and each executor says why once, naming the variable and its values") {
+    withContext(aiCpu(baseConf).set("spark.shuffle.hcomm.fallback", "auto"), hcommRegistered = false) { c =>
+      assert(driverState.registeredExecutors() == 0)
+      // two reduce stages of several tasks per executor: the warning is the executor's, not the task's
+      for (_ <- 1 to 2) {
+        assert(c.parallelize(1 to 50000, 4).map(i => (i % 100, i.toLong)).reduceByKey(_ + _, 6).collect().toMap ==
+          sums(50000, 100))
+      }
+      eventually("fallback bytes reported")(metric("bytesReadFallback") > 0)
+      assert(metric("bytesReadOneSided") == 0 && metric("communicatorsJoined") == 0)
+      assert(driverState.communicatorFailure() == null, "no communicator was formed, so none failed")
+      val warning = aiCpuRefused + ". Every shuffle block is fetched by Spark's transfer"
+      val warned = executorLogLines(c, warning)
+      assert(warned.size == executors && warned.values.forall(_ == 1), s"the warning, by executor: $warned")
+    }
+  }
+
+  test("HCCL_OP_EXPANSION_MODE=AI_CPU on an A2, fallback never: the reduce fails naming the variable, the values " +
+    "it allows and spark.shuffle.hcomm.fallback") {
+    withContext(aiCpu(baseConf).set("spark.task.maxFailures", "1"), hcommRegistered = false) { c =>
+      val e = intercept[SparkException] {
+        c.parallelize(1 to 5000, 4).map(i => (i % 10, 1)).reduceByKey(_ + _, 2).collect()
+      }
+      assert(e.getMessage.contains(aiCpuRefused) && e.getMessage.contains("spark.shuffle.hcomm.fallback=never"),
+        e.getMessage)
+      assert(metric("communicatorsJoined") == 0)
     }
   }
 

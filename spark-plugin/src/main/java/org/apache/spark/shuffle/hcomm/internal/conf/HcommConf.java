@@ -16,6 +16,11 @@ import org.hcomm.bridge.install.Provider;
 public final class HcommConf {
     static final String PREFIX = "spark.shuffle.hcomm.";
     private static final long MIB = 1L << 20;
+    /**
+     * The communicator buffer's unit: HcclCommConfig's hcclBufferSize counts whole MB and the buffer is twice it. Its
+     * largest value (a uint32 count of MB) is far above the key's 64g, which bounds the device memory per executor.
+     */
+    private static final long HCCL_BUFFER_UNIT = 2 * MIB;
 
     public static final ConfigEntry<Provider> PROVIDER = ConfigEntry.of(PREFIX + "provider",
             "Which HComm library answers: `soft` (the bundled soft HComm, any Linux host) or `cann` (CANN's "
@@ -107,12 +112,13 @@ public final class HcommConf {
     public static final ConfigEntry<Long> COMMUNICATOR_BUFFER_SIZE = ConfigEntry.derived(PREFIX
                     + "communicator.bufferSize",
             "The communicator path's HCCL buffer on each executor, in device memory (its hcclBufferSize is half of "
-                    + "it, in MB): map outputs are staged into sendArenaSize of it and reads land in "
-                    + "receiveBufferSize of it. It bounds the device memory the shuffle holds per executor (one "
-                    + "communicator at a time).",
-            "sendArenaSize + receiveBufferSize",
-            c -> (SEND_ARENA_SIZE.get(c) + RECEIVE_BUFFER_SIZE.get(c)) + "b", "a size from 2m to 64g",
-            ConfigEntry.bytes(2 * MIB, 64L << 30));
+                    + "it, in whole MB, so it is a multiple of 2m): map outputs are staged into sendArenaSize of it "
+                    + "and reads land in receiveBufferSize of it. It bounds the device memory the shuffle holds per "
+                    + "executor (one communicator at a time).",
+            "sendArenaSize + receiveBufferSize, rounded up to a multiple of 2m",
+            c -> roundUp(SEND_ARENA_SIZE.get(c) + RECEIVE_BUFFER_SIZE.get(c), HCCL_BUFFER_UNIT) + "b",
+            "a multiple of 2m from 2m to 64g, at least sendArenaSize + receiveBufferSize",
+            ConfigEntry.bytes(HCCL_BUFFER_UNIT, 64L << 30));
 
     public static final ConfigEntry<String> COMMUNICATOR_RESOURCE = ConfigEntry.of(PREFIX + "communicator.resource",
             "The Spark resource whose address is the executor's NPU on the communicator path (Spark must schedule "
@@ -163,10 +169,15 @@ public final class HcommConf {
                     + RECEIVE_BUFFER_SIZE.key() + " of at least four chunks, got " + buffer);
         }
         long hccl = COMMUNICATOR_BUFFER_SIZE.get(conf);
+        if (hccl % HCCL_BUFFER_UNIT != 0) {
+            throw new IllegalArgumentException(COMMUNICATOR_BUFFER_SIZE.key() + "=" + hccl + " is not a multiple of "
+                    + "2m (its half is HcclCommConfig's hcclBufferSize, in whole MB); allowed: "
+                    + COMMUNICATOR_BUFFER_SIZE.allowed() + ", e.g. " + roundUp(hccl, HCCL_BUFFER_UNIT) / MIB + "m");
+        }
         if (hccl < SEND_ARENA_SIZE.get(conf) + buffer) {
             throw new IllegalArgumentException(COMMUNICATOR_BUFFER_SIZE.key() + "=" + hccl + " must hold "
                     + SEND_ARENA_SIZE.key() + " + " + RECEIVE_BUFFER_SIZE.key() + " (" + (SEND_ARENA_SIZE.get(conf)
-                    + buffer) + " bytes)");
+                    + buffer) + " bytes); allowed: " + COMMUNICATOR_BUFFER_SIZE.allowed());
         }
         if (WRITE_TARGET.get(conf) == HcommSettings.WriteTarget.ARENA) {
             String why = WRITE_TARGET.key() + "=arena writes map outputs where only this plugin and the owner's "
@@ -193,6 +204,10 @@ public final class HcommConf {
                     + "Spark schedules: set spark.executor.resource." + resource + ".amount (and its discovery "
                     + "script), or leave " + COMMUNICATOR_RESOURCE.key() + " empty for device 0");
         }
+    }
+
+    private static long roundUp(long bytes, long unit) {
+        return (bytes + unit - 1) / unit * unit;
     }
 
     /** Spark's default shuffle I/O plugin, the only one {@code writeTarget=arena} builds on. */

@@ -13,6 +13,7 @@ import org.apache.spark.shuffle.hcomm.internal.conf.LogCategory;
 import org.apache.spark.shuffle.hcomm.internal.rpc.Messages;
 import org.hcomm.bridge.HcommNative;
 import org.hcomm.bridge.SoftHcomm;
+import org.hcomm.bridge.communicator.Acl;
 import org.hcomm.bridge.install.Api;
 import org.hcomm.bridge.transport.CommunicatorTransport;
 import org.hcomm.bridge.transport.TransportException;
@@ -84,9 +85,10 @@ final class CommunicatorMember {
         try {
             device = Integer.parseInt(address.trim());
         } catch (NumberFormatException e) {
-            throw new IllegalStateException("resource '" + name + "' of executor " + plugin.executorID()
+            throw new UnusableDevice("resource '" + name + "' of executor " + plugin.executorID()
                     + " has address '" + address + "', not an NPU number (" + HcommConf.COMMUNICATOR_RESOURCE.key()
-                    + ")", e);
+                    + "; its addresses must be logical ids, as ASCEND_RT_VISIBLE_DEVICES leaves them to this "
+                    + "process)", e);
         }
         LOG.info("HComm on executor {}: NPU {} (resource '{}', addresses {})", plugin.executorID(), device, name,
                 String.join(",", info.addresses()));
@@ -104,10 +106,64 @@ final class CommunicatorMember {
                 return " (not every member joined within " + HcommConf.COMMUNICATOR_FORM_TIMEOUT.key() + ")";
             case 15: // HCCL_E_RUNTIME
             case 107001: // ACL_ERROR_RT_INVALID_DEVICEID
-                return " (NPU " + device + " is not usable here: " + HcommConf.COMMUNICATOR_RESOURCE.key() + "; it is "
-                        + "a logical id, counted among the devices ASCEND_RT_VISIBLE_DEVICES leaves this process)";
+                return deviceHint(device);
             default:
                 return "";
+        }
+    }
+
+    /** What an NPU id the process cannot use points at: the setting that chose it, and the variable that numbers. */
+    private static String deviceHint(int device) {
+        return " (NPU " + device + " is not usable here: " + HcommConf.COMMUNICATOR_RESOURCE.key() + "; it is a "
+                + "logical id, counted among the devices ASCEND_RT_VISIBLE_DEVICES leaves this process)";
+    }
+
+    /** An NPU this executor cannot use: an address that is not a number, or an id outside the visible devices. */
+    static final class UnusableDevice extends IllegalStateException {
+        private static final long serialVersionUID = 1L;
+
+        UnusableDevice(String message, Throwable cause) {
+            super(message, cause);
+        }
+    }
+
+    /**
+     * Why this executor cannot take part in communicators at all, checked at start before any communicator init
+     * ({@link CommunicatorChecks}): {@code HCCL_OP_EXPANSION_MODE} in its environment, and the NPU Spark's resource
+     * gave it against the devices it sees; null when it can.
+     */
+    String preflight() {
+        String mode = CommunicatorChecks.expansionMode(System.getenv(CommunicatorChecks.EXPANSION_MODE),
+                Acl.socName());
+        if (mode != null) {
+            return "executor " + executorId + " cannot read through communicators: " + mode;
+        }
+        String npu = device >= 0 ? unusable(device) : null;
+        return npu == null ? null : "executor " + executorId + " cannot read through communicators: " + npu;
+    }
+
+    /**
+     * Why NPU {@code npu} is not among the devices this process sees ({@code aclrtGetDeviceCount}), with the
+     * settings it points at; null when it is, or when the library cannot say (then {@code aclrtSetDevice} judges).
+     */
+    private String unusable(int npu) {
+        int count;
+        try {
+            count = Acl.deviceCount();
+        } catch (RuntimeException | LinkageError e) {
+            LOG.debug("HComm on executor {}: no device count ({}); aclrtSetDevice judges NPU {}", executorId, e, npu);
+            return null;
+        }
+        String why = CommunicatorChecks.device(npu, count, device < 0);
+        return why == null ? null : why + deviceHint(npu);
+    }
+
+    /** Throws when NPU {@code npu} is not among the visible devices (before any {@code aclrtSetDevice}). */
+    private void checkDevice(int npu, String doing) {
+        String why = unusable(npu);
+        if (why != null) {
+            throw new UnusableDevice("executor " + executorId + " could not " + doing + " on NPU " + npu + ": " + why,
+                    null);
         }
     }
 
@@ -150,6 +206,7 @@ final class CommunicatorMember {
     Messages.RootInfo rootInfo(Messages.RootInfoAsk ask) throws TransportException {
         configureSoft();
         int npu = device(ask.device());
+        checkDevice(npu, "make the root info of communicator " + ask.epoch());
         try {
             return new Messages.RootInfo(ask.epoch(), CommunicatorTransport.rootInfo(npu));
         } catch (TransportException e) {
@@ -168,6 +225,7 @@ final class CommunicatorMember {
         }
         long start = System.nanoTime();
         int npu = device(j.device());
+        checkDevice(npu, "join communicator " + j.epoch());
         CommunicatorTransport t;
         try {
             t = CommunicatorTransport.form(j.rootInfo(), members, j.rank(), npu, bufferMb,

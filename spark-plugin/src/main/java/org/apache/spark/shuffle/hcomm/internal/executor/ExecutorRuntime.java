@@ -88,8 +88,10 @@ public final class ExecutorRuntime implements AutoCloseable {
     /**
      * Opens the transport (or records why it cannot), registers with the driver and starts the agent. On the
      * communicator path there is no transport yet: the executor registers as a candidate member and reads with
-     * Spark's fetch until the driver formed its communicator ({@link CommunicatorSwitch}). {@code settings} are the
-     * process's, which the shuffle manager shares.
+     * Spark's fetch until the driver formed its communicator ({@link CommunicatorSwitch}); one that cannot take part
+     * ({@link CommunicatorMember#preflight}: its HCCL_OP_EXPANSION_MODE or its NPU) does not register, and its reduce
+     * tasks fall back or fail with the reason, as after a failed join. {@code settings} are the process's, which the
+     * shuffle manager shares.
      */
     public static ExecutorRuntime start(PluginContext plugin, HcommSettings settings, Map<String, String> fromDriver)
             throws Exception {
@@ -97,11 +99,20 @@ public final class ExecutorRuntime implements AutoCloseable {
         String host = advertisedHost();
         CommunicatorMember member = null;
         Transport transport = null;
+        String unusable = null; // why this executor cannot take part in communicators, found before any init
         if (CommunicatorMember.chooseApi(settings) == Api.COMMUNICATOR && HcommNative.isAvailable() && host != null) {
             try {
                 HcommNative.ensureCommunicator();
-                member = new CommunicatorMember(settings, plugin.executorID(), host,
-                        CommunicatorMember.device(plugin, settings), secret);
+                int device = Messages.RegisterExecutor.NO_DEVICE;
+                try {
+                    device = CommunicatorMember.device(plugin, settings);
+                } catch (CommunicatorMember.UnusableDevice e) {
+                    unusable = e.getMessage();
+                }
+                member = new CommunicatorMember(settings, plugin.executorID(), host, device, secret);
+                if (unusable == null) {
+                    unusable = member.preflight();
+                }
             } catch (RuntimeException e) {
                 TransportStart.unavailable(plugin, settings, e);
             }
@@ -118,6 +129,12 @@ public final class ExecutorRuntime implements AutoCloseable {
             if (transport != null) {
                 rt.driver.register(host, transport.endpointDescriptor(), transport.listenPort(), rt.agent);
                 LOG.info("HComm shuffle on executor {}: {}", rt.executorId, transport.describe());
+            } else if (member != null && unusable != null) {
+                // not a candidate member (no communicator waits for it); its reduce tasks fall back or fail with
+                // this reason, as after a failed join (planner)
+                rt.parts.failed(unusable);
+                LOG.info("HComm shuffle on executor {}: the communicator path, but it joins no communicator: {}",
+                        rt.executorId, unusable);
             } else if (member != null) {
                 rt.driver.registerForCommunicator(host, member.device(), rt.agent);
                 LOG.info("HComm shuffle on executor {}: the communicator path (SoC {}, NPU {}); Spark's fetch until "

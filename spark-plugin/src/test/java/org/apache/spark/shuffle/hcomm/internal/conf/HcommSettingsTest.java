@@ -115,6 +115,29 @@ class HcommSettingsTest {
                 + "(out of range)", x.getMessage());
     }
 
+    /** The communicator's HCCL buffer: HcclCommConfig carries half of it in whole MB, and it holds arena + receive. */
+    @Test
+    void aCommunicatorBufferThatDoesNotFitNamesTheKeyAndTheAllowedRange() {
+        String key = HcommConf.COMMUNICATOR_BUFFER_SIZE.key();
+        String allowed = "a multiple of 2m from 2m to 64g, at least sendArenaSize + receiveBufferSize";
+        assertEquals(allowed, HcommConf.COMMUNICATOR_BUFFER_SIZE.allowed());
+        IllegalArgumentException odd = assertThrows(IllegalArgumentException.class,
+                () -> HcommSettings.parse(new SparkConf(false).set(key, "321m")));
+        assertEquals(key + "=336592896 is not a multiple of 2m (its half is HcclCommConfig's hcclBufferSize, in whole "
+                + "MB); allowed: " + allowed + ", e.g. 322m", odd.getMessage());
+        IllegalArgumentException huge = assertThrows(IllegalArgumentException.class,
+                () -> HcommSettings.parse(new SparkConf(false).set(key, "128g")));
+        assertEquals("Invalid value '128g' for " + key + ": allowed " + allowed + " (out of range)", huge.getMessage());
+        IllegalArgumentException small = assertThrows(IllegalArgumentException.class,
+                () -> HcommSettings.parse(new SparkConf(false).set(key, "64m")));
+        assertTrue(small.getMessage().startsWith(key + "=67108864 must hold " + P + "sendArenaSize + " + P
+                + "receiveBufferSize (335544320 bytes)") && small.getMessage().contains(allowed), small.getMessage());
+        // its default, arena + receive buffer, is rounded up to the unit
+        assertEquals(6L << 20, HcommSettings.parse(new SparkConf(false).set(P + "sendArenaSize", "1m")
+                .set(P + "receiveBufferSize", "4m")).communicatorBufferSize());
+        assertEquals(64L << 30, HcommSettings.parse(new SparkConf(false).set(key, "64g")).communicatorBufferSize());
+    }
+
     @Test
     void eachEnumEntryAllowsItsEnumsValues() {
         assertAllowed(HcommConf.PROVIDER, Provider.class);

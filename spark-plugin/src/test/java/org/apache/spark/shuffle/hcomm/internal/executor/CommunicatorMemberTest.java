@@ -57,8 +57,8 @@ class CommunicatorMemberTest {
         var npu = new ResourceInformation("npu", new String[] {"card-a"});
         IllegalStateException e = assertThrows(IllegalStateException.class,
                 () -> CommunicatorMember.device(context(Map.of("npu", npu)), scheduled("npu")));
-        assertTrue(e.getMessage().contains("card-a") && e.getMessage().contains(HcommConf.COMMUNICATOR_RESOURCE.key()),
-                e.getMessage());
+        assertTrue(e.getMessage().contains("card-a") && e.getMessage().contains(HcommConf.COMMUNICATOR_RESOURCE.key())
+                && e.getMessage().contains("ASCEND_RT_VISIBLE_DEVICES"), e.getMessage());
     }
 
     @Test
