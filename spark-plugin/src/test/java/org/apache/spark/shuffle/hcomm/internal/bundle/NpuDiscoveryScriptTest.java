@@ -17,6 +17,7 @@ import java.util.concurrent.TimeUnit;
 
 import org.apache.spark.resource.ResourceInformation;
 import org.apache.spark.resource.ResourceInformation$;
+import org.apache.spark.resource.ResourceUtils$;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -222,5 +223,21 @@ class NpuDiscoveryScriptTest {
         fakeNpuSmi(A2);
         Path moved = Files.move(bin.resolve("npu-smi"), dir.resolve("my-npu-smi"));
         assertAddresses(run("HCOMM_NPU_SMI", moved.toString()), "0", "1", "2", "3", "4", "5", "6", "7");
+    }
+
+    @Test
+    void theReadmesResourcesFileForSeveralWorkersOnAHostIsWhatSparkParses() throws IOException {
+        // README, "NPUs scheduled by Spark": a Worker given NPUs 4 to 7 by spark.worker.resourcesFile
+        String json = "[{\"id\": {\"componentName\": \"spark.worker\", \"resourceName\": \"npu\"}, "
+                + "\"addresses\": [\"4\", \"5\", \"6\", \"7\"]}]";
+        String readme = Files.readString(Path.of("../README.md")).replaceAll("\\s+", " ");
+        assertTrue(readme.contains(json), "README no longer shows " + json);
+        Path file = Files.writeString(dir.resolve("npu-worker1.json"), json);
+        var allocations = ResourceUtils$.MODULE$.parseAllocatedFromJsonFile(file.toString());
+        assertEquals(1, allocations.length());
+        ResourceInformation info = allocations.head().toResourceInformation();
+        assertEquals("spark.worker", allocations.head().id().componentName());
+        assertEquals("npu", info.name());
+        assertArrayEquals(new String[] {"4", "5", "6", "7"}, info.addresses());
     }
 }
