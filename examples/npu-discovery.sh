@@ -29,13 +29,14 @@ set -u
 
 name=${1:-${HCOMM_NPU_RESOURCE_NAME:-npu}}
 npu_smi=${HCOMM_NPU_SMI:-npu-smi}
-[[ $name =~ ^[A-Za-z0-9._-]+$ ]] || { echo "npu-discovery: resource name '$name' is not [A-Za-z0-9._-]+" >&2; exit 1; }
 dev_dir=${HCOMM_NPU_DEV_DIR:-/dev}
 
 fail() {
     echo "npu-discovery: $*" >&2
     exit 1
 }
+
+[[ $name =~ ^[A-Za-z0-9._-]+$ ]] || fail "resource name '$name' is not [A-Za-z0-9._-]+"
 
 # The logical ids in `npu-smi info -m` output (stdin), one per line. The header names the columns: "NPU ID",
 # "Chip ID", "Chip Logic ID", newer drivers add "Chip Phy-ID" (and on some products "Slot ID"), "Chip Name"; the
