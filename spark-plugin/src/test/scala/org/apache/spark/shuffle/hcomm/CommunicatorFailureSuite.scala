@@ -107,19 +107,56 @@ class CommunicatorFailureSuite extends LocalClusterSuite {
   }
 
   /**
-   * Spark's resource scheduling giving both executors of this host NPU 0: each worker of the local cluster runs a
-   * discovery script that finds one NPU, "0" (Spark does not coordinate the workers of one host).
+   * The bundle's NPU discovery script (examples/npu-discovery.sh) behind a wrapper that puts a fake `npu-smi`
+   * showing `npus` A2 chips first on PATH: the workers of a local cluster run in the driver's JVM, so the wrapper,
+   * not the JVM's environment, makes the fake the one the script finds.
+   */
+  private def npuDiscoveryScript(npus: Int): String = {
+    import java.nio.file.{Files, Paths}
+    val dir = Files.createTempDirectory(Paths.get("target").toAbsolutePath, "npu-discovery-")
+    val bin = Files.createDirectories(dir.resolve("bin"))
+    val rows = (0 until npus).map(i => s"$i 0 $i Ascend910B3\\n$i 1 - Mcu\\n").mkString
+    val smi = Files.writeString(bin.resolve("npu-smi"),
+      s"#!/bin/sh\nprintf 'NPU ID  Chip ID  Chip Logic ID  Chip Name\\n$rows'\n")
+    val in = getClass.getResourceAsStream("/org/apache/spark/shuffle/hcomm/internal/bundle/npu-discovery.sh")
+    val script = try Files.write(dir.resolve("npu-discovery.sh"), in.readAllBytes()) finally in.close()
+    val wrapper = Files.writeString(dir.resolve("discover.sh"),
+      s"#!/bin/sh\nPATH='$bin':\"$$PATH\" exec bash '$script'\n")
+    Seq(smi, wrapper).foreach(_.toFile.setExecutable(true))
+    Seq(dir, bin, smi, script, wrapper).foreach(_.toFile.deleteOnExit()) // deleted in reverse order
+    wrapper.toString
+  }
+
+  /**
+   * Spark's resource scheduling giving both executors of this host NPU 0: each worker of the local cluster runs the
+   * discovery script, which finds the host's one NPU, "0" (Spark does not coordinate the workers of one host).
    */
   private def oneNpuPerWorker(conf: SparkConf): SparkConf = {
-    val script = java.nio.file.Files.createTempFile(java.nio.file.Paths.get("target").toAbsolutePath, "npu-", ".sh")
-    java.nio.file.Files.writeString(script, "#!/bin/sh\necho '{\"name\": \"npu\", \"addresses\": [\"0\"]}'\n")
-    script.toFile.setExecutable(true)
-    script.toFile.deleteOnExit()
     onA2(conf).set("spark.worker.resource.npu.amount", "1")
-      .set("spark.worker.resource.npu.discoveryScript", script.toString)
+      .set("spark.worker.resource.npu.discoveryScript", npuDiscoveryScript(1))
       .set("spark.executor.resource.npu.amount", "1")
       .set("spark.task.resource.npu.amount", "1")
       .set("spark.shuffle.hcomm.communicator.resource", "npu")
+  }
+
+  test("one worker with two NPUs found by the discovery script and two executors, README's settings: Spark gives " +
+    "each executor its own address, each uses that NPU, and the communicator forms") {
+    // no spark.task.resource.npu.amount: tasks need no NPU share, the shuffle uses the executor's
+    val conf = onA2(baseConf).setMaster("local-cluster[1,2,1024]")
+      .set("spark.executor.cores", "1")
+      .set("spark.executor.memory", "480m")
+      .set("spark.worker.resource.npu.amount", "2")
+      .set("spark.worker.resource.npu.discoveryScript", npuDiscoveryScript(2))
+      .set("spark.executor.resource.npu.amount", "1")
+      .set("spark.shuffle.hcomm.communicator.resource", "npu")
+    withContext(conf) { c =>
+      formed(c)
+      // the plugin takes an executor's NPU from the resources Spark gave it (communicator.resource)
+      assert(liveExecutors(c).map(driverState.communicatorDevice).sorted == Seq(0, 1))
+      assert(c.parallelize(1 to 50000, 4).map(i => (i % 100, i.toLong)).reduceByKey(_ + _, 3).collect().toMap ==
+        sums(50000, 100))
+      eventually("one-sided bytes reported")(metric("bytesReadOneSided") > 0)
+    }
   }
 
   test("two executors of one host on the same NPU, fallback auto: the communicator is refused naming " +

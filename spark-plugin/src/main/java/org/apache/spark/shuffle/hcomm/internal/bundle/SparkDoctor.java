@@ -1,6 +1,9 @@
 package org.apache.spark.shuffle.hcomm.internal.bundle;
 
 import java.io.File;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
 import java.util.Arrays;
 import java.util.Optional;
 import java.util.regex.Matcher;
@@ -14,6 +17,8 @@ import org.hcomm.bridge.install.Finding;
  * The bundle's {@code Main-Class}: {@code java -jar hcomm-spark<line>_<scala>-<version>.jar doctor [options]} runs
  * the bridge's doctor ({@link Doctor}) and adds the Spark check: which Spark this host has (on the class path, else
  * {@code $SPARK_HOME/jars}) and whether this bundle is the one for its line ({@link LineCheck}).
+ * {@code java -jar <bundle> npu-discovery-script} prints Spark's resource discovery script for Ascend NPUs (the
+ * bundle's copy of {@code examples/npu-discovery.sh}) to stdout.
  */
 public final class SparkDoctor {
     private static final Pattern SPARK_CORE = Pattern.compile("spark-core_(\\d+\\.\\d+)-(\\d+\\.\\d+\\.\\d+.*)\\.jar");
@@ -21,8 +26,33 @@ public final class SparkDoctor {
     private SparkDoctor() {
     }
 
+    /** The command that prints the NPU discovery script. */
+    static final String NPU_DISCOVERY_SCRIPT = "npu-discovery-script";
+
     public static void main(String[] args) {
+        if (args.length > 0 && args[0].equals(NPU_DISCOVERY_SCRIPT)) {
+            if (args.length > 1) {
+                System.err.println("usage: " + NPU_DISCOVERY_SCRIPT + " (takes no options; prints the script)");
+                System.exit(2);
+            }
+            byte[] script = npuDiscoveryScript();
+            System.out.write(script, 0, script.length);
+            System.out.flush();
+            System.exit(0);
+        }
         System.exit(Doctor.main(args, o -> check(System.getenv("SPARK_HOME")), System.out));
+    }
+
+    /** The NPU discovery script's bytes, as the bundle carries them. */
+    static byte[] npuDiscoveryScript() {
+        try (InputStream in = SparkDoctor.class.getResourceAsStream("npu-discovery.sh")) {
+            if (in == null) {
+                throw new IllegalStateException("npu-discovery.sh is missing from this jar");
+            }
+            return in.readAllBytes();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     /** The Spark check: this bundle against the Spark found on the class path or under {@code sparkHome}. */
