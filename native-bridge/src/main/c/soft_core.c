@@ -92,11 +92,14 @@ const char *soft_host_id(void)
     return g_host_id;
 }
 
-/* Field 22 of /proc/<pid>/stat: the process start time, which tells a live pid from a reused one. */
+/* Field 22 of the stat file of the process's main thread, /proc/<pid>/task/<pid>/stat (the process start time, as in
+ * /proc/<pid>/stat): it tells a live pid from a reused one. The main thread's file, because qemu-user answers a
+ * process's own /proc/<pid>/stat itself, with a start time of its own that is often a tick off the kernel's (which
+ * the peer reads): the shared-memory path would then be refused between two emulated processes of one host. */
 uint64_t soft_start_time(int pid)
 {
     char path[64], buf[1024];
-    snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    snprintf(path, sizeof path, "/proc/%d/task/%d/stat", pid, pid);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return 0;
     ssize_t n = read(fd, buf, sizeof buf - 1);

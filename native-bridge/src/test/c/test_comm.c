@@ -1492,7 +1492,8 @@ static void spawn(const char *scenario, uint32_t rank, uint32_t nranks, const Hc
         snprintf(a[1], sizeof a[1], "%u", nranks);
         snprintf(a[2], sizeof a[2], "%d", up[1]);
         snprintf(a[3], sizeof a[3], "%d", down[0]);
-        execl("/proc/self/exe", "test_comm", "rank", scenario, a[0], a[1], a[2], a[3], (char *)NULL);
+        char *argv[] = {"test_comm", "rank", (char *)scenario, a[0], a[1], a[2], a[3], NULL};
+        exec_self(argv);
         _exit(127);
     }
     close(down[0]);

@@ -4,7 +4,9 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 /* Failed checks so far, and who checks (test_comm's ranks say which; empty: this process). */
 static int failures;
@@ -25,6 +27,30 @@ static char g_who[64];
         int rc_ = (int)(expr);                                                                        \
         CHECK(rc_ == (want), "got %d, want %d", rc_, (int)(want));                                    \
     } while (0)
+
+/* Executes this test's own binary afresh with argv (argv[0] its name; NULL-terminated); returns only on failure.
+ * HCOMM_TEST_EMULATOR names a user-mode emulator (qemu-aarch64-static, its sysroot in QEMU_LD_PREFIX) that this
+ * binary runs under: the kernel cannot start a foreign-architecture image itself (no binfmt_misc handler needed or
+ * assumed), so the child is the emulator again, given this binary's path (the emulator reports the guest's). */
+static inline void exec_self(char **argv)
+{
+    const char *emu = getenv("HCOMM_TEST_EMULATOR");
+    if (emu == NULL || emu[0] == 0) {
+        execv("/proc/self/exe", argv);
+        return;
+    }
+    static char self[4096];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0) return;
+    self[n] = 0;
+    char *args[32];
+    int k = 0;
+    args[k++] = (char *)emu;
+    args[k++] = self;
+    for (int i = 1; argv[i] != NULL && k < 31; i++) args[k++] = argv[i];
+    args[k] = NULL;
+    execvp(emu, args);
+}
 
 static inline int64_t now_ms(void)
 {

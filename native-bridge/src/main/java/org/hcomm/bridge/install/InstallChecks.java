@@ -2,6 +2,7 @@ package org.hcomm.bridge.install;
 
 import com.sun.jna.Function;
 import com.sun.jna.NativeLibrary;
+import com.sun.jna.Platform;
 import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
@@ -96,7 +97,9 @@ public final class InstallChecks {
                     install.provider() == Provider.CANN
                     ? "source CANN's set_env.sh so that ASCEND_HOME_PATH is set, or name the file with "
                     + "spark.shuffle.hcomm.libraryPath (doctor: --library PATH)"
-                    : "use the bundle jar built for this platform (it carries linux-x86-64/libhcomm_soft.so)");
+                    : "use the bundle jar built for this platform (it carries linux-x86-64/libhcomm_soft.so, and "
+                    + "linux-aarch64/libhcomm_soft.so when built with aarch64-linux-gnu-gcc installed; this JVM "
+                    + "looks under " + Platform.RESOURCE_PREFIX + "/)");
         }
         String file = loc.file().getAbsolutePath();
         // JNA's message: "Unable to load library '<file>':" then dlerror's lines, "<what>: <why>"

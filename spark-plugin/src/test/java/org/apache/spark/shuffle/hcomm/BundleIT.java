@@ -8,6 +8,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -71,16 +72,33 @@ class BundleIT {
                     + String.join("\n  ", natives));
             assertTrue(natives.contains("linux-x86-64/libhcomm_soft.so"), "soft HComm missing: " + natives);
             assertTrue(natives.contains("com/sun/jna/linux-x86-64/libjnidispatch.so"), "JNA's dispatch: " + natives);
-            byte[] elf;
-            try (InputStream in = jar.getInputStream(jar.getEntry("linux-x86-64/libhcomm_soft.so"))) {
-                elf = in.readNBytes(20);
+            assertEquals(62, elfMachine(jar, "linux-x86-64/libhcomm_soft.so"), "soft HComm is not an x86-64 library");
+            // aarch64 (Kunpeng): built wherever the build had the cross compiler, which it skips without (saying so)
+            if (natives.contains("linux-aarch64/libhcomm_soft.so") || onPath("aarch64-linux-gnu-gcc")) {
+                assertTrue(natives.contains("linux-aarch64/libhcomm_soft.so"), "soft HComm for aarch64: " + natives);
+                assertTrue(natives.contains("com/sun/jna/linux-aarch64/libjnidispatch.so"), "JNA's: " + natives);
+                assertEquals(183, elfMachine(jar, "linux-aarch64/libhcomm_soft.so"),
+                        "soft HComm under linux-aarch64/ is not an aarch64 library");
             }
-            assertTrue(elf[0] == 0x7f && elf[1] == 'E' && elf[2] == 'L' && elf[3] == 'F', "not an ELF file");
-            assertEquals(62, (elf[18] & 0xff) | (elf[19] & 0xff) << 8, "soft HComm is not an x86-64 library");
             var attributes = jar.getManifest().getMainAttributes();
             assertEquals(System.getProperty("hcomm.spark.line"), attributes.getValue("Hcomm-Spark-Line"));
             assertEquals(System.getProperty("hcomm.scala.binary"), attributes.getValue("Hcomm-Scala-Binary-Version"));
         }
+    }
+
+    /** e_machine of an ELF file in the jar (62: x86-64, 183: aarch64). */
+    private static int elfMachine(JarFile jar, String entry) throws IOException {
+        byte[] elf;
+        try (InputStream in = jar.getInputStream(jar.getEntry(entry))) {
+            elf = in.readNBytes(20);
+        }
+        assertTrue(elf[0] == 0x7f && elf[1] == 'E' && elf[2] == 'L' && elf[3] == 'F', entry + " is not an ELF file");
+        return (elf[18] & 0xff) | (elf[19] & 0xff) << 8;
+    }
+
+    private static boolean onPath(String program) {
+        return Arrays.stream(System.getenv().getOrDefault("PATH", "").split(":"))
+                .anyMatch(d -> !d.isEmpty() && Files.isExecutable(Path.of(d, program)));
     }
 
     @Test
