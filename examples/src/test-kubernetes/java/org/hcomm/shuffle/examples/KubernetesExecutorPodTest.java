@@ -138,6 +138,30 @@ class KubernetesExecutorPodTest {
         assertTrue(problems.get(0).contains("spark.kubernetes.executor.podTemplateFile"), problems.get(0));
     }
 
+    @Test
+    void launcherCheckPassesTheRecipeAndNamesWhatIsMissing(@org.junit.jupiter.api.io.TempDir Path dir)
+            throws IOException, InterruptedException {
+        assertEquals(0, checkRecipe().exitCode, "the recipe as shipped");
+        Path props = dir.resolve("bad.properties");
+        Files.write(props, Files.readAllLines(RECIPE.resolve("spark-ascend.properties")).stream()
+                .filter(l -> !l.startsWith("spark.executor.resource.Ascend910.vendor")).toList());
+        CheckResult bad = checkRecipe(props.toString());
+        assertEquals(1, bad.exitCode, bad.stderr);
+        assertTrue(bad.stderr.contains("set spark.executor.resource.Ascend910.vendor=huawei.com"), bad.stderr);
+    }
+
+    private record CheckResult(int exitCode, String stderr) {
+    }
+
+    /** kubernetes/check-recipe.sh, the launcher-side check of the same two files. */
+    private static CheckResult checkRecipe(String... args) throws IOException, InterruptedException {
+        List<String> command = new ArrayList<>(List.of("bash", RECIPE.resolve("check-recipe.sh").toString()));
+        command.addAll(List.of(args));
+        Process p = new ProcessBuilder(command).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        String err = new String(p.getErrorStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        return new CheckResult(p.waitFor(), err);
+    }
+
     /** The recipe's settings file as spark-submit --properties-file reads it, with the template from this checkout. */
     static SparkConf recipeConf() throws IOException {
         Properties p = new Properties();
