@@ -121,7 +121,7 @@ class CommunicatorFailureSuite extends LocalClusterSuite {
     val in = getClass.getResourceAsStream("/org/apache/spark/shuffle/hcomm/internal/bundle/npu-discovery.sh")
     val script = try Files.write(dir.resolve("npu-discovery.sh"), in.readAllBytes()) finally in.close()
     val wrapper = Files.writeString(dir.resolve("discover.sh"),
-      s"#!/bin/sh\nPATH='$bin':\"$$PATH\" exec bash '$script'\n")
+      "#!/bin/sh\nPATH='" + bin + "':\"$PATH\" exec bash '" + script + "'\n") // no \" in s"" on Scala 2.12
     Seq(smi, wrapper).foreach(_.toFile.setExecutable(true))
     Seq(dir, bin, smi, script, wrapper).foreach(_.toFile.deleteOnExit()) // deleted in reverse order
     wrapper.toString
