@@ -538,11 +538,19 @@ static void run_suite(const char *path)
         ch = connect_to(&r, &o, &status, &remote);
         if (ch) {
             HcommSoftConfigure("exec_timeout_ms", "1500");
+            /* kill returns before the stop takes effect: on a loaded host the owner's threads can run (and answer)
+             * for a while after it. WUNTRACED returns once every thread of the owner has stopped. */
+            int st = 0;
             kill(o.pid, SIGSTOP);
+            CHECK(waitpid(o.pid, &st, WUNTRACED) == o.pid && WIFSTOPPED(st), "stalled owner not stopped: 0x%x", st);
             int64_t t0 = now_ms();
             CHECK_RC(HcommReadOnThread(r.th, ch, r.buf, (void *)(uintptr_t)remote, 64u << 20), 0);
-            CHECK_RC(HcommChannelDrainOnThread(r.th, ch), HCCL_E_TIMEOUT);
+            int rc = HcommChannelDrainOnThread(r.th, ch);
             int64_t took = now_ms() - t0;
+            /* a stalled owner is not a dead one: 9, never 19 (19 would mean the connection ended: say how) */
+            pid_t gone = waitpid(o.pid, &st, WNOHANG);
+            CHECK(rc == HCCL_E_TIMEOUT, "stalled owner: got %d after %lld ms, want %d (owner %s, status 0x%x)", rc,
+                  (long long)took, HCCL_E_TIMEOUT, gone == o.pid ? "exited" : "still stopped", gone == o.pid ? st : 0);
             /* the 1.5 s timeout, not the 60 s default, with room for a loaded host under a sanitizer */
             CHECK(took >= 1400 && took < 15000, "timeout after %lld ms", (long long)took);
             kill(o.pid, SIGKILL);
