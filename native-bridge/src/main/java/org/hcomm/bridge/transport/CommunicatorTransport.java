@@ -12,7 +12,6 @@ import org.hcomm.bridge.communicator.Acl;
 import org.hcomm.bridge.communicator.CommStream;
 import org.hcomm.bridge.communicator.Communicator;
 import org.hcomm.bridge.error.HcommException;
-import org.hcomm.bridge.error.HcommStatus;
 import org.hcomm.bridge.raw.HcommAbi;
 
 /**
@@ -30,9 +29,9 @@ import org.hcomm.bridge.raw.HcommAbi;
  * against the size the channel gave, so a bad offset is a {@link TransportException} naming the peer, never a
  * native call. A read's {@code dst} is a region's {@link Region#address()} (this member's own buffer).
  *
- * <p>A batch issues under {@link Communicator#claim()} (from its first read to its flush: one user of the
- * communicator at a time) and, after its reads over each RoCE channel, records {@link Communicator.Notify#ACK} on
- * that channel in the same batch, as HCCL's read templates do.
+ * <p>Reads go in a {@link CommunicatorBatch}, which issues under {@link Communicator#claim()} (from its first read
+ * to its flush: one user of the communicator at a time) and, after its reads over each RoCE channel, records {@link
+ * Communicator.Notify#ACK} on that channel in the same batch, as HCCL's read templates do.
  *
  * <p>Thread-safe as {@link Transport} says.
  */
@@ -225,7 +224,7 @@ public final class CommunicatorTransport extends TransportBase {
                 throw new IllegalStateException(e.getMessage(), e);
             }
         }
-        return track(new Batch(s));
+        return track(new CommunicatorBatch(this, comm, s));
     }
 
     @Override
@@ -310,155 +309,20 @@ public final class CommunicatorTransport extends TransportBase {
         }
     }
 
-    /**
-     * Reads on one pooled stream; each landed read is copied to its region's mirror when the batch completes. The
-     * communicator is claimed from a batch's first read to its flush; the OS thread that filled it flushes it
-     * ({@link ReadBatch}'s rule, which HComm's batch mode needs anyway).
-     */
-    private final class Batch implements ReadBatch {
-        private final CommStream stream;
-        private final List<long[]> landing = new ArrayList<>();
-        private final List<CommPeers.Peer> touched = new ArrayList<>();
-        /** The RoCE channels read since the last flush, each to get one ACK notify before the flush. */
-        private final List<CommPeers.Link> ackDue = new ArrayList<>();
-        private Communicator.Claim claim;
-        private boolean closed;
-
-        Batch(CommStream stream) {
-            this.stream = stream;
+    /** Copies a read that landed at {@code dst} to its region's host mirror (none outside a live region). */
+    void land(long dst, long length) {
+        DeviceRegion r = regionOf(dst, length);
+        if (r != null) {
+            r.land(dst, length);
         }
+    }
 
-        @Override
-        public void read(PeerChannels.PeerChannel channel, long dst, long src, long length) throws TransportException {
-            CommPeers.Peer p = (CommPeers.Peer) channel;
-            CommPeers.Link link = p.link();
-            if (link == null) {
-                throw new TransportException("HcommReadOnThread", 6, "no channel to " + p.peerId() + ": " + p.failure(),
-                        null, p);
-            }
-            if (length < 0 || src < 0 || src > link.size() - length) {
-                throw refused(p, "read of [" + src + ", +" + length + ") outside the HCCL buffer of " + p.peerId()
-                        + " (" + link.size() + " bytes as channel " + p.name() + " gave it)");
-            }
-            long own = comm.bufferAddress();
-            if (dst < own || dst - own > comm.bufferSize() - length) {
-                throw refused(p, "read from " + p.peerId() + " into 0x" + Long.toHexString(dst) + " +" + length
-                        + ", outside this member's HCCL buffer");
-            }
-            try {
-                if (claim == null) {
-                    claim = comm.claim();
-                }
-                stream.read(link.handle(), dst, link.base() + src, length);
-            } catch (HcommException | IllegalStateException e) {
-                TransportException t = e instanceof HcommException h
-                        ? new TransportException(h.call(), h.code(), "read from " + p.peerId() + ": " + h.getMessage(),
-                        h, p)
-                        : new TransportException("HcommReadOnThread", HcommStatus.HCCL_E_PARA.code(),
-                        "read from " + p.peerId() + ": " + e.getMessage(), e, p);
-                abandon(t);
-                throw t;
-            }
-            landing.add(new long[] {dst, length});
-            if (!touched.contains(p)) {
-                touched.add(p);
-            }
-            if (link.roce() && !ackDue.contains(link)) {
-                ackDue.add(link);
-            }
-        }
-
-        /** HCCL_E_PARA for {@code p}, after the batch's earlier reads were ended and waited for. */
-        private TransportException refused(CommPeers.Peer p, String what) {
-            TransportException t = new TransportException("HcommReadOnThread", HcommStatus.HCCL_E_PARA.code(), what,
-                    null, p);
-            abandon(t);
-            return t;
-        }
-
-        /** Ends the batch after a refused read: its earlier reads are flushed and waited for, the claim let go. */
-        private void abandon(TransportException failure) {
-            try {
-                issueEnd();
-                stream.await();
-            } catch (HcommException | IllegalStateException e) {
-                failure.addSuppressed(e);
-            } finally {
-                landing.clear();
-                touched.clear();
-            }
-        }
-
-        /** The ACK notifies due, {@code HcommBatchModeEnd}, then the claim let go (each step runs). */
-        private void issueEnd() {
-            try {
-                for (CommPeers.Link l : ackDue) {
-                    stream.notifyPeer(l.handle(), Communicator.Notify.ACK.index());
-                }
-            } finally {
-                ackDue.clear();
-                try {
-                    stream.flush();
-                } finally {
-                    Communicator.Claim c = claim;
-                    claim = null;
-                    if (c != null) {
-                        c.close();
-                    }
-                }
-            }
-        }
-
-        @Override
-        public void flush() throws TransportException {
-            try {
-                issueEnd();
-            } catch (HcommException e) {
-                throw wrap(e);
-            }
-        }
-
-        @Override
-        public void await() throws TransportException {
-            try {
-                issueEnd();
-                stream.await();
-                for (long[] l : landing) {
-                    DeviceRegion r = regionOf(l[0], l[1]);
-                    if (r != null) {
-                        r.land(l[0], l[1]);
-                    }
-                }
-            } catch (HcommException e) {
-                throw new TransportException(e.call(), e.code(), e.getMessage(), e, touched.size() == 1
-                        ? touched.get(0) : null);
-            } finally {
-                landing.clear();
-                touched.clear();
-            }
-        }
-
-        @Override
-        public void close() {
-            forget(this);
-            if (closed) {
-                return;
-            }
-            closed = true;
-            try {
-                issueEnd(); // ends a batch left open (and lets the claim go) before its reads are waited for
-            } catch (RuntimeException e) {
-                // a failed read of a batch being thrown away does not matter
-            }
-            try {
-                stream.await(); // lets its reads finish before the stream is reused
-            } catch (RuntimeException e) {
-                // as above
-            }
-            synchronized (CommunicatorTransport.this) {
-                if (!isClosed()) {
-                    idleStreams.push(stream);
-                }
+    /** Ends a batch: its stream goes back to the pool unless the transport closed. */
+    void retire(CommunicatorBatch batch, CommStream stream) {
+        forget(batch);
+        synchronized (this) {
+            if (!isClosed()) {
+                idleStreams.push(stream);
             }
         }
     }
