@@ -63,6 +63,19 @@ public final class CommStream {
         batch.end("flushed");
     }
 
+    /**
+     * Flushes, then {@code aclrtSynchronizeStreamWithTimeout}: every task queued so far has completed, or the first
+     * error, or the ACL timeout code once {@code timeoutMillis} passed (the stream may still run: then it is not
+     * reused).
+     */
+    public void await(long timeoutMillis) {
+        flush();
+        Acl.useDevice(comm.device());
+        int rc = AclRuntime.aclrtSynchronizeStreamWithTimeout(stream, (int) Math.min(Integer.MAX_VALUE,
+                Math.max(1, timeoutMillis)));
+        HcommException.check(rc, "aclrtSynchronizeStreamWithTimeout", comm.context());
+    }
+
     /** Flushes, then {@code aclrtSynchronizeStream}: every task queued so far has completed, or the first error. */
     public void await() {
         flush();

@@ -74,8 +74,13 @@ public final class Communicator extends NativeOwner {
     private final long bufferSize;
     private final String name;
     private final List<Pointer> streams = new ArrayList<>();
-    /** One user at a time ({@link #claim()}); a semaphore, as a claim may end on another thread than its start. */
-    private final Semaphore inUse = new Semaphore(1, true);
+    /**
+     * One user at a time ({@link #claim()}) per communicator name in this process (several ranks of one communicator
+     * in one process, as in tests, share {@code HcommAcquireComm}'s hold, which is by name); a semaphore, as a claim
+     * may end on another thread than its start.
+     */
+    private static final ConcurrentHashMap<String, Semaphore> IN_USE = new ConcurrentHashMap<>();
+    private final Semaphore inUse;
     private volatile Thread claimedBy;
 
     private Communicator(Pointer handle, int device, int rank, int size, long buffer, long bufferSize, String name) {
@@ -87,6 +92,7 @@ public final class Communicator extends NativeOwner {
         this.size = size;
         this.buffer = buffer;
         this.bufferSize = bufferSize;
+        this.inUse = IN_USE.computeIfAbsent(name, n -> new Semaphore(1, true));
     }
 
     /** {@code HcclGetRootInfo} on {@code device}: the 4,108 bytes every rank needs, carried out of band. */
@@ -302,6 +308,7 @@ public final class Communicator extends NativeOwner {
     /** {@code HcclCommDestroy}, then {@code aclrtDestroyStream} for every stream made by {@link #newStream()}. */
     @Override
     protected void release() {
+        IN_USE.remove(name, inUse);
         Acl.useDevice(device);
         int rc = HcclLibrary.HcclCommDestroy(handle);
         List<Pointer> mine;

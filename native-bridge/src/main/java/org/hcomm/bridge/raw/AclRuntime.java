@@ -20,6 +20,9 @@ public final class AclRuntime {
 
     public static native int aclrtSynchronizeStream(Pointer stream);
 
+    /** {@code timeout} in ms ({@code -1}: none); a stream not done in time: {@code ACL_ERROR_RT_STREAM_SYNC_TIMEOUT}. */
+    public static native int aclrtSynchronizeStreamWithTimeout(Pointer stream, int timeout);
+
     /** {@code configPath} may be null. */
     public static native int aclInit(String configPath);
 

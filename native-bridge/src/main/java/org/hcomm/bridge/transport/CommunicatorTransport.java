@@ -52,6 +52,8 @@ public final class CommunicatorTransport extends TransportBase {
     /** The channel to each rank (null for this one). */
     private final CommPeers.Link[] linkOfRank;
     private final Deque<CommStream> idleStreams = new ArrayDeque<>();
+    /** Non-null when the HCCL buffer is a window ({@link #formWindowed}): then no region is carved from it. */
+    private CommunicatorWindows windows;
     /** Bytes of the HCCL buffer handed out; regions are carved from its start and never returned before close. */
     private long carved;
 
@@ -70,10 +72,30 @@ public final class CommunicatorTransport extends TransportBase {
      */
     public static CommunicatorTransport form(byte[] rootInfo, List<Member> members, int rank, int device,
             int bufferMb, String name) throws TransportException {
+        return form(rootInfo, members, rank, device, bufferMb, name, null);
+    }
+
+    /** How the HCCL buffer is cut into windows: {@code slots} per window end, slices of {@code sliceBytes}. */
+    public record WindowSpec(int slots, long sliceBytes, long timeoutMillis) {}
+
+    /**
+     * As {@link #form}, with the HCCL buffer as a window ({@link #windows()}) cut as {@code spec} says, and every
+     * channel carrying the window's notifies ({@link WindowLayout#notifyNum()}). A spec the buffer cannot hold fails
+     * the forming ({@code IllegalArgumentException}'s text as the {@link TransportException}'s), nothing left.
+     */
+    public static CommunicatorTransport formWindowed(byte[] rootInfo, List<Member> members, int rank, int device,
+            int bufferMb, String name, WindowSpec spec) throws TransportException {
+        return form(rootInfo, members, rank, device, bufferMb, name, Objects.requireNonNull(spec, "spec"));
+    }
+
+    private static CommunicatorTransport form(byte[] rootInfo, List<Member> members, int rank, int device,
+            int bufferMb, String name, WindowSpec spec) throws TransportException {
         requireLibrary();
         Communicator comm = null;
         try {
             comm = Communicator.join(rootInfo, members.size(), rank, device, bufferMb, name);
+            WindowLayout layout = spec == null ? null
+                    : new WindowLayout(comm.bufferSize(), spec.slots(), spec.sliceBytes());
             CommPeers.Link[] links = new CommPeers.Link[members.size()];
             int n = members.size() - 1;
             if (n > 0) {
@@ -88,14 +110,19 @@ public final class CommunicatorTransport extends TransportBase {
                             ? HcommAbi.COMM_PROTOCOL_HCCS : HcommAbi.COMM_PROTOCOL_ROCE;
                     i++;
                 }
-                long[] got = comm.acquireChannels(ranks, protocols, Communicator.NOTIFY_NUM);
+                long[] got = comm.acquireChannels(ranks, protocols, layout == null ? Communicator.NOTIFY_NUM
+                        : layout.notifyNum());
                 for (int i = 0; i < n; i++) {
                     long[] buffer = comm.peerBuffer(got[i]);
                     links[ranks[i]] = new CommPeers.Link(got[i], buffer[0], buffer[1],
                             protocols[i] == HcommAbi.COMM_PROTOCOL_ROCE);
                 }
             }
-            return new CommunicatorTransport(comm, members, links);
+            CommunicatorTransport t = new CommunicatorTransport(comm, members, links);
+            if (layout != null) {
+                t.windows = new CommunicatorWindows(t, comm, layout, spec.timeoutMillis());
+            }
+            return t;
         } catch (HcommException | IllegalStateException | IllegalArgumentException e) {
             if (comm != null) {
                 try {
@@ -120,6 +147,25 @@ public final class CommunicatorTransport extends TransportBase {
         } catch (IllegalStateException e) {
             throw new TransportException("HcclGetRootInfo", -1, e.getMessage(), e);
         }
+    }
+
+    /** The windows of this member's HCCL buffer, or null when it is a store ({@link #form}). */
+    public CommunicatorWindows windows() {
+        return windows;
+    }
+
+    /** The channel to member {@code peerId}, or null when it is not one. */
+    CommPeers.Link linkTo(String peerId) {
+        Integer r = rankOf.get(peerId);
+        return r == null ? null : linkOfRank[r];
+    }
+
+    WindowEnd trackWindow(WindowEnd end) {
+        return track(end);
+    }
+
+    void forgetWindow(WindowEnd end) {
+        forget(end);
     }
 
     /** This member's rank. */
@@ -160,6 +206,10 @@ public final class CommunicatorTransport extends TransportBase {
     @Override
     public synchronized Region allocate(String tag, long bytes) {
         ensureOpen();
+        if (windows != null) {
+            throw new IllegalStateException("the HCCL buffer of this communicator is a window: " + tag
+                    + " cannot be carved from it");
+        }
         if (bytes <= 0 || bytes > Integer.MAX_VALUE) {
             throw new IllegalArgumentException("region size must be in (0, 2 GiB), got " + bytes);
         }

@@ -22,7 +22,8 @@ import org.hcomm.bridge.error.HcommException;
  * maker fails with {@link IllegalStateException}.
  */
 abstract class TransportBase implements Transport {
-    private static final List<Class<?>> CLOSE_ORDER = List.of(ReadBatch.class, PeerChannels.class, Region.class);
+    private static final List<Class<?>> CLOSE_ORDER = List.of(WindowEnd.class, ReadBatch.class, PeerChannels.class,
+            Region.class);
 
     private final Set<AutoCloseable> open = ConcurrentHashMap.newKeySet();
     private final AtomicBoolean closed = new AtomicBoolean();

@@ -61,6 +61,12 @@ class CommunicatorTransportTest {
 
     /** As {@link #form(int, int)}, member r on {@code hosts[r]}: HCCS within a host, RoCE between hosts. */
     static List<CommunicatorTransport> form(int bufferMb, String... hosts) throws Exception {
+        return form(bufferMb, null, hosts);
+    }
+
+    /** As {@link #form(int, String...)}, windowed as {@code spec} says when it is not null. */
+    static List<CommunicatorTransport> form(int bufferMb, CommunicatorTransport.WindowSpec spec, String... hosts)
+            throws Exception {
         int n = hosts.length;
         byte[] root = CommunicatorTransport.rootInfo(0);
         List<CommunicatorTransport.Member> members = new ArrayList<>();
@@ -72,7 +78,9 @@ class CommunicatorTransportTest {
             List<Future<CommunicatorTransport>> joins = new ArrayList<>();
             for (int r = 0; r < n; r++) {
                 int rank = r;
-                joins.add(pool.submit(() -> CommunicatorTransport.form(root, members, rank, rank, bufferMb, null)));
+                joins.add(pool.submit(() -> spec == null
+                        ? CommunicatorTransport.form(root, members, rank, rank, bufferMb, null)
+                        : CommunicatorTransport.formWindowed(root, members, rank, rank, bufferMb, null, spec)));
             }
             List<CommunicatorTransport> out = new ArrayList<>();
             for (Future<CommunicatorTransport> f : joins) {

@@ -1,0 +1,124 @@
+package org.hcomm.bridge.transport;
+
+import java.nio.ByteBuffer;
+import org.hcomm.bridge.communicator.CommStream;
+import org.hcomm.bridge.communicator.Communicator;
+import org.hcomm.bridge.error.HcommException;
+
+/**
+ * One end of a window exchange on a communicator (docs/ARCHITECTURE.md, "The HCCL buffer as a window"): a window of
+ * this member's HCCL buffer leased for the exchange, the channel to the peer, a pooled stream, and a host buffer of
+ * one slice. Slices are signalled by channel notifies only: {@link WindowLayout#dataNotify} owner → reader once a
+ * slot holds a slice, {@link WindowLayout#ackNotify} reader → owner once the reader is done with it. An exchange that
+ * ended <em>balanced</em> (every notify recorded was waited for) gives its window and stream back for the next one;
+ * one that failed quarantines its window for the read timeout and drops its stream, and poisons the channel to
+ * that peer for the rest of the communicator ({@link CommunicatorWindows#poisoned}), as a stale notify or a late
+ * transfer may still arrive on it.
+ *
+ * <p>Threading: confined to one thread at a time (the stream's batches are that thread's); {@link #close()} from any.
+ */
+public abstract sealed class WindowEnd implements AutoCloseable permits OwnerEnd, ReaderEnd {
+    final CommunicatorWindows windows;
+    final Communicator comm;
+    final WindowLayout layout;
+    final CommPeers.Link link;
+    final String peerId;
+    final int window;
+    final CommStream stream;
+    final ByteBuffer host;
+    final long hostAddress;
+    private final SlotPool pool;
+    private boolean balanced = true;
+    private boolean closed;
+
+    WindowEnd(CommunicatorWindows windows, CommPeers.Link link, String peerId, int window, SlotPool pool,
+            CommStream stream, ByteBuffer host) {
+        this.windows = windows;
+        this.comm = windows.comm;
+        this.layout = windows.layout;
+        this.link = link;
+        this.peerId = peerId;
+        this.window = window;
+        this.pool = pool;
+        this.stream = stream;
+        this.host = host;
+        this.hostAddress = com.sun.jna.Pointer.nativeValue(com.sun.jna.Native.getDirectBufferPointer(host));
+    }
+
+    /** The peer this window exchanges with. */
+    public String peerId() {
+        return peerId;
+    }
+
+    /** Over RoCE (between hosts), else HCCS. */
+    public boolean roce() {
+        return link.roce();
+    }
+
+    /** The offsets of this end's slots in its HCCL buffer, slot by slot: what the peer is told. */
+    public final long[] slotOffsets() {
+        long[] out = new long[layout.slots()];
+        for (int s = 0; s < out.length; s++) {
+            out[s] = slotOffset(s);
+        }
+        return out;
+    }
+
+    abstract long slotOffset(int s);
+
+    /** Notifies are in flight that no wait has taken yet: the end is not balanced until {@link #balance()}. */
+    final void unbalanced() {
+        balanced = false;
+    }
+
+    final void balance() {
+        balanced = true;
+    }
+
+    /** Runs {@code step} as one batch under the communicator's claim, then waits for it within the read timeout. */
+    final void batch(String what, Runnable step, boolean await) throws TransportException {
+        try {
+            try (Communicator.Claim c = comm.claim()) {
+                step.run();
+                stream.flush();
+            }
+            if (await) {
+                stream.await(windows.timeoutMillis);
+            }
+        } catch (HcommException e) {
+            balanced = false;
+            throw new TransportException(e.call(), e.code(), what + " with " + peerId + " (window " + window + "): "
+                    + e.getMessage(), e);
+        } catch (IllegalStateException e) {
+            balanced = false;
+            throw new TransportException(what, -1, what + " with " + peerId + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** Seconds a notify wait may take: the read timeout, rounded up (CANN's waits count seconds). */
+    final int waitSeconds() {
+        return (int) Math.max(1, (windows.timeoutMillis + 999) / 1000);
+    }
+
+    /**
+     * Gives the window and stream back when the exchange ended balanced; else quarantines the window, drops the
+     * stream and poisons the channel to the peer. Idempotent.
+     */
+    @Override
+    public final void close() {
+        boolean clean;
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            clean = balanced;
+        }
+        windows.ended(this, clean);
+        if (clean) {
+            pool.release(window);
+        } else {
+            pool.quarantine(window, windows.timeoutMillis);
+        }
+    }
+}

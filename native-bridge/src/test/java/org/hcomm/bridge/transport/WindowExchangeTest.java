@@ -1,0 +1,215 @@
+package org.hcomm.bridge.transport;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.ByteBuffer;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Window exchanges on soft HComm under the Atlas A2 profile, members on threads of one process (as
+ * {@link CommunicatorTransportTest}): a stream ten times the HCCL buffer passes through a window intact over HCCS and
+ * over RoCE, several owners serve one reader at once, a cancelled exchange still ends balanced, and an owner that
+ * dies mid-stream fails the reader's slice within the read timeout and poisons that channel. Nothing is left live.
+ */
+@Timeout(120)
+class WindowExchangeTest {
+    static final int MIB = 1 << 20;
+    static final long SLICE = 256 << 10;
+
+    @BeforeAll
+    static void a2() {
+        CommunicatorTransportTest.a2();
+    }
+
+    @AfterAll
+    static void atlas350Again() {
+        CommunicatorTransportTest.atlas350Again();
+    }
+
+    @AfterEach
+    void nothingLeaks() {
+        new CommunicatorTransportTest().nothingLeaks();
+    }
+
+    /** hcclBufferSize 1 MB: a 2 MiB HCCL buffer, two windows of 2 x 256 KiB per half. */
+    static List<CommunicatorTransport> form(long timeoutMillis, String... hosts) throws Exception {
+        return CommunicatorTransportTest.form(1, new CommunicatorTransport.WindowSpec(2, SLICE, timeoutMillis), hosts);
+    }
+
+    /** Owner {@code owner} streams {@code data} to reader {@code reader}; returns what the reader took. */
+    static byte[] exchange(CommunicatorTransport owner, String ownerId, CommunicatorTransport reader, String readerId,
+            byte[] data, ExecutorService pool) throws Exception {
+        WindowLayout l = reader.windows().layout();
+        ReaderEnd r = reader.windows().openReader(ownerId, 5_000);
+        assertNotNull(r);
+        Future<Long> served = pool.submit(() -> {
+            try (OwnerEnd o = owner.windows().openOwner(readerId, r.slotOffsets(), 5_000)) {
+                assertNotNull(o);
+                r.attach(o.slotOffsets());
+                for (long j = 0; j < l.sliceCount(data.length); j++) {
+                    int len = l.sliceLength(data.length, j);
+                    o.staging().put(data, (int) (j * l.sliceBytes()), len);
+                    o.put(len);
+                }
+                o.finish();
+                return o.slicesPut();
+            }
+        });
+        byte[] got = new byte[data.length];
+        try (r) {
+            long deadline = System.currentTimeMillis() + 10_000;
+            while (r.slicesTaken() == 0 && !attached(r) && System.currentTimeMillis() < deadline) {
+                Thread.sleep(1);
+            }
+            for (long j = 0; j < l.sliceCount(data.length); j++) {
+                int len = l.sliceLength(data.length, j);
+                r.take(len).get(got, (int) (j * l.sliceBytes()), len);
+            }
+        }
+        assertEquals(l.sliceCount(data.length), served.get());
+        return got;
+    }
+
+    private static boolean attached(ReaderEnd r) {
+        try {
+            java.lang.reflect.Field f = ReaderEnd.class.getDeclaredField("ownerSlots");
+            f.setAccessible(true);
+            return f.get(r) != null;
+        } catch (ReflectiveOperationException e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    private static void closeAll(List<CommunicatorTransport> ts) {
+        for (CommunicatorTransport t : ts) {
+            t.close();
+        }
+    }
+
+    @Test
+    void tenTimesTheBufferPassesIntactOverHccsAndRoce() throws Exception {
+        for (String[] hosts : new String[][] {{"h", "h"}, {"h0", "h1"}}) {
+            List<CommunicatorTransport> t = form(10_000, hosts);
+            ExecutorService pool = Executors.newCachedThreadPool();
+            try {
+                assertEquals(2, t.get(0).windows().layout().windows());
+                assertEquals(7, t.get(0).windows().layout().notifyNum());
+                byte[] data = new byte[(int) (10 * t.get(0).deviceBytes()) + 12345];
+                new Random(hosts[0].length()).nextBytes(data);
+                byte[] got = exchange(t.get(0), "exec-0", t.get(1), "exec-1", data, pool);
+                assertArrayEquals(data, got, "bytes through the window, hosts " + String.join(",", hosts));
+                assertEquals(2, t.get(0).windows().freeSendWindows(), "send window back after a balanced end");
+                assertEquals(2, t.get(1).windows().freeReceiveWindows(), "receive window back");
+                assertFalse(t.get(1).windows().poisoned("exec-0"));
+                assertThrows(IllegalStateException.class, () -> t.get(0).allocate("arena", MIB),
+                        "a windowed HCCL buffer carves no region");
+            } finally {
+                pool.shutdownNow();
+                closeAll(t);
+            }
+        }
+    }
+
+    @Test
+    void twoOwnersServeOneReaderAtOnce() throws Exception {
+        List<CommunicatorTransport> t = form(10_000, "h", "h", "h1");
+        ExecutorService pool = Executors.newCachedThreadPool();
+        try {
+            byte[] a = new byte[5 * MIB + 1];
+            byte[] b = new byte[3 * MIB + 7];
+            new Random(1).nextBytes(a);
+            new Random(2).nextBytes(b);
+            Future<byte[]> fromA = pool.submit(() -> exchange(t.get(1), "exec-1", t.get(0), "exec-0", a, pool));
+            Future<byte[]> fromB = pool.submit(() -> exchange(t.get(2), "exec-2", t.get(0), "exec-0", b, pool));
+            assertArrayEquals(a, fromA.get());
+            assertArrayEquals(b, fromB.get());
+            assertEquals(2, t.get(0).windows().freeReceiveWindows());
+        } finally {
+            pool.shutdownNow();
+            closeAll(t);
+        }
+    }
+
+    @Test
+    void aReaderThatSkipsSlicesStillEndsBalancedAndTheNextExchangeWorks() throws Exception {
+        List<CommunicatorTransport> t = form(10_000, "h", "h");
+        ExecutorService pool = Executors.newCachedThreadPool();
+        try {
+            WindowLayout l = t.get(1).windows().layout();
+            ReaderEnd r = t.get(1).windows().openReader("exec-0", 5_000);
+            OwnerEnd o = t.get(0).windows().openOwner("exec-1", r.slotOffsets(), 5_000);
+            r.attach(o.slotOffsets());
+            Future<?> owner = pool.submit(() -> {
+                for (int j = 0; j < 5; j++) {
+                    o.staging().put(new byte[(int) l.sliceBytes()]);
+                    o.put((int) l.sliceBytes());
+                }
+                o.finish();
+                return null;
+            });
+            r.take((int) l.sliceBytes());
+            for (int j = 1; j < 5; j++) {
+                r.skip();
+            }
+            owner.get();
+            o.close();
+            r.close();
+            assertFalse(t.get(1).windows().poisoned("exec-0"));
+            byte[] data = new byte[MIB];
+            new Random(3).nextBytes(data);
+            assertArrayEquals(data, exchange(t.get(0), "exec-0", t.get(1), "exec-1", data, pool),
+                    "the same channel after a skipped exchange");
+        } finally {
+            pool.shutdownNow();
+            closeAll(t);
+        }
+    }
+
+    @Test
+    void anOwnerThatDiesMidStreamFailsTheReaderAndPoisonsTheChannel() throws Exception {
+        List<CommunicatorTransport> t = form(3_000, "h", "h");
+        try {
+            WindowLayout l = t.get(1).windows().layout();
+            ReaderEnd r = t.get(1).windows().openReader("exec-0", 5_000);
+            OwnerEnd o = t.get(0).windows().openOwner("exec-1", r.slotOffsets(), 5_000);
+            r.attach(o.slotOffsets());
+            o.staging().put(new byte[(int) l.sliceBytes()]);
+            o.put((int) l.sliceBytes());
+            r.take((int) l.sliceBytes());
+            t.get(0).close(); // the owner's communicator ends with a slice still due
+            long start = System.nanoTime();
+            TransportException e = assertThrows(TransportException.class, () -> r.take((int) l.sliceBytes()));
+            long ms = (System.nanoTime() - start) / 1_000_000;
+            assertTrue(ms < 10_000, "failed after " + ms + " ms: " + e);
+            r.close();
+            assertTrue(t.get(1).windows().poisoned("exec-0"), "the channel to the dead owner is poisoned");
+            assertThrows(TransportException.class, () -> t.get(1).windows().openReader("exec-0", 100));
+            assertEquals(1, t.get(1).windows().freeReceiveWindows(), "the failed window is quarantined");
+        } finally {
+            closeAll(t);
+        }
+    }
+
+    @Test
+    void aWindowSpecTheBufferCannotHoldFailsTheFormingSayingWhy() throws Exception {
+        byte[] root = CommunicatorTransport.rootInfo(0);
+        List<CommunicatorTransport.Member> one = List.of(new CommunicatorTransport.Member("exec-0", "h"));
+        TransportException e = assertThrows(TransportException.class, () -> CommunicatorTransport.formWindowed(root,
+                one, 0, 0, 1, null, new CommunicatorTransport.WindowSpec(2, 4L * MIB, 1000)));
+        assertTrue(e.getMessage().contains("must hold one window per half"), e.getMessage());
+    }
+}
