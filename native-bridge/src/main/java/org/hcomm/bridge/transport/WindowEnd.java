@@ -66,12 +66,17 @@ public abstract sealed class WindowEnd implements AutoCloseable permits OwnerEnd
 
     abstract long slotOffset(int s);
 
+    /** True while every notify this end recorded or waited for is matched (closing it then poisons nothing). */
+    public final synchronized boolean balanced() {
+        return balanced;
+    }
+
     /** Notifies are in flight that no wait has taken yet: the end is not balanced until {@link #balance()}. */
-    final void unbalanced() {
+    final synchronized void unbalanced() {
         balanced = false;
     }
 
-    final void balance() {
+    final synchronized void balance() {
         balanced = true;
     }
 
@@ -86,11 +91,11 @@ public abstract sealed class WindowEnd implements AutoCloseable permits OwnerEnd
                 stream.await(windows.timeoutMillis);
             }
         } catch (HcommException e) {
-            balanced = false;
+            unbalanced();
             throw new TransportException(e.call(), e.code(), what + " with " + peerId + " (window " + window + "): "
                     + e.getMessage(), e);
         } catch (IllegalStateException e) {
-            balanced = false;
+            unbalanced();
             throw new TransportException(what, -1, what + " with " + peerId + ": " + e.getMessage(), e);
         }
     }

@@ -117,7 +117,8 @@ public final class HcommConf {
                     + "executor (one communicator at a time).",
             "sendArenaSize + receiveBufferSize, rounded up to a multiple of 2m",
             c -> roundUp(SEND_ARENA_SIZE.get(c) + RECEIVE_BUFFER_SIZE.get(c), HCCL_BUFFER_UNIT) + "b",
-            "a multiple of 2m from 2m to 64g, at least sendArenaSize + receiveBufferSize",
+            "a multiple of 2m from 2m to 64g, at least sendArenaSize + receiveBufferSize (communicator.transfer="
+                    + "window: 2 x communicator.slots x communicator.sliceSize)",
             ConfigEntry.bytes(HCCL_BUFFER_UNIT, 64L << 30));
 
     public static final ConfigEntry<String> COMMUNICATOR_RESOURCE = ConfigEntry.of(PREFIX + "communicator.resource",
@@ -138,10 +139,36 @@ public final class HcommConf {
                     + "connect timeout; with CANN set HCCL_CONNECT_TIMEOUT as well, default 120 s).",
             "120s", "a duration of at least 1s", ConfigEntry.millis(1000));
 
+    public static final ConfigEntry<HcommSettings.Transfer> COMMUNICATOR_TRANSFER = ConfigEntry.of(PREFIX
+                    + "communicator.transfer",
+            "How the communicator path moves bytes through the HCCL buffer. `store`: each map output is staged "
+                    + "into the buffer when it commits and read from there; outputs that do not fit go by Spark's "
+                    + "fetch. `window`: nothing is staged at commit; owners stream every requested byte from Spark's "
+                    + "files through windows of the buffer, slice by slice with notify handshakes, so shuffles of "
+                    + "any size are read one-sidedly.",
+            "store", "store, window", ConfigEntry.oneOf(HcommSettings.Transfer.class));
+
+    public static final ConfigEntry<Long> COMMUNICATOR_SLOTS = ConfigEntry.of(PREFIX + "communicator.slots",
+            "With communicator.transfer=window: slots per window end (k); 2 overlaps one slice's PCIe copy with "
+                    + "the other's transfer. Each channel carries 3 + 2k notifies.",
+            "2", "an integer from 1 to 30", raw -> {
+                long v = Long.parseLong(java.util.Objects.requireNonNull(raw, "no value"));
+                if (v < 1 || v > 30) {
+                    throw new IllegalArgumentException("out of range");
+                }
+                return v;
+            });
+
+    public static final ConfigEntry<Long> COMMUNICATOR_SLICE_SIZE = ConfigEntry.of(PREFIX
+                    + "communicator.sliceSize",
+            "With communicator.transfer=window: the bytes one slot holds (S); each half of the HCCL buffer holds "
+                    + "(bufferSize / 2) / (slots x sliceSize) windows.",
+            "4m", "a multiple of readChunkSize from 1m to 64m", ConfigEntry.bytes(MIB, 64 * MIB));
+
     public static final List<ConfigEntry<?>> ENTRIES = List.of(PROVIDER, LIBRARY_PATH, RECEIVE_BUFFER_SIZE,
             READ_CHUNK_SIZE, SEND_ARENA_SIZE, WRITE_TARGET, PUBLISHED_INDEX_MAX_BYTES, READ_STRATEGY, MAX_BYTES_IN_FLIGHT, CHANNEL_SETUP_TIMEOUT, READ_TIMEOUT,
             FALLBACK, SECRET, API, COMMUNICATOR_BUFFER_SIZE, COMMUNICATOR_RESOURCE, COMMUNICATOR_SETTLE,
-            COMMUNICATOR_FORM_TIMEOUT);
+            COMMUNICATOR_FORM_TIMEOUT, COMMUNICATOR_TRANSFER, COMMUNICATOR_SLOTS, COMMUNICATOR_SLICE_SIZE);
 
     private HcommConf() {
     }
@@ -174,7 +201,20 @@ public final class HcommConf {
                     + "2m (its half is HcclCommConfig's hcclBufferSize, in whole MB); allowed: "
                     + COMMUNICATOR_BUFFER_SIZE.allowed() + ", e.g. " + roundUp(hccl, HCCL_BUFFER_UNIT) / MIB + "m");
         }
-        if (hccl < SEND_ARENA_SIZE.get(conf) + buffer) {
+        boolean window = COMMUNICATOR_TRANSFER.get(conf) == HcommSettings.Transfer.WINDOW;
+        long slots = COMMUNICATOR_SLOTS.get(conf);
+        long slice = COMMUNICATOR_SLICE_SIZE.get(conf);
+        if (window && slice % chunk != 0) {
+            throw new IllegalArgumentException(COMMUNICATOR_SLICE_SIZE.key() + "=" + slice + " is not a multiple of "
+                    + READ_CHUNK_SIZE.key() + "=" + chunk + "; allowed: " + COMMUNICATOR_SLICE_SIZE.allowed());
+        }
+        if (window && hccl / 2 < slots * slice) {
+            throw new IllegalArgumentException(COMMUNICATOR_BUFFER_SIZE.key() + "=" + hccl + " must hold one window "
+                    + "per half: 2 x " + COMMUNICATOR_SLOTS.key() + " x " + COMMUNICATOR_SLICE_SIZE.key() + " = "
+                    + 2 * slots * slice + " bytes; raise it, or lower " + COMMUNICATOR_SLOTS.key() + " or "
+                    + COMMUNICATOR_SLICE_SIZE.key());
+        }
+        if (!window && hccl < SEND_ARENA_SIZE.get(conf) + buffer) {
             throw new IllegalArgumentException(COMMUNICATOR_BUFFER_SIZE.key() + "=" + hccl + " must hold "
                     + SEND_ARENA_SIZE.key() + " + " + RECEIVE_BUFFER_SIZE.key() + " (" + (SEND_ARENA_SIZE.get(conf)
                     + buffer) + " bytes); allowed: " + COMMUNICATOR_BUFFER_SIZE.allowed());

@@ -28,6 +28,12 @@ public final class HcommSettings {
         ARENA
     }
 
+    /** The values of {@code spark.shuffle.hcomm.communicator.transfer}. */
+    public enum Transfer {
+        STORE,
+        WINDOW
+    }
+
     /** The settings of this process and the SparkConf they were read from (weakly: it is only compared). */
     private record Held(WeakReference<SparkConf> conf, HcommSettings settings) {}
 
@@ -52,6 +58,9 @@ public final class HcommSettings {
     private final String communicatorResource;
     private final Duration communicatorSettle;
     private final Duration communicatorFormTimeout;
+    private final Transfer communicatorTransfer;
+    private final int communicatorSlots;
+    private final long communicatorSliceSize;
 
     private HcommSettings(SparkConf conf) {
         HcommConf.validate(conf);
@@ -75,6 +84,9 @@ public final class HcommSettings {
         communicatorResource = HcommConf.COMMUNICATOR_RESOURCE.get(conf);
         communicatorSettle = Duration.ofMillis(HcommConf.COMMUNICATOR_SETTLE.get(conf));
         communicatorFormTimeout = Duration.ofMillis(HcommConf.COMMUNICATOR_FORM_TIMEOUT.get(conf));
+        communicatorTransfer = HcommConf.COMMUNICATOR_TRANSFER.get(conf);
+        communicatorSlots = (int) (long) HcommConf.COMMUNICATOR_SLOTS.get(conf);
+        communicatorSliceSize = HcommConf.COMMUNICATOR_SLICE_SIZE.get(conf);
     }
 
     /**
@@ -181,5 +193,20 @@ public final class HcommSettings {
 
     public Duration communicatorFormTimeout() {
         return communicatorFormTimeout;
+    }
+
+    /** How the communicator path uses its HCCL buffer: a store of staged outputs, or windows. */
+    public Transfer communicatorTransfer() {
+        return communicatorTransfer;
+    }
+
+    /** Slots per window end ({@link Transfer#WINDOW}). */
+    public int communicatorSlots() {
+        return communicatorSlots;
+    }
+
+    /** Bytes per slot ({@link Transfer#WINDOW}). */
+    public long communicatorSliceSize() {
+        return communicatorSliceSize;
     }
 }

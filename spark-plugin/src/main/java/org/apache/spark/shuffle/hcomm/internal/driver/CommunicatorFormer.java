@@ -29,7 +29,12 @@ final class CommunicatorFormer implements AutoCloseable {
     private static final Logger LOG = LogCategory.DRIVER_STATE.logger();
 
     /** One executor on the communicator path, as it registered, and the NPU it uses (logical id). */
-    record Member(String executorId, String host, RpcEndpointRef agent, int device) {}
+    /** {@code windowPort}: where its window server listens (0: none, the HCCL buffer is a store). */
+    record Member(String executorId, String host, RpcEndpointRef agent, int device, int windowPort) {
+        Member(String executorId, String host, RpcEndpointRef agent, int device) {
+            this(executorId, host, agent, device, 0);
+        }
+    }
 
     private final long settleMillis;
     private final long formTimeoutMillis;
@@ -154,12 +159,13 @@ final class CommunicatorFormer implements AutoCloseable {
         }
         List<String> ids = members.stream().map(Member::executorId).toList();
         List<String> hosts = members.stream().map(Member::host).toList();
+        List<Integer> ports = members.stream().map(Member::windowPort).toList();
         // every ask at once (Spark's asynchronous ask): a join returns only when all members joined
         RpcTimeout joinTimeout = timeout(formTimeoutMillis + 15_000, "join communicator");
         List<scala.concurrent.Future<Object>> joins = new ArrayList<>();
         for (int rank = 0; rank < members.size(); rank++) {
             Messages.JoinCommunicator join = new Messages.JoinCommunicator(e, root, ids, hosts, rank,
-                    members.get(rank).device());
+                    members.get(rank).device(), ports);
             joins.add(members.get(rank).agent().ask(Wire.pack(join), joinTimeout,
                     scala.reflect.ClassTag$.MODULE$.apply(Object.class)));
         }

@@ -130,7 +130,7 @@ public final class DriverState {
         for (ExecutorInfo e : executors.values()) {
             if (e.communicator()) {
                 out.add(new CommunicatorFormer.Member(e.executorId(), e.host(), e.agent(),
-                        devices.device(e.executorId())));
+                        devices.device(e.executorId()), e.port()));
             }
         }
         return out;

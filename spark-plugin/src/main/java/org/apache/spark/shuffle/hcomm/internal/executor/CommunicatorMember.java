@@ -36,6 +36,8 @@ final class CommunicatorMember {
     private final Duration formTimeout;
     private final Duration readTimeout;
     private volatile int joinedDevice = -1;
+    /** How the HCCL buffer is cut into windows, or null: it is a store. */
+    private final CommunicatorTransport.WindowSpec window;
 
     CommunicatorMember(HcommSettings settings, String executorId, String host, int device, String secret) {
         this.executorId = executorId;
@@ -45,6 +47,15 @@ final class CommunicatorMember {
         this.secret = secret;
         this.formTimeout = settings.communicatorFormTimeout();
         this.readTimeout = settings.readTimeout();
+        this.window = settings.communicatorTransfer() == HcommSettings.Transfer.WINDOW
+                ? new CommunicatorTransport.WindowSpec(settings.communicatorSlots(), settings.communicatorSliceSize(),
+                        settings.readTimeout().toMillis())
+                : null;
+    }
+
+    /** True when the HCCL buffer is cut into windows. */
+    boolean windowed() {
+        return window != null;
     }
 
     /**
@@ -228,8 +239,10 @@ final class CommunicatorMember {
         checkDevice(npu, "join communicator " + j.epoch());
         CommunicatorTransport t;
         try {
-            t = CommunicatorTransport.form(j.rootInfo(), members, j.rank(), npu, bufferMb,
-                    "hcomm-shuffle-" + j.epoch());
+            t = window == null ? CommunicatorTransport.form(j.rootInfo(), members, j.rank(), npu, bufferMb,
+                    "hcomm-shuffle-" + j.epoch())
+                    : CommunicatorTransport.formWindowed(j.rootInfo(), members, j.rank(), npu, bufferMb,
+                    "hcomm-shuffle-" + j.epoch(), window);
         } catch (TransportException e) {
             throw new TransportException(e.call(), e.code(), "executor " + executorId + " could not join communicator "
                     + j.epoch() + " on NPU " + npu + ": " + e.getMessage() + hint(e.code(), npu), e);

@@ -8,6 +8,7 @@ import org.apache.spark.shuffle.hcomm.internal.conf.LogCategory;
 import org.apache.spark.shuffle.hcomm.internal.metrics.ShuffleMetrics;
 import org.apache.spark.shuffle.hcomm.internal.rpc.DriverClient;
 import org.apache.spark.shuffle.hcomm.internal.rpc.Messages;
+import org.apache.spark.shuffle.hcomm.internal.window.WindowServer;
 import org.hcomm.bridge.transport.CommunicatorTransport;
 import org.hcomm.bridge.transport.TransportException;
 import org.slf4j.Logger;
@@ -31,9 +32,13 @@ final class CommunicatorSwitch {
     private final ShuffleMetrics metrics;
     private final DriverClient driver;
     private final BooleanSupplier closed;
+    /** Where this member serves its outputs when its HCCL buffer is a window, else null. */
+    private final WindowServer windowServer;
 
     CommunicatorSwitch(String executorId, CommunicatorMember member, PartsGenerations parts, HcommSettings settings,
-            Roster roster, String host, ShuffleMetrics metrics, DriverClient driver, BooleanSupplier closed) {
+            Roster roster, String host, ShuffleMetrics metrics, DriverClient driver, BooleanSupplier closed,
+            WindowServer windowServer) {
+        this.windowServer = windowServer;
         this.executorId = executorId;
         this.member = member;
         this.parts = parts;
@@ -74,7 +79,9 @@ final class CommunicatorSwitch {
         metrics.communicatorsJoined.inc();
         OneSidedParts fresh;
         try {
-            fresh = new OneSidedParts(t, j.epoch(), settings, roster, host, metrics, driver);
+            fresh = windowServer != null
+                    ? OneSidedParts.windowed(t, j, settings, executorId, host, metrics, windowServer)
+                    : new OneSidedParts(t, j.epoch(), settings, roster, host, metrics, driver);
         } catch (RuntimeException e) { // the parts closed the transport, and the communicator with it
             metrics.communicatorsDestroyed.inc();
             LOG.warn("Executor {} joined communicator {} but cannot read in it: {}", executorId, j.epoch(),

@@ -19,6 +19,7 @@ import org.apache.spark.shuffle.hcomm.internal.read.ReadPlanner;
 import org.apache.spark.shuffle.hcomm.internal.rpc.DriverClient;
 import org.apache.spark.shuffle.hcomm.internal.rpc.Messages;
 import org.apache.spark.shuffle.hcomm.internal.rpc.StageAttempt;
+import org.apache.spark.shuffle.hcomm.internal.window.WindowServer;
 import org.apache.spark.shuffle.hcomm.internal.write.MapOutputPublisher;
 import org.apache.spark.storage.BlockManagerId;
 import org.hcomm.bridge.HcommNative;
@@ -67,6 +68,8 @@ public final class ExecutorRuntime implements AutoCloseable {
     private final MetricsReports reports;
     private RpcEndpointRef agent;
     private volatile boolean closed;
+    /** This executor's window server on the communicator path with windows, else null. */
+    private final WindowServer windowServer;
 
     private ExecutorRuntime(PluginContext plugin, HcommSettings settings, String host, Transport transport,
             CommunicatorMember member) {
@@ -81,8 +84,10 @@ public final class ExecutorRuntime implements AutoCloseable {
         this.beforeCommunicator = ReadPlanner.beforeCommunicator(executorId, fallback, metrics);
         this.parts = new PartsGenerations(transport == null ? null
                 : new OneSidedParts(transport, 0, settings, roster, host, metrics, driver));
+        this.windowServer = member != null && member.windowed() && host != null
+                ? new WindowServer(executorId, host, metrics, settings.readTimeout().toMillis()) : null;
         this.communicators = member == null ? null : new CommunicatorSwitch(executorId, member, parts, settings,
-                roster, host, metrics, driver, () -> closed);
+                roster, host, metrics, driver, () -> closed, windowServer);
     }
 
     /**
@@ -136,7 +141,8 @@ public final class ExecutorRuntime implements AutoCloseable {
                 LOG.info("HComm shuffle on executor {}: the communicator path, but it joins no communicator: {}",
                         rt.executorId, unusable);
             } else if (member != null) {
-                rt.driver.registerForCommunicator(host, member.device(), rt.agent);
+                rt.driver.registerForCommunicator(host, member.device(),
+                        rt.windowServer == null ? 0 : rt.windowServer.port(), rt.agent);
                 LOG.info("HComm shuffle on executor {}: the communicator path (SoC {}, NPU {}); Spark's fetch until "
                         + "its communicator forms", rt.executorId, org.hcomm.bridge.communicator.Acl.socName(),
                         member.device() >= 0 ? Integer.toString(member.device()) : "assigned by the driver");
@@ -246,12 +252,12 @@ public final class ExecutorRuntime implements AutoCloseable {
     /** Receive-buffer chunks not free to lend (-1 without a transport). */
     public int chunksNotFree() {
         OneSidedParts p = parts.current();
-        return p == null ? -1 : p.resources.chunksNotFree();
+        return p == null || p.windowed() ? -1 : p.resources.chunksNotFree();
     }
 
     public void unregisterShuffle(int shuffleId) {
         OneSidedParts p = parts.current();
-        if (p != null) {
+        if (p != null && !p.windowed()) {
             p.directories.forget(shuffleId);
             p.moved.release(shuffleId);
         }
@@ -265,13 +271,16 @@ public final class ExecutorRuntime implements AutoCloseable {
      */
     Messages.Moved publishLocal(Messages.PublishLocal ask) {
         OneSidedParts p = parts.newest();
+        if (p != null && p.windowed()) {
+            return new Messages.Moved(List.of(), "executor " + executorId + " stages nothing: its HCCL buffer is a window");
+        }
         return p == null ? new Messages.Moved(List.of(), "no one-sided reads on executor " + executorId + " yet")
                 : p.moved.publishLocal(ask);
     }
 
     void provision(Messages.ProvisionStage msg) {
         OneSidedParts p = parts.current();
-        if (p != null) {
+        if (p != null && !p.windowed()) {
             p.channels.provision(new StageAttempt(msg.stageId(), msg.attempt()));
         }
     }
@@ -280,14 +289,14 @@ public final class ExecutorRuntime implements AutoCloseable {
     void peers(Messages.Peers news) {
         List<Messages.Peer> joined = roster.apply(news);
         OneSidedParts p = parts.current();
-        if (p != null) {
+        if (p != null && !p.windowed()) {
             p.channels.peersJoined(joined);
         }
     }
 
     void endStage(Messages.EndStage e) {
         OneSidedParts p = parts.current();
-        if (p == null) {
+        if (p == null || p.windowed()) {
             return;
         }
         StageAttempt stage = new StageAttempt(e.stageId(), e.attempt());
@@ -296,9 +305,13 @@ public final class ExecutorRuntime implements AutoCloseable {
         p.channels.end(stage, ended -> reports.stageEnded(stage, ended));
     }
 
-    /** After each task (executor plugin): without one-sided parts, its counters go to the driver here. */
+    /**
+     * After each task (executor plugin): without one-sided parts, or with windowed ones (no stage channels, so no
+     * stage report), its counters go to the driver here.
+     */
     void taskEnded() {
-        if (parts.current() == null && !closed) {
+        OneSidedParts p = parts.current();
+        if ((p == null || p.windowed()) && !closed) {
             reports.taskEnded();
         }
     }
@@ -313,13 +326,16 @@ public final class ExecutorRuntime implements AutoCloseable {
         CURRENT.compareAndSet(this, null);
         OneSidedParts p = parts.current();
         OneSidedParts built = parts.close();
-        if (p != null) {
+        if (p != null && !p.windowed()) {
             p.resources.stopLending(); // from here on readers go to Spark's fetch, as before any step below
         }
         List<Runnable> steps = new ArrayList<>();
         steps.add(driver::close); // what was published and not yet told goes out first
         if (agent != null) {
             steps.add(() -> SparkEnv.get().rpcEnv().stop(agent));
+        }
+        if (windowServer != null) {
+            steps.add(windowServer::close); // no new exchange; those under way end with their communicator below
         }
         if (p != null) {
             steps.addAll(p.closeSteps(() -> {

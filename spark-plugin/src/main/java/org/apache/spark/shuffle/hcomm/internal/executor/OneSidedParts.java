@@ -1,7 +1,10 @@
 package org.apache.spark.shuffle.hcomm.internal.executor;
 
+import java.net.InetSocketAddress;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 import org.apache.spark.SparkEnv;
@@ -17,8 +20,12 @@ import org.apache.spark.shuffle.hcomm.internal.read.DirectoryCache;
 import org.apache.spark.shuffle.hcomm.internal.read.ReadPlanner;
 import org.apache.spark.shuffle.hcomm.internal.read.StageLeases;
 import org.apache.spark.shuffle.hcomm.internal.rpc.DriverClient;
+import org.apache.spark.shuffle.hcomm.internal.rpc.Messages;
 import org.apache.spark.shuffle.hcomm.internal.write.MapOutputPublisher;
+import org.apache.spark.shuffle.hcomm.internal.window.WindowReads;
+import org.apache.spark.shuffle.hcomm.internal.window.WindowServer;
 import org.apache.spark.shuffle.hcomm.internal.write.MovedOutputs;
+import org.hcomm.bridge.transport.CommunicatorTransport;
 import org.hcomm.bridge.transport.LiveObjects;
 import org.hcomm.bridge.transport.Transport;
 
@@ -41,6 +48,53 @@ final class OneSidedParts {
     final StageLeases leases;
     final DirectoryCache directories;
     final ReadPlanner planner;
+    /** Non-null when the communicator's HCCL buffer is a window (the store's parts above are then null). */
+    final WindowReads windowReads;
+    private final WindowServer windowServer;
+
+    /**
+     * The parts of a communicator whose HCCL buffer is a window: no receive buffer, arena, stage channels or
+     * directory (nothing is staged or published); readers read members through {@code reads}, and {@code server}
+     * serves this member's outputs in the communicator until the parts close.
+     */
+    private OneSidedParts(CommunicatorTransport transport, long epoch, WindowReads reads, WindowServer server,
+            ReadPlanner planner) {
+        this.epoch = epoch;
+        this.transport = transport;
+        this.resources = null;
+        this.publisher = null;
+        this.moved = null;
+        this.channels = null;
+        this.leases = null;
+        this.directories = null;
+        this.planner = planner;
+        this.windowReads = reads;
+        this.windowServer = server;
+        server.serve(epoch, transport.windows());
+    }
+
+    /**
+     * The parts of communicator {@code j} on {@code transport}, windowed: every other member with a window server
+     * ({@code j.windowPorts()}) is read through a window.
+     */
+    static OneSidedParts windowed(CommunicatorTransport transport, Messages.JoinCommunicator j,
+            HcommSettings settings, String executorId, String host, ShuffleMetrics metrics, WindowServer server) {
+        Map<String, InetSocketAddress> servers = new HashMap<>();
+        for (int r = 0; r < j.members().size(); r++) {
+            int port = j.windowPorts().get(r);
+            if (r != j.rank() && port > 0) {
+                servers.put(j.members().get(r), InetSocketAddress.createUnresolved(j.hosts().get(r), port));
+            }
+        }
+        WindowReads reads = new WindowReads(executorId, j.epoch(), transport.windows(), servers, metrics,
+                settings.readTimeout().toMillis());
+        return new OneSidedParts(transport, j.epoch(), reads, server,
+                ReadPlanner.windowed(executorId, host, settings.fallback(), metrics, reads));
+    }
+
+    boolean windowed() {
+        return windowReads != null;
+    }
 
     /** Builds the parts on {@code transport}; on a failure closes what it built (the transport too) and rethrows. */
     OneSidedParts(Transport transport, long epoch, HcommSettings settings, Roster roster, String host,
@@ -77,6 +131,8 @@ final class OneSidedParts {
         this.directories = new DirectoryCache(driver, epoch);
         this.planner = new ReadPlanner(executorId, host, settings.fallback(), metrics, resources, leases, directories,
                 new Blame(executorId, channels, resources));
+        this.windowReads = null;
+        this.windowServer = null;
     }
 
     /**
@@ -86,6 +142,18 @@ final class OneSidedParts {
      */
     List<Runnable> closeSteps(Runnable reportLeak) {
         List<Runnable> steps = new ArrayList<>();
+        if (windowed()) {
+            steps.add(() -> windowServer.stopServing(epoch));
+            steps.add(windowReads::close);
+            steps.add(() -> {
+                try {
+                    transport.close();
+                } finally {
+                    reportLeak.run();
+                }
+            });
+            return steps;
+        }
         steps.add(channels::close);
         steps.add(resources::close);
         steps.add(() -> publisher.close(() -> {
@@ -105,6 +173,20 @@ final class OneSidedParts {
      * parts; outputs staged here are staged again when a reader asks, or read by Spark's fetch).
      */
     void retire(String executorId, long waitMs, Runnable close) {
+        if (windowed()) { // nothing staged: readers of the old communicator finish or fail within the wait
+            Thread t = new Thread(() -> {
+                try {
+                    Thread.sleep(waitMs);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                close.run();
+                LOG.info("Executor {} retired communicator {}", executorId, epoch);
+            }, "hcomm-communicator-retire-" + epoch);
+            t.setDaemon(true);
+            t.start();
+            return;
+        }
         resources.stopLending();
         Thread t = new Thread(() -> {
             try {

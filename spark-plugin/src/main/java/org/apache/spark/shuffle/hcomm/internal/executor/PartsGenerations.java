@@ -25,7 +25,7 @@ final class PartsGenerations {
 
     PartsGenerations(OneSidedParts atStart) {
         current = atStart;
-        if (atStart != null) {
+        if (atStart != null && atStart.publisher != null) {
             publishers.add(atStart.publisher);
         }
     }
@@ -64,7 +64,9 @@ final class PartsGenerations {
         }
         OneSidedParts dropped = pending;
         pending = fresh;
-        publishers.add(fresh.publisher); // outputs late publications stage in it are Spark's to read too
+        if (fresh.publisher != null) {
+            publishers.add(fresh.publisher); // outputs late publications stage in it are Spark's to read too
+        }
         return dropped;
     }
 
@@ -79,8 +81,10 @@ final class PartsGenerations {
         OneSidedParts old = current;
         current = pending;
         pending = null;
-        publishers.remove(current.publisher);
-        publishers.add(0, current.publisher);
+        if (current.publisher != null) {
+            publishers.remove(current.publisher);
+            publishers.add(0, current.publisher);
+        }
         failure = null;
         return old;
     }
@@ -106,7 +110,9 @@ final class PartsGenerations {
         retiring.add(old);
         return () -> {
             retiring.remove(old);
-            publishers.remove(old.publisher);
+            if (old.publisher != null) {
+                publishers.remove(old.publisher);
+            }
         };
     }
 

@@ -118,7 +118,16 @@ public enum MetricEntry {
     BYTES_READ_BEFORE_COMMUNICATOR("bytesReadBeforeCommunicator", Kind.COUNTER, "bytes",
             ShuffleMetrics.Snapshot::bytesReadBeforeCommunicator,
             "remote bytes Spark's fetch read before the executor's first communicator was ready (the start-up "
-                    + "window of the communicator path, with any fallback; not in `bytesReadFallback`)");
+                    + "window of the communicator path, with any fallback; not in `bytesReadFallback`)"),
+    WINDOWS_OPENED("windowsOpened", Kind.COUNTER, "windows", ShuffleMetrics.Snapshot::windowsOpened,
+            "window exchanges this executor read through as a reader (`communicator.transfer=window`)"),
+    WINDOWS_SERVED("windowsServed", Kind.COUNTER, "windows", ShuffleMetrics.Snapshot::windowsServed,
+            "window exchanges this executor served as an owner"),
+    WINDOWS_REFUSED("windowsRefused", Kind.COUNTER, "windows", ShuffleMetrics.Snapshot::windowsRefused,
+            "window requests an owner refused (another communicator, no window free, an output it cannot read)"),
+    WINDOWS_POISONED("windowsPoisoned", Kind.COUNTER, "windows", ShuffleMetrics.Snapshot::windowsPoisoned,
+            "window exchanges that failed mid-stream: the channel to that peer is unusable until the next "
+                    + "communicator");
 
     /** What a metric is in an executor's registry. */
     enum Kind {

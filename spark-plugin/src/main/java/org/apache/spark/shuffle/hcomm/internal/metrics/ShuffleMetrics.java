@@ -32,7 +32,8 @@ public final class ShuffleMetrics implements Source {
             long outputsNotStaged, long tasksBeforeCommunicator, long bytesToHost, long readTasks,
             long readRoundTrips, long readTasksOverTwoRoundTrips, long publicationBatches, long outputsWrittenToArena,
             long outputsSentToFile, long outputsOverflowed, long bytesOverflowCopied, long arenaRelocations,
-            long outputsMaterialized, long bytesReadBeforeCommunicator)
+            long outputsMaterialized, long bytesReadBeforeCommunicator, long windowsOpened, long windowsServed,
+            long windowsRefused, long windowsPoisoned)
             implements Serializable {
         public long channelsLive() {
             return channelsCreated - channelsDestroyed;
@@ -94,6 +95,10 @@ public final class ShuffleMetrics implements Source {
     public final Counter tasksBeforeCommunicator;
     /** Remote bytes Spark's fetch read before the executor's first communicator was ready (not a fallback). */
     public final Counter bytesReadBeforeCommunicator;
+    public final Counter windowsOpened;
+    public final Counter windowsServed;
+    public final Counter windowsRefused;
+    public final Counter windowsPoisoned;
     public final Counter bytesToHost;
     /**
      * The rest of Spark's fetch wait time: what Spark's own fetch iterator (this executor's blocks, the fallback's)
@@ -134,7 +139,8 @@ public final class ShuffleMetrics implements Source {
                     communicatorsDestroyed = bytesStaged = outputsNotStaged = tasksBeforeCommunicator = bytesToHost =
                     readTasks = readRoundTrips = readTasksOverTwoRoundTrips = publicationBatches =
                     outputsWrittenToArena = outputsSentToFile = outputsOverflowed = bytesOverflowCopied =
-                    arenaRelocations = outputsMaterialized = bytesReadBeforeCommunicator = null;
+                    arenaRelocations = outputsMaterialized = bytesReadBeforeCommunicator = windowsOpened =
+                    windowsServed = windowsRefused = windowsPoisoned = null;
             channelSetupTime = readLatency = null;
             for (MetricEntry m : MetricEntry.values()) {
                 if (m.onDriver()) {
@@ -176,6 +182,10 @@ public final class ShuffleMetrics implements Source {
             outputsNotStaged = counter(MetricEntry.OUTPUTS_NOT_STAGED);
             tasksBeforeCommunicator = counter(MetricEntry.TASKS_BEFORE_COMMUNICATOR);
             bytesReadBeforeCommunicator = counter(MetricEntry.BYTES_READ_BEFORE_COMMUNICATOR);
+            windowsOpened = counter(MetricEntry.WINDOWS_OPENED);
+            windowsServed = counter(MetricEntry.WINDOWS_SERVED);
+            windowsRefused = counter(MetricEntry.WINDOWS_REFUSED);
+            windowsPoisoned = counter(MetricEntry.WINDOWS_POISONED);
             bytesToHost = counter(MetricEntry.BYTES_TO_HOST);
             gauge(MetricEntry.COMMUNICATORS_LIVE,
                     () -> communicatorsJoined.getCount() - communicatorsDestroyed.getCount());
@@ -270,7 +280,8 @@ public final class ShuffleMetrics implements Source {
                 readRoundTrips.getCount(), readTasksOverTwoRoundTrips.getCount(), publicationBatches.getCount(),
                 outputsWrittenToArena.getCount(), outputsSentToFile.getCount(), outputsOverflowed.getCount(),
                 bytesOverflowCopied.getCount(), arenaRelocations.getCount(), outputsMaterialized.getCount(),
-                bytesReadBeforeCommunicator.getCount());
+                bytesReadBeforeCommunicator.getCount(), windowsOpened.getCount(), windowsServed.getCount(),
+                windowsRefused.getCount(), windowsPoisoned.getCount());
     }
 
     /** Driver: the latest counters of one executor. */

@@ -26,6 +26,9 @@ import org.apache.spark.shuffle.hcomm.internal.fetch.ReadResources;
 import org.apache.spark.shuffle.hcomm.internal.metrics.ShuffleMetrics;
 import org.apache.spark.shuffle.hcomm.internal.rpc.Messages;
 import org.apache.spark.shuffle.hcomm.internal.rpc.StageAttempt;
+import org.apache.spark.shuffle.hcomm.internal.window.WindowBlockFetcher;
+import org.apache.spark.shuffle.hcomm.internal.window.WindowProtocol;
+import org.apache.spark.shuffle.hcomm.internal.window.WindowReads;
 import org.apache.spark.storage.BlockId;
 import org.apache.spark.storage.BlockManagerId;
 import org.apache.spark.storage.ShuffleBlockId;
@@ -63,6 +66,8 @@ public final class ReadPlanner {
     private final Blame blame;
     /** Where the remote bytes Spark's fetch reads for this planner's tasks are counted. */
     private final Counter sparkBytes;
+    /** Non-null on the communicator path with windows: remote blocks are read through them. */
+    private final WindowReads windows;
 
     /** A planner of an executor with a transport. */
     public ReadPlanner(String executorId, String host, Fallback fallback, ShuffleMetrics metrics,
@@ -72,6 +77,13 @@ public final class ReadPlanner {
 
     private ReadPlanner(String executorId, String host, Fallback fallback, ShuffleMetrics metrics,
             ReadResources resources, StageLeases leases, DirectoryCache directories, Blame blame, Counter sparkBytes) {
+        this(executorId, host, fallback, metrics, resources, leases, directories, blame, sparkBytes, null);
+    }
+
+    private ReadPlanner(String executorId, String host, Fallback fallback, ShuffleMetrics metrics,
+            ReadResources resources, StageLeases leases, DirectoryCache directories, Blame blame, Counter sparkBytes,
+            WindowReads windows) {
+        this.windows = windows;
         this.sparkBytes = sparkBytes;
         this.executorId = executorId;
         this.host = host;
@@ -98,8 +110,18 @@ public final class ReadPlanner {
                 metrics.bytesReadBeforeCommunicator);
     }
 
+    /**
+     * The planner of an executor on the communicator path whose HCCL buffer is a window: a member's blocks are read
+     * through {@code windows}, the rest by Spark's fetch.
+     */
+    public static ReadPlanner windowed(String executorId, String host, Fallback fallback, ShuffleMetrics metrics,
+            WindowReads windows) {
+        return new ReadPlanner(executorId, host, fallback, metrics, null, null, null, null,
+                metrics.bytesReadFallback, windows);
+    }
+
     private boolean canRead() {
-        return resources != null && resources.open();
+        return windows != null || (resources != null && resources.open());
     }
 
     /** The plan of the reduce task {@code context} reading partitions [startPartition, endPartition) of a shuffle. */
@@ -117,6 +139,9 @@ public final class ReadPlanner {
             } else {
                 remote.add(new OwnerBlocks(entry._1(), new ArrayList<>(ScalaCollections.asJava(entry._2()))));
             }
+        }
+        if (windows != null) {
+            return planWindows(shuffleId, remote, sparkBlocks, context, readMetrics, env);
         }
         StageAttempt stage = new StageAttempt(context.stageId(), context.stageAttemptNumber());
         OneSidedBlockFetcher fetcher = null;
@@ -162,6 +187,66 @@ public final class ReadPlanner {
                 }
             });
         }
+        return new ReadPlan(fetcher, sparkBlocks, new FallbackCountingMetrics(readMetrics, metrics, sparkBytes));
+    }
+
+    /**
+     * The plan on the communicator path with windows: each member owner's blocks as ranges of its map outputs, read
+     * through a window when the task reads ({@link WindowBlockFetcher}); a non-member's blocks by Spark's fetch, by
+     * design; a poisoned channel's and blocks of other kinds as {@link Fallback} decides.
+     */
+    private ReadPlan planWindows(int shuffleId, List<OwnerBlocks> remote,
+            List<Tuple2<BlockManagerId, Seq<Tuple3<BlockId, Object, Object>>>> sparkBlocks, TaskContext context,
+            ShuffleReadMetricsReporter readMetrics, SparkEnv env) {
+        List<WindowBlockFetcher.OwnerRequest> requests = new ArrayList<>();
+        for (OwnerBlocks o : remote) {
+            BlockManagerId owner = o.owner();
+            if (!windows.readable(owner.executorId())) {
+                String why = windows.unreadable(owner.executorId());
+                if (!windows.member(owner.executorId())) {
+                    fallback.outsideOneSided("outside|" + owner.executorId(), () -> LOG.info("Shuffle blocks from "
+                            + "executor {} are fetched by Spark's transfer: {}", owner.executorId(), why));
+                    sparkBlocks.add(new Tuple2<>(owner, ScalaCollections.toSeq(o.blocks())));
+                } else {
+                    fallBack(shuffleId, owner, o.blocks(), sparkBlocks, why);
+                }
+                continue;
+            }
+            Map<Long, Map<Integer, WindowBlockFetcher.Wanted>> wanted = new LinkedHashMap<>();
+            Map<Long, int[]> span = new LinkedHashMap<>();
+            List<Tuple3<BlockId, Object, Object>> otherKinds = new ArrayList<>();
+            for (Tuple3<BlockId, Object, Object> b : o.blocks()) {
+                if (!(b._1() instanceof ShuffleBlockId id)) {
+                    otherKinds.add(b);
+                    continue;
+                }
+                wanted.computeIfAbsent(id.mapId(), k -> new HashMap<>()).put(id.reduceId(),
+                        new WindowBlockFetcher.Wanted(id, (Integer) b._3()));
+                int[] s = span.computeIfAbsent(id.mapId(), k -> new int[] {id.reduceId(), id.reduceId() + 1});
+                s[0] = Math.min(s[0], id.reduceId());
+                s[1] = Math.max(s[1], id.reduceId() + 1);
+            }
+            if (!otherKinds.isEmpty()) {
+                fallBack(shuffleId, owner, otherKinds, sparkBlocks, "blocks of a kind HComm does not read ("
+                        + otherKinds.get(0)._1() + ")");
+            }
+            if (wanted.isEmpty()) {
+                continue;
+            }
+            List<WindowProtocol.Range> ranges = new ArrayList<>();
+            for (var e : span.entrySet()) {
+                ranges.add(new WindowProtocol.Range(shuffleId, e.getKey(), e.getValue()[0], e.getValue()[1]));
+            }
+            requests.add(new WindowBlockFetcher.OwnerRequest(owner, !owner.host().equals(host), ranges, wanted));
+        }
+        WindowBlockFetcher fetcher = requests.isEmpty() ? null : new WindowBlockFetcher(windows, shuffleId, requests,
+                readMetrics, env.serializerManager());
+        context.addTaskCompletionListener(ctx -> {
+            ctx.taskMetrics().mergeShuffleReadMetrics(); // as in plan(): a task that stops reading early
+            if (fetcher != null) {
+                fetcher.close();
+            }
+        });
         return new ReadPlan(fetcher, sparkBlocks, new FallbackCountingMetrics(readMetrics, metrics, sparkBytes));
     }
 

@@ -46,9 +46,14 @@ public final class DriverClient {
         plugin.ask(Wire.pack(new Messages.RegisterExecutor(executorId, host, endpoint, port), agent));
     }
 
-    /** This executor reads on the communicator path: the driver forms communicators with it as a member. */
-    public void registerForCommunicator(String host, int device, RpcEndpointRef agent) throws Exception {
-        plugin.ask(Wire.pack(new Messages.RegisterExecutor(executorId, host, new byte[0], 0, true, device), agent));
+    /**
+     * This executor reads on the communicator path: the driver forms communicators with it as a member;
+     * {@code windowPort} is where its window server listens (0: none).
+     */
+    public void registerForCommunicator(String host, int device, int windowPort, RpcEndpointRef agent)
+            throws Exception {
+        plugin.ask(Wire.pack(new Messages.RegisterExecutor(executorId, host, new byte[0], windowPort, true, device),
+                agent));
     }
 
     /**

@@ -52,12 +52,18 @@ public final class Messages {
      * Driver → every member (an ask): join communicator {@code epoch} as {@code rank} of {@code members} (executor
      * ids, in rank order, on {@code hosts}) on NPU {@code device}, acquire channels to the others and build the
      * parts that read in it, but keep reading in the earlier one until {@link CommunicatorReady}. Reply: {@link Ack}
-     * once joined and built, or not ok with the reason.
+     * once joined and built, or not ok with the reason. {@code windowPorts}: each member's window server port (0:
+     * none), in rank order.
      */
     public record JoinCommunicator(long epoch, byte[] rootInfo, List<String> members, List<String> hosts, int rank,
-            int device) implements Serializable {
+            int device, List<Integer> windowPorts) implements Serializable {
         public JoinCommunicator(long epoch, byte[] rootInfo, List<String> members, List<String> hosts, int rank) {
             this(epoch, rootInfo, members, hosts, rank, RegisterExecutor.NO_DEVICE);
+        }
+
+        public JoinCommunicator(long epoch, byte[] rootInfo, List<String> members, List<String> hosts, int rank,
+                int device) {
+            this(epoch, rootInfo, members, hosts, rank, device, java.util.Collections.nCopies(members.size(), 0));
         }
     }
 

@@ -119,7 +119,8 @@ class HcommSettingsTest {
     @Test
     void aCommunicatorBufferThatDoesNotFitNamesTheKeyAndTheAllowedRange() {
         String key = HcommConf.COMMUNICATOR_BUFFER_SIZE.key();
-        String allowed = "a multiple of 2m from 2m to 64g, at least sendArenaSize + receiveBufferSize";
+        String allowed = "a multiple of 2m from 2m to 64g, at least sendArenaSize + receiveBufferSize "
+                + "(communicator.transfer=window: 2 x communicator.slots x communicator.sliceSize)";
         assertEquals(allowed, HcommConf.COMMUNICATOR_BUFFER_SIZE.allowed());
         IllegalArgumentException odd = assertThrows(IllegalArgumentException.class,
                 () -> HcommSettings.parse(new SparkConf(false).set(key, "321m")));
@@ -138,11 +139,44 @@ class HcommSettingsTest {
         assertEquals(64L << 30, HcommSettings.parse(new SparkConf(false).set(key, "64g")).communicatorBufferSize());
     }
 
+    /** With windows the HCCL buffer holds one window per half, slices are whole read chunks, slots fit 64 notifies. */
+    @Test
+    void windowSettingsThatDoNotFitNameTheKeys() {
+        SparkConf window = new SparkConf(false).set(P + "communicator.transfer", "window");
+        HcommSettings ok = HcommSettings.parse(window.clone().set(P + "communicator.bufferSize", "16m")
+                .set(P + "communicator.sliceSize", "2m"));
+        assertEquals(HcommSettings.Transfer.WINDOW, ok.communicatorTransfer());
+        assertEquals(2, ok.communicatorSlots());
+        assertEquals(2L << 20, ok.communicatorSliceSize());
+        IllegalArgumentException small = assertThrows(IllegalArgumentException.class, () -> HcommSettings.parse(
+                window.clone().set(P + "communicator.bufferSize", "8m")));
+        assertEquals(P + "communicator.bufferSize=8388608 must hold one window per half: 2 x " + P
+                + "communicator.slots x " + P + "communicator.sliceSize = 16777216 bytes; raise it, or lower " + P
+                + "communicator.slots or " + P + "communicator.sliceSize", small.getMessage());
+        IllegalArgumentException slice = assertThrows(IllegalArgumentException.class, () -> HcommSettings.parse(
+                window.clone().set(P + "communicator.sliceSize", "3m").set(P + "readChunkSize", "2m")));
+        assertTrue(slice.getMessage().startsWith(P + "communicator.sliceSize=3145728 is not a multiple of " + P
+                + "readChunkSize=2097152"), slice.getMessage());
+        for (String bad : new String[] {"0", "31", "two"}) {
+            IllegalArgumentException slots = assertThrows(IllegalArgumentException.class, () -> HcommSettings.parse(
+                    window.clone().set(P + "communicator.slots", bad)));
+            assertTrue(slots.getMessage().startsWith("Invalid value '" + bad + "' for " + P + "communicator.slots: "
+                    + "allowed an integer from 1 to 30"), slots.getMessage());
+        }
+        IllegalArgumentException transfer = assertThrows(IllegalArgumentException.class, () -> HcommSettings.parse(
+                new SparkConf(false).set(P + "communicator.transfer", "stream")));
+        assertTrue(transfer.getMessage().contains("allowed store, window"), transfer.getMessage());
+        // with the store, the window's own check does not apply
+        assertEquals(HcommSettings.Transfer.STORE, HcommSettings.parse(new SparkConf(false)
+                .set(P + "communicator.sliceSize", "64m")).communicatorTransfer());
+    }
+
     @Test
     void eachEnumEntryAllowsItsEnumsValues() {
         assertAllowed(HcommConf.PROVIDER, Provider.class);
         assertAllowed(HcommConf.API, Api.class);
         assertAllowed(HcommConf.READ_STRATEGY, ReadStrategy.Kind.class);
+        assertAllowed(HcommConf.COMMUNICATOR_TRANSFER, HcommSettings.Transfer.class);
         assertAllowed(HcommConf.WRITE_TARGET, HcommSettings.WriteTarget.class);
         assertAllowed(HcommConf.FALLBACK, Fallback.Mode.class);
         // the bridge names its values as the configuration does

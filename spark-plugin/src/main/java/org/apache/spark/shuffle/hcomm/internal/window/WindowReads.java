@@ -1,0 +1,95 @@
+package org.apache.spark.shuffle.hcomm.internal.window;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Semaphore;
+
+import org.apache.spark.SparkEnv;
+import org.apache.spark.network.TransportContext;
+import org.apache.spark.network.client.TransportClient;
+import org.apache.spark.network.client.TransportClientBootstrap;
+import org.apache.spark.network.client.TransportClientFactory;
+import org.apache.spark.network.crypto.AuthClientBootstrap;
+import org.apache.spark.network.server.NoOpRpcHandler;
+import org.apache.spark.network.util.TransportConf;
+import org.apache.spark.shuffle.hcomm.internal.metrics.ShuffleMetrics;
+import org.hcomm.bridge.transport.CommunicatorWindows;
+
+/**
+ * A reader executor's side of one communicator's windows: where each member's window server is, one connection per
+ * owner (kept for the communicator's life), and one lock per owner, as a channel carries at most one window per
+ * direction at a time (a notify is a flag): this executor's tasks that read one owner take its window in turn.
+ * Thread-safe.
+ */
+public final class WindowReads implements AutoCloseable {
+    final String executorId;
+    final long epoch;
+    final CommunicatorWindows windows;
+    final ShuffleMetrics metrics;
+    final long timeoutMillis;
+    private final Map<String, InetSocketAddress> servers;
+    private final Map<String, Semaphore> pairs = new ConcurrentHashMap<>();
+    private final TransportContext context;
+    private final TransportClientFactory clients;
+
+    /** {@code servers}: every other member's window server, by executor id. */
+    public WindowReads(String executorId, long epoch, CommunicatorWindows windows,
+            Map<String, InetSocketAddress> servers, ShuffleMetrics metrics, long timeoutMillis) {
+        this.executorId = executorId;
+        this.epoch = epoch;
+        this.windows = windows;
+        this.servers = Map.copyOf(servers);
+        this.metrics = metrics;
+        this.timeoutMillis = timeoutMillis;
+        TransportConf conf = WindowServer.transportConf();
+        this.context = new TransportContext(conf, new NoOpRpcHandler(), true);
+        List<TransportClientBootstrap> boot = new ArrayList<>();
+        SparkEnv env = SparkEnv.get();
+        if (env != null && env.conf().getBoolean("spark.authenticate", false)) {
+            boot.add(new AuthClientBootstrap(conf, env.conf().getAppId(), env.securityManager()));
+        }
+        this.clients = context.createClientFactory(boot);
+    }
+
+    /** True when {@code ownerId} is a member with a window server and a channel that no failure poisoned. */
+    public boolean readable(String ownerId) {
+        return servers.containsKey(ownerId) && !windows.poisoned(ownerId);
+    }
+
+    /** True when {@code ownerId} is a member of this communicator with a window server. */
+    public boolean member(String ownerId) {
+        return servers.containsKey(ownerId);
+    }
+
+    /** Why {@link #readable} is false for {@code ownerId}. */
+    public String unreadable(String ownerId) {
+        if (!servers.containsKey(ownerId)) {
+            return "executor " + ownerId + " is not a member of communicator " + epoch + " with a window server";
+        }
+        return "the channel to executor " + ownerId + " is poisoned for communicator " + epoch
+                + " by an earlier failed window exchange";
+    }
+
+    public long epoch() {
+        return epoch;
+    }
+
+    Semaphore pair(String ownerId) {
+        return pairs.computeIfAbsent(ownerId, k -> new Semaphore(1, true));
+    }
+
+    TransportClient client(String ownerId) throws IOException, InterruptedException {
+        InetSocketAddress a = servers.get(ownerId);
+        return clients.createClient(a.getHostString(), a.getPort());
+    }
+
+    @Override
+    public void close() {
+        clients.close();
+        context.close();
+    }
+}

@@ -1,0 +1,295 @@
+package org.apache.spark.shuffle.hcomm.internal.window;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+import org.apache.spark.SparkEnv;
+import org.apache.spark.network.TransportContext;
+import org.apache.spark.network.client.RpcResponseCallback;
+import org.apache.spark.network.client.TransportClient;
+import org.apache.spark.network.crypto.AuthServerBootstrap;
+import org.apache.spark.network.server.NoOpRpcHandler;
+import org.apache.spark.network.server.RpcHandler;
+import org.apache.spark.network.server.StreamManager;
+import org.apache.spark.network.server.TransportServer;
+import org.apache.spark.network.server.TransportServerBootstrap;
+import org.apache.spark.network.util.MapConfigProvider;
+import org.apache.spark.network.util.TransportConf;
+import org.apache.spark.shuffle.ShuffleBlockResolver;
+import org.apache.spark.shuffle.hcomm.internal.conf.LogCategory;
+import org.apache.spark.shuffle.hcomm.internal.metrics.ShuffleMetrics;
+import org.apache.spark.storage.ShuffleBlockBatchId;
+import org.apache.spark.storage.ShuffleBlockId;
+import org.hcomm.bridge.transport.CommunicatorWindows;
+import org.hcomm.bridge.transport.OwnerEnd;
+import org.hcomm.bridge.transport.TransportException;
+import org.hcomm.bridge.transport.WindowLayout;
+import org.slf4j.Logger;
+
+/**
+ * An executor's window server (the owner's side): a server on Spark's own network library that takes
+ * {@link WindowProtocol.Fetch}es from readers and streams the ranges they name from this executor's map outputs
+ * (through Spark's shuffle block resolver: its files, or the arena) into a window of the HCCL buffer of the
+ * communicator the reader named, one exchange per thread, as many at once as the buffer has send windows (further
+ * requests wait for one, first come first served, up to the read timeout). Started once per executor, before it
+ * registers (its port goes to the driver); communicators are added and removed as they form and retire. With
+ * {@code spark.authenticate} its connections authenticate as Spark's block transfer does. Thread-safe.
+ */
+public final class WindowServer implements AutoCloseable {
+    private static final Logger LOG = LogCategory.EXECUTOR_RUNTIME.logger();
+
+    private final String executorId;
+    private final ShuffleMetrics metrics;
+    private final long timeoutMillis;
+    private final TransportContext context;
+    private final TransportServer server;
+    private final Map<Long, CommunicatorWindows> byEpoch = new ConcurrentHashMap<>();
+    private final Map<Long, Exchange> exchanges = new ConcurrentHashMap<>();
+    private final AtomicLong nextWindowId = new AtomicLong(1);
+    private final ExecutorService threads;
+
+    /** Starts the server on {@code host}, on a free port. */
+    public WindowServer(String executorId, String host, ShuffleMetrics metrics, long timeoutMillis) {
+        this.executorId = executorId;
+        this.metrics = metrics;
+        this.timeoutMillis = timeoutMillis;
+        AtomicInteger n = new AtomicInteger();
+        this.threads = Executors.newCachedThreadPool(r -> {
+            Thread t = new Thread(r, "hcomm-window-owner-" + n.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        });
+        TransportConf conf = transportConf();
+        this.context = new TransportContext(conf, new Handler(), true);
+        List<TransportServerBootstrap> boot = new ArrayList<>();
+        SparkEnv env = SparkEnv.get();
+        if (env != null && env.conf().getBoolean("spark.authenticate", false)) {
+            boot.add(new AuthServerBootstrap(conf, env.securityManager()));
+        }
+        this.server = context.createServer(host, 0, boot);
+    }
+
+    /** The window transport's settings: two threads each way is plenty for requests of a few hundred bytes. */
+    static TransportConf transportConf() {
+        Map<String, String> m = new HashMap<>();
+        m.put("spark.hcommwindow.io.serverThreads", "2");
+        m.put("spark.hcommwindow.io.clientThreads", "2");
+        m.put("spark.hcommwindow.io.numConnectionsPerPeer", "1");
+        return new TransportConf("hcommwindow", new MapConfigProvider(m));
+    }
+
+    public int port() {
+        return server.getPort();
+    }
+
+    /** Serves readers of communicator {@code epoch} from {@code windows}. */
+    public void serve(long epoch, CommunicatorWindows windows) {
+        byEpoch.put(epoch, windows);
+    }
+
+    /** Stops serving communicator {@code epoch}: new requests are refused; exchanges under way fail on their own. */
+    public void stopServing(long epoch) {
+        byEpoch.remove(epoch);
+    }
+
+    @Override
+    public void close() {
+        byEpoch.clear();
+        for (Exchange e : exchanges.values()) {
+            e.cancel(null);
+        }
+        threads.shutdownNow();
+        server.close();
+        context.close();
+    }
+
+    private final class Handler extends RpcHandler {
+        private final StreamManager streams = new NoOpRpcHandler().getStreamManager();
+
+        @Override
+        public void receive(TransportClient client, ByteBuffer message, RpcResponseCallback callback) {
+            Object m;
+            try {
+                m = WindowProtocol.decode(message);
+            } catch (IllegalArgumentException e) {
+                callback.onFailure(e);
+                return;
+            }
+            if (m instanceof WindowProtocol.Fetch f) {
+                CommunicatorWindows w = byEpoch.get(f.epoch());
+                if (w == null) {
+                    metrics.windowsRefused.inc();
+                    callback.onSuccess(WindowProtocol.encode(new WindowProtocol.Refused(true, "executor "
+                            + executorId + " does not serve communicator " + f.epoch() + " (it serves "
+                            + byEpoch.keySet() + ")")));
+                    return;
+                }
+                Exchange e = new Exchange(nextWindowId.getAndIncrement(), f, w, callback);
+                exchanges.put(e.id, e);
+                try {
+                    threads.execute(e);
+                } catch (java.util.concurrent.RejectedExecutionException closed) {
+                    exchanges.remove(e.id);
+                    callback.onSuccess(WindowProtocol.encode(new WindowProtocol.Refused(false, "executor "
+                            + executorId + " is shutting down")));
+                }
+            } else if (m instanceof WindowProtocol.Cancel c) {
+                Exchange e = exchanges.get(c.windowId());
+                if (e == null) {
+                    callback.onSuccess(WindowProtocol.encode(new WindowProtocol.Cancelled(-1)));
+                } else {
+                    e.cancel(callback);
+                }
+            } else {
+                callback.onFailure(new IllegalArgumentException("not a request: " + m));
+            }
+        }
+
+        @Override
+        public StreamManager getStreamManager() {
+            return streams;
+        }
+    }
+
+    /** One exchange: lease a send window, answer with the plan, stream the ranges, wait for the last ACKs. */
+    private final class Exchange implements Runnable {
+        final long id;
+        final WindowProtocol.Fetch fetch;
+        final CommunicatorWindows windows;
+        final RpcResponseCallback granted;
+        private RpcResponseCallback cancelled;
+        private boolean cancelRequested;
+
+        Exchange(long id, WindowProtocol.Fetch fetch, CommunicatorWindows windows, RpcResponseCallback granted) {
+            this.id = id;
+            this.fetch = fetch;
+            this.windows = windows;
+            this.granted = granted;
+        }
+
+        synchronized void cancel(RpcResponseCallback reply) {
+            cancelRequested = true;
+            cancelled = reply;
+        }
+
+        private synchronized boolean cancelRequested() {
+            return cancelRequested;
+        }
+
+        @Override
+        public void run() {
+            OwnerEnd end = null;
+            long slices = -1;
+            try {
+                long[][] lengths;
+                try {
+                    lengths = lengths(fetch.ranges());
+                } catch (IOException | RuntimeException e) {
+                    refuse("executor " + executorId + " cannot read the map outputs asked for: " + e);
+                    return;
+                }
+                end = windows.openOwner(fetch.readerId(), fetch.readerSlots(), timeoutMillis);
+                if (end == null) {
+                    refuse("executor " + executorId + " had no send window free within the read timeout ("
+                            + windows.layout().windows() + " windows, all serving)");
+                    return;
+                }
+                granted.onSuccess(WindowProtocol.encode(new WindowProtocol.Granted(id, end.slotOffsets(), lengths)));
+                metrics.windowsServed.inc();
+                stream(end, new WindowProtocol.Granted(id, new long[0], lengths).totalBytes());
+                slices = end.slicesPut();
+                replyCancelled(slices);
+                end.finish();
+            } catch (IOException | RuntimeException e) {
+                if (end != null) {
+                    metrics.windowsPoisoned.inc();
+                    LOG.warn("Executor {} failed window {} to executor {} after {} slices: {}", executorId, id,
+                            fetch.readerId(), end.slicesPut(), e.toString());
+                    replyCancelled(end.slicesPut());
+                } else {
+                    refuse("executor " + executorId + " failed to open the window: " + e);
+                }
+            } finally {
+                if (end != null) {
+                    end.close();
+                }
+                exchanges.remove(id);
+            }
+        }
+
+        private void refuse(String why) {
+            metrics.windowsRefused.inc();
+            granted.onSuccess(WindowProtocol.encode(new WindowProtocol.Refused(false, why)));
+        }
+
+        private void replyCancelled(long slices) {
+            RpcResponseCallback reply;
+            synchronized (this) {
+                reply = cancelled;
+                cancelled = null;
+            }
+            if (reply != null) {
+                reply.onSuccess(WindowProtocol.encode(new WindowProtocol.Cancelled(slices)));
+            }
+        }
+
+        /** The ranges end to end, cut into slices of the layout's size; stops early when the reader cancels. */
+        private void stream(OwnerEnd end, long total) throws IOException, TransportException {
+            WindowLayout layout = windows.layout();
+            ShuffleBlockResolver resolver = SparkEnv.get().shuffleManager().shuffleBlockResolver();
+            ByteBuffer staging = end.staging();
+            byte[] copy = new byte[64 << 10];
+            for (WindowProtocol.Range r : fetch.ranges()) {
+                try (InputStream in = resolver.getBlockData(new ShuffleBlockBatchId(r.shuffleId(), r.mapId(),
+                        r.startPartition(), r.endPartition()), scala.Option.empty()).createInputStream()) {
+                    int got;
+                    while ((got = in.read(copy, 0, Math.min(copy.length, staging.remaining()))) > 0) {
+                        staging.put(copy, 0, got);
+                        if (!staging.hasRemaining()) {
+                            if (cancelRequested()) {
+                                return;
+                            }
+                            end.put(staging.position());
+                            staging = end.staging();
+                        }
+                    }
+                }
+            }
+            if (staging.position() > 0 && !cancelRequested()) {
+                end.put(staging.position());
+            }
+            long want = layout.sliceCount(total);
+            if (!cancelRequested() && end.slicesPut() != want) {
+                throw new IOException("streamed " + end.slicesPut() + " slices, the plan has " + want);
+            }
+        }
+
+        /** The exact length of every partition of every range, from this executor's shuffle block resolver. */
+        private long[][] lengths(List<WindowProtocol.Range> ranges) throws IOException {
+            ShuffleBlockResolver resolver = SparkEnv.get().shuffleManager().shuffleBlockResolver();
+            long[][] out = new long[ranges.size()][];
+            for (int i = 0; i < out.length; i++) {
+                WindowProtocol.Range r = ranges.get(i);
+                if (r.endPartition() <= r.startPartition()) {
+                    throw new IllegalArgumentException("empty range " + r);
+                }
+                out[i] = new long[r.endPartition() - r.startPartition()];
+                for (int p = r.startPartition(); p < r.endPartition(); p++) {
+                    out[i][p - r.startPartition()] = resolver.getBlockData(new ShuffleBlockId(r.shuffleId(),
+                            r.mapId(), p), scala.Option.empty()).size();
+                }
+            }
+            return out;
+        }
+    }
+}

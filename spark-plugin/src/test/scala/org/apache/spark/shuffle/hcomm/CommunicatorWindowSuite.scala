@@ -1,0 +1,115 @@
+package org.apache.spark.shuffle.hcomm
+
+import java.util.concurrent.atomic.AtomicLong
+
+import org.apache.spark.scheduler.{SparkListener, SparkListenerTaskEnd}
+
+/**
+ * The communicator path with `communicator.transfer=window` on soft HComm behaving as an Atlas A2 server: an HCCL
+ * buffer of 8 MiB (two windows of 2 x 1 MiB per half), fallback `never`, three executors with two task slots each, so
+ * several readers of one owner read at once and wait for its windows in turn. A shuffle ten times the buffer reaches
+ * the readers one-sidedly, every remote byte: nothing is staged at commit and Spark's fetch reads nothing remote.
+ */
+class CommunicatorWindowSuite extends LocalClusterSuite {
+  override protected def executors: Int = 3
+  override protected def coresPerExecutor: Int = 2
+  override protected def extraConf: Seq[(String, String)] = Seq(
+    "spark.executorEnv.HCOMM_SOFT_SOC" -> "Ascend910B3",
+    "spark.shuffle.hcomm.communicator.settle" -> "500ms",
+    "spark.shuffle.hcomm.communicator.transfer" -> "window",
+    "spark.shuffle.hcomm.communicator.bufferSize" -> "8m",
+    "spark.shuffle.hcomm.communicator.sliceSize" -> "1m",
+    "spark.shuffle.hcomm.readTimeout" -> "20s")
+
+  /** Remote bytes Spark's task metrics counted, summed over every task that ended. */
+  private val remoteBytes = new AtomicLong()
+  /** Every task's end reason, in order. */
+  private val reasons = new java.util.concurrent.ConcurrentLinkedQueue[org.apache.spark.TaskEndReason]()
+
+  override def beforeAll(): Unit = {
+    super.beforeAll()
+    sc.addSparkListener(new SparkListener {
+      override def onTaskEnd(end: SparkListenerTaskEnd): Unit = {
+        reasons.add(end.reason)
+        if (end.taskMetrics != null) {
+          remoteBytes.addAndGet(end.taskMetrics.shuffleReadMetrics.remoteBytesRead)
+        }
+      }
+    })
+    eventually("the executors' communicator formed", 60) {
+      Option(driverState.communicatorMembers()).exists(_.size() == executors)
+    }
+  }
+
+  private def remoteBytesSettled(): Long = {
+    sc.listenerBus.waitUntilEmpty()
+    remoteBytes.get()
+  }
+
+  test("a shuffle ten times the HCCL buffer is read one-sidedly through windows: every remote byte, none staged") {
+    val before = metric("bytesReadOneSided")
+    val remoteBefore = remoteBytesSettled()
+    val fallbackBefore = metric("bytesReadFallback")
+    // about 130 MB of incompressible map output over 12 map tasks, two thirds of it read remotely by 9 reduce tasks
+    val rows = 130000
+    def value(i: Int): Array[Byte] = {
+      val b = new Array[Byte](1000)
+      new java.util.Random(i).nextBytes(b)
+      b
+    }
+    val got = sc.parallelize(0 until rows, 12)
+      .map(i => (i % 900, value(i)))
+      .groupByKey(9)
+      .map { case (k, vs) => k -> vs.map(v => v.foldLeft(0L)(_ + _)).sum }
+      .collect().toMap
+    val want = (0 until rows).groupBy(_ % 900).map { case (k, is) =>
+      k -> is.map(i => value(i).foldLeft(0L)(_ + _)).sum }
+    assert(got == want)
+    val remote = remoteBytesSettled() - remoteBefore
+    assert(remote > 10L * 8 * 1024 * 1024, s"the shuffle's remote part ($remote bytes) is not 10x the buffer")
+    eventually(s"one-sided bytes (${metric("bytesReadOneSided") - before}) reported as Spark's remote bytes " +
+      s"($remote)", 30) {
+      metric("bytesReadOneSided") - before == remote
+    }
+    assert(metric("bytesReadFallback") == fallbackBefore, "Spark's fetch read remote bytes")
+    assert(metric("bytesStaged") == 0 && metric("outputsNotStaged") == 0, "a window stages nothing at commit")
+    // an owner counts what it served on its own threads: a later task's report carries it
+    eventually("every window an owner served reported", 30) {
+      sc.parallelize(1 to 12, 12).count()
+      metric("windowsOpened") > 0 && metric("windowsServed") == metric("windowsOpened")
+    }
+    assert(metric("windowsPoisoned") == 0)
+  }
+
+  test("a reduce task that stops reading early cancels its window, which still ends balanced") {
+    val poisoned = metric("windowsPoisoned")
+    val opened = metric("windowsOpened")
+    // no aggregation: each reader takes one record of its first block and stops, mid-window
+    val firsts = sc.parallelize(0 until 40000, 6).map(i => (i % 4, "x" * 500))
+      .partitionBy(new org.apache.spark.HashPartitioner(3))
+      .mapPartitions(it => it.take(1).map(_._1)).collect()
+    assert(firsts.length == 3)
+    val again = sc.parallelize(0 until 20000, 6).map(i => (i % 50, 1L)).reduceByKey(_ + _, 4).collect().toMap
+    assert(again == (0 until 20000).groupBy(_ % 50).map { case (k, v) => k -> v.size.toLong })
+    eventually("metrics reported")(metric("windowsOpened") > opened)
+    assert(metric("windowsPoisoned") == poisoned, "a cancelled window poisoned its channel")
+  }
+
+  test("an owner killed while its readers wait: a fetch failure naming it, the stage recomputed, the answer right") {
+    val n = 200000
+    reasons.clear()
+    val (got, victim, _) = killOwnerMidReduce(sc, n)
+    assert(got == (1 to n).groupBy(_ % 1000).map { case (k, v) => k -> v.map(_.toLong).sum })
+    sc.listenerBus.waitUntilEmpty()
+    import scala.jdk.CollectionConverters._
+    val failed = reasons.asScala.collect { case f: org.apache.spark.FetchFailed if failedReading(victim)(f) => f }
+    assert(failed.nonEmpty, s"no read of executor $victim failed: ${reasons.asScala.toSeq}")
+    assert(failed.exists(_.message.contains("through a window")), failed.map(_.message).mkString("\n"))
+    awaitReplaced(victim)
+    eventually("a communicator of the executors left formed", 90) {
+      Option(driverState.communicatorMembers()).exists(m => m.size() == executors && !m.contains(victim))
+    }
+    val after = sc.parallelize(1 to 30000, 6).map(i => (i % 100, 1L)).reduceByKey(_ + _, 5).collect().toMap
+    assert(after.values.sum == 30000)
+  }
+}
