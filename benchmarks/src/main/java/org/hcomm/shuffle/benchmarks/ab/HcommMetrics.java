@@ -104,6 +104,13 @@ final class HcommMetrics {
             warnings.add(who + ": " + m.getOrDefault("tasksBeforeCommunicator", 0L) + " reduce task(s) before the "
                     + "communicator, " + m.getOrDefault("outputsNotStaged", 0L) + " map output(s) not staged");
         }
+        if (r.config() == ShuffleConfig.HCOMM_WINDOW) {
+            if (m.getOrDefault("windowsOpened", 0L) == 0 && r.shuffleWriteBytes() > 0) {
+                warnings.add(who + ": no window opened although " + r.shuffleWriteBytes()
+                        + " shuffle bytes were written");
+            }
+            return; // a window stages nothing at commit
+        }
         if (m.getOrDefault("bytesStaged", 0L) == 0 && r.shuffleWriteBytes() > 0) {
             warnings.add(who + ": no byte staged host to device although " + r.shuffleWriteBytes()
                     + " shuffle bytes were written");

@@ -26,7 +26,12 @@ public enum ShuffleConfig {
      * output straight into the send arena, once (host-local disk reads off, as that mode needs). Not in the presets'
      * matrix; chosen with {@code -Dab.configs=...,hcomm-arena}.
      */
-    HCOMM_ARENA("hcomm-arena");
+    HCOMM_ARENA("hcomm-arena"),
+    /**
+     * The communicator path with its HCCL buffer as a window ({@code communicator.transfer=window}): nothing staged
+     * at commit, every remote byte streamed through the owners' and readers' buffers slice by slice.
+     */
+    HCOMM_WINDOW("hcomm-window");
 
     static final String FORCE_TCP_ENV = "HCOMM_SOFT_FORCE_TCP";
     /** The SoC soft HComm behaves like ({@code aclrtGetSocName}); an Atlas A2 one selects the communicator path. */
@@ -46,18 +51,19 @@ public enum ShuffleConfig {
     }
 
     public boolean isHcomm() {
-        return this == HCOMM || this == HCOMM_TCP || this == HCOMM_COMMUNICATOR || this == HCOMM_ARENA;
+        return this == HCOMM || this == HCOMM_TCP || this == HCOMM_COMMUNICATOR || this == HCOMM_ARENA
+                || this == HCOMM_WINDOW;
     }
 
     /** Whether this configuration reads through an HCCL communicator (Atlas A2/A3) instead of the endpoint API. */
     public boolean isCommunicator() {
-        return this == HCOMM_COMMUNICATOR;
+        return this == HCOMM_COMMUNICATOR || this == HCOMM_WINDOW;
     }
 
     /** What the executors' HCOMM_SOFT_FORCE_TCP must be for this configuration ("unset" for the built-in ones). */
     String expectedForceTcp() {
         return switch (this) {
-            case HCOMM, HCOMM_COMMUNICATOR, HCOMM_ARENA -> "0";
+            case HCOMM, HCOMM_COMMUNICATOR, HCOMM_ARENA, HCOMM_WINDOW -> "0";
             case HCOMM_TCP -> "1";
             default -> "unset";
         };
@@ -74,6 +80,10 @@ public enum ShuffleConfig {
             case HCOMM_COMMUNICATOR -> plugin(conf, false)
                     .set("spark.executorEnv." + SOC_ENV, A2_SOC)
                     .set("spark.shuffle.hcomm.communicator.settle", COMMUNICATOR_SETTLE);
+            case HCOMM_WINDOW -> plugin(conf, false)
+                    .set("spark.executorEnv." + SOC_ENV, A2_SOC)
+                    .set("spark.shuffle.hcomm.communicator.settle", COMMUNICATOR_SETTLE)
+                    .set("spark.shuffle.hcomm.communicator.transfer", "window");
             default -> throw new AssertionError(this);
         }
     }

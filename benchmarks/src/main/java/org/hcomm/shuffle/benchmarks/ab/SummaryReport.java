@@ -66,6 +66,11 @@ final class SummaryReport {
                     + "device to host, which on soft HComm (device memory is host memory) is two extra copies of "
                     + "every byte");
         }
+        if (preset.configs().contains(ShuffleConfig.HCOMM_WINDOW)) {
+            sb.append("; hcomm-window as hcomm-communicator, with `spark.shuffle.hcomm.communicator.transfer=window`: "
+                    + "nothing is staged at commit, every remote byte is streamed by its owner through a window of "
+                    + "its HCCL buffer and the reader's (host to device, a one-sided read, device to host)");
+        }
         sb.append(". Shuffle data of the SQL workload is serialised by Spark SQL's row serializer whatever "
                         + "`spark.serializer` says.\n\n");
         sb.append("*Reduce-stage time* is the wall time during which a stage that reads shuffle data was running "
