@@ -46,3 +46,26 @@ class ConcurrentReadersA2Suite extends ConcurrentReadersSuite {
     }
   }
 }
+
+/**
+ * [[SqlAqeSuite]] on the communicator path with windows (`communicator.transfer=window`, an 8 MiB HCCL buffer):
+ * AQE's coalesced partition ranges and skew splits by map ranges, every remote block streamed through windows. The
+ * test of a too-small arena is the store's (a window stages nothing).
+ */
+class SqlAqeWindowSuite extends SqlAqeSuite {
+  override protected def extraConf: Seq[(String, String)] = super.extraConf ++ OnAtlasA2.conf ++ Seq(
+    "spark.shuffle.hcomm.communicator.transfer" -> "window",
+    "spark.shuffle.hcomm.communicator.bufferSize" -> "8m",
+    "spark.shuffle.hcomm.communicator.sliceSize" -> "1m")
+
+  override def beforeAll(): Unit = {
+    super.beforeAll()
+    eventually("the executors' communicator formed", 60) {
+      Option(driverState.communicatorMembers()).exists(_.size() == executors)
+    }
+  }
+
+  override def tags: Map[String, Set[String]] = OnAtlasA2.ignoring(
+    super.tags.map { case (n, t) => n -> (t - CrossLine.name) }.filter(_._2.nonEmpty), testNames,
+    "a send arena too small")
+}

@@ -81,6 +81,28 @@ class CommunicatorWindowSuite extends LocalClusterSuite {
     assert(metric("windowsPoisoned") == 0)
   }
 
+  test("groupByKey, sortByKey, cogroup, a skewed repartition and Kryo give the right answers through windows") {
+    val before = metric("bytesReadOneSided")
+    val groups = sc.parallelize(1 to 20000, 6).map(i => (i % 97, i)).groupByKey(5).mapValues(_.toSet).collect().toMap
+    assert(groups == (1 to 20000).groupBy(_ % 97).map { case (k, v) => k -> v.toSet })
+    val sorted = sc.parallelize((1 to 30000).reverse, 6).map(i => (i, i.toString)).sortByKey(true, 4).keys.collect()
+    assert(sorted.toSeq == (1 to 30000))
+    val left = sc.parallelize(1 to 5000, 4).map(i => (i % 300, i))
+    val right = sc.parallelize(1 to 3000, 3).map(i => (i % 200, -i))
+    val cogrouped = left.cogroup(right, 5).mapValues { case (a, b) => (a.sum, b.sum) }.collect().toMap
+    assert(cogrouped == (0 until 300).map(k => k -> ((1 to 5000).filter(_ % 300 == k).sum,
+      (1 to 3000).filter(_ % 200 == k).map(-_).sum)).toMap)
+    // one hot key and many empty partitions
+    val skewed = sc.parallelize(1 to 40000, 8).map(i => (if (i % 10 == 0) i else 7, 1L))
+      .partitionBy(new org.apache.spark.HashPartitioner(64)).reduceByKey(_ + _).collect().toMap
+    assert(skewed(7) == 36000 && skewed.size == 4001)
+    val kryo = sc.parallelize(1 to 10000, 4).map(i => (i % 10, Array.fill(3)(i)))
+    val kryoShuffled = new org.apache.spark.rdd.ShuffledRDD[Int, Array[Int], Array[Int]](kryo,
+      new org.apache.spark.HashPartitioner(3)).setSerializer(new org.apache.spark.serializer.KryoSerializer(sc.getConf))
+    assert(kryoShuffled.map(_._2.sum.toLong).sum() == (1 to 10000).map(3L * _).sum)
+    assertReadOneSided(before)
+  }
+
   test("a reduce task that stops reading early cancels its window, which still ends balanced") {
     val poisoned = metric("windowsPoisoned")
     val opened = metric("windowsOpened")

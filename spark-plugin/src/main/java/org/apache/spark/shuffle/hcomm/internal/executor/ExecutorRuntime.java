@@ -249,10 +249,14 @@ public final class ExecutorRuntime implements AutoCloseable {
         return p != null && p.transport instanceof CommunicatorTransport c ? c.bufferAddress() : 0;
     }
 
-    /** Receive-buffer chunks not free to lend (-1 without a transport). */
+    /** Receive-buffer chunks not free to lend, or receive windows leased (windows); -1 without a transport. */
     public int chunksNotFree() {
         OneSidedParts p = parts.current();
-        return p == null || p.windowed() ? -1 : p.resources.chunksNotFree();
+        if (p != null && p.windowed()) { // its receive windows: none out once nothing reads
+            var w = p.windowReads.windows();
+            return w.layout().windows() - w.freeReceiveWindows();
+        }
+        return p == null ? -1 : p.resources.chunksNotFree();
     }
 
     public void unregisterShuffle(int shuffleId) {

@@ -74,6 +74,10 @@ public final class WindowReads implements AutoCloseable {
                 + " by an earlier failed window exchange";
     }
 
+    public CommunicatorWindows windows() {
+        return windows;
+    }
+
     public long epoch() {
         return epoch;
     }
