@@ -9,6 +9,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.TimeUnit;
@@ -92,6 +93,30 @@ class YarnClusterTest {
         Properties r = run("client", conf, 0);
         assertShuffleRight(r);
         assertEachExecutorHasTheNodesNpus(r, 1);
+    }
+
+    @Test
+    @Timeout(value = 6, unit = TimeUnit.MINUTES)
+    void aResourceTypeYarnDoesNotDeclareIsAnErrorNamingWhatToSet() throws Exception {
+        // Spark alone only warns in the ApplicationMaster's log and starts executors without the type; the plugin's
+        // driver asks the ResourceManager and stops the application before it asks for executors
+        for (String mode : new String[] {"client", "cluster"}) {
+            Map<String, String> conf = new LinkedHashMap<>(hcommConf());
+            conf.putAll(npuConf());
+            conf.put("spark.yarn.executor.resource.ascend.amount", "1");
+            String name = "undeclared-" + mode;
+            MiniYarn.Submitted s = yarn.submit(name, mode, conf, JOB, SUBMIT_TIMEOUT_S,
+                    yarn.work.resolve(name + ".properties").toString(), Integer.toString(EVENTS), "2");
+            System.out.printf("YarnClusterTest: an undeclared type in %s deploy mode refused in %.1f s%n", mode,
+                    s.seconds());
+            assertNotEquals(0, s.exitCode(), () -> "spark-submit succeeded:\n" + MiniYarn.tail(s.console()));
+            for (String expected : List.of("spark.yarn.executor.resource.ascend.amount asks YARN for resource type "
+                    + "'ascend', which YARN's ResourceManager does not declare (it declares memory-mb, npu, vcores)",
+                    "yarn.resource-types=ascend", "yarn.nodemanager.resource-type.ascend")) {
+                assertTrue(s.console().contains(expected), () -> mode + " deploy mode: the console does not say \""
+                        + expected + "\":\n" + MiniYarn.tail(s.console()));
+            }
+        }
     }
 
     // ---- what the tests share ----
