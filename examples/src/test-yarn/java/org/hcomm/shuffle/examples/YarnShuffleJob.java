@@ -38,6 +38,7 @@ public final class YarnShuffleJob {
         Properties result = new Properties();
         try (JavaSparkContext sc = new JavaSparkContext(conf)) {
             ClusterSupport.awaitExecutorCount(sc.sc(), executors);
+            ClusterSupport.awaitHcommReady(executors);
             Tuple2<Long, String> answer = EtlPipelineJob.pipeline(sc, events);
             result.setProperty("checksum", Long.toHexString(answer._1()));
             result.setProperty("summary", answer._2());
