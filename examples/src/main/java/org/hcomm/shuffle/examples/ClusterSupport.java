@@ -98,8 +98,15 @@ final class ClusterSupport {
             }
             Thread.sleep(100);
         }
-        // the HComm shuffle: its executors registered (those where it can run), and on the communicator path their
-        // communicator formed, so that the job reads one-sidedly from its first stage (30 s at most)
+        awaitHcommReady(n);
+    }
+
+    /**
+     * The HComm shuffle, when it runs: {@code n} executors registered with it (those where it can run), and on the
+     * communicator path their communicator formed, so that the job reads one-sidedly from its first stage (30 s at
+     * most).
+     */
+    static void awaitHcommReady(int n) throws InterruptedException {
         DriverState hcomm = DriverState.current();
         long ready = System.nanoTime() + 30_000_000_000L;
         while (hcomm != null && (hcomm.registeredExecutors() < n || hcomm.communicatorPending())
@@ -111,14 +118,27 @@ final class ClusterSupport {
     /**
      * The driver's {@code HcommShuffle} metrics source (cluster totals reported by the executors), once every channel
      * created is reported destroyed: executors report after each stage's channels are destroyed, so this waits
-     * for the last reports (30 s at most, then returns what it has). The totals are one consistent set ({@link ShuffleMetrics#clusterTotals()}).
+     * for the last reports (30 s at most, then returns what it has). On the communicator path, which creates no
+     * channels per stage, once executors joined a communicator, reported one-sided bytes, and the totals stayed the
+     * same for a second. The totals are one consistent set ({@link ShuffleMetrics#clusterTotals()}).
      */
     static Map<String, Long> hcommMetrics(SparkContext sc) throws InterruptedException {
         long deadline = System.nanoTime() + 30_000_000_000L; // a loaded host reports late
+        Map<String, Long> before = Map.of();
+        long unchangedSince = System.nanoTime();
         while (true) {
             Map<String, Long> now = totals();
+            if (!now.equals(before)) {
+                before = now;
+                unchangedSince = System.nanoTime();
+            }
             boolean settled = now.getOrDefault("channelsLive", 1L) == 0 && now.getOrDefault("channelsCreated", 0L) > 0
                     && now.get("channelsCreated").equals(now.get("channelsDestroyed"));
+            // the communicator path has no per-stage channels: its executors joined a communicator, reported reads,
+            // and nothing changed for a second
+            settled |= now.getOrDefault("channelsCreated", 0L) == 0 && now.getOrDefault("communicatorsJoined", 0L) > 0
+                    && now.getOrDefault("bytesReadOneSided", 0L) > 0
+                    && System.nanoTime() - unchangedSince >= 1_000_000_000L;
             if (settled || System.nanoTime() > deadline) {
                 return now;
             }

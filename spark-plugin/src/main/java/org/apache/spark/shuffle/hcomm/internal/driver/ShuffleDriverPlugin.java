@@ -28,6 +28,7 @@ public final class ShuffleDriverPlugin implements DriverPlugin {
     public Map<String, String> init(SparkContext sc, PluginContext pluginContext) {
         LineCheck.verifyLine();
         HcommSettings settings = HcommSettings.of(sc.conf());
+        YarnResourceCheck.verify(sc.conf());
         state = new DriverState(new CommunicatorFormer(settings.communicatorSettle().toMillis(),
                 settings.communicatorFormTimeout().toMillis()));
         state.install();
