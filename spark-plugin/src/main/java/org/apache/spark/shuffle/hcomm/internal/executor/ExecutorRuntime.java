@@ -296,10 +296,15 @@ public final class ExecutorRuntime implements AutoCloseable {
         p.channels.end(stage, ended -> reports.stageEnded(stage, ended));
     }
 
-    /** After each task (executor plugin): without one-sided parts, its counters go to the driver here. */
+    /**
+     * After each task (executor plugin, on the task's thread): without one-sided parts, its counters go to the driver
+     * here, with the task's stage attempt.
+     */
     void taskEnded() {
         if (parts.current() == null && !closed) {
-            reports.taskEnded();
+            org.apache.spark.TaskContext task = org.apache.spark.TaskContext.get();
+            reports.taskEnded(task == null ? new StageAttempt(-1, -1)
+                    : new StageAttempt(task.stageId(), task.stageAttemptNumber()));
         }
     }
 

@@ -273,6 +273,24 @@ public final class ShuffleMetrics implements Source {
                 bytesReadBeforeCommunicator.getCount());
     }
 
+    /** Every driver metric's value in one executor's snapshot, by name, in {@link MetricEntry} order. */
+    public static Map<String, Long> valuesOf(Snapshot s) {
+        Map<String, Long> values = new java.util.LinkedHashMap<>();
+        for (MetricEntry m : MetricEntry.values()) {
+            if (m.onDriver()) {
+                values.put(m.metricName(), m.driverTotal().applyAsLong(s));
+            }
+        }
+        return values;
+    }
+
+    /** Driver: each executor's latest reported values ({@link #valuesOf}), by executor id. */
+    public Map<String, Map<String, Long>> executorValues() {
+        Map<String, Map<String, Long>> out = new java.util.TreeMap<>();
+        reported.forEach((id, s) -> out.put(id, valuesOf(s)));
+        return out;
+    }
+
     /** Driver: the latest counters of one executor. */
     public void report(String executorId, Snapshot s) {
         reported.put(executorId, s);
