@@ -59,7 +59,8 @@ public final class SummaryHtml {
 
     private static void table(StringBuilder sb, String caption, List<MetricEntry> metrics, ShuffleSummary s) {
         sb.append("<h4>").append(escape(caption)).append("</h4>")
-                .append("<table class=\"table table-bordered table-sm table-striped\"><thead><tr><th>row</th>");
+                .append("<div style=\"overflow-x: auto\"><table class=\"table table-bordered table-sm table-striped\">")
+                .append("<thead><tr><th>row</th>");
         for (MetricEntry m : metrics) {
             sb.append("<th title=\"").append(escape(m.meaning().replace("`", ""))).append("\">")
                     .append(escape(m.metricName())).append("<br><small>").append(escape(m.driverUnit()))
@@ -93,7 +94,7 @@ public final class SummaryHtml {
             }
             sb.append("</tr>");
         }
-        sb.append("</tbody></table>");
+        sb.append("</tbody></table></div>");
     }
 
     static String escape(String text) {
