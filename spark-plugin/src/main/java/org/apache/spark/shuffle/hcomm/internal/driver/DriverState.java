@@ -57,7 +57,7 @@ public final class DriverState {
     /** Ended stage attempt → destroy reports its end is to bring (see {@link #destroyCallsExpected}). */
     private final Map<StageAttempt, Integer> ended = boundedMap();
     private final Map<StageAttempt, StageEnd> reportedEnds = boundedMap();
-    private final StageBreakdown breakdown = new StageBreakdown();
+    private final ReportedRows rows = new ReportedRows();
     /** Where a stage attempt's row goes when a report changes it after the attempt ended (the event log). */
     private volatile java.util.function.Consumer<ShuffleSummary.StageRow> lateRows = row -> { };
     private long registrations; // executors registered so far; a plan needs extending only when it moved
@@ -348,14 +348,14 @@ public final class DriverState {
     }
 
     /**
-     * Counts an executor's report in its stage attempt's row (stage -1: a task outside any stage) and, when the
-     * attempt has already ended, hands the changed row on (outside the lock).
+     * Counts an executor's report in the UI's rows and, when its stage attempt has already ended, hands the changed
+     * row on (outside the lock).
      */
     private void attribute(String executorId, StageAttempt stage, ShuffleMetrics.Snapshot totals) {
         ShuffleSummary.StageRow late;
         synchronized (this) {
-            breakdown.report(executorId, stage, totals);
-            late = ended.containsKey(stage) ? breakdown.row(stage) : null;
+            rows.report(executorId, stage, totals);
+            late = ended.containsKey(stage) ? rows.stageRow(stage) : null;
         }
         if (late != null) {
             lateRows.accept(late);
@@ -369,23 +369,32 @@ public final class DriverState {
 
     /** A stage attempt's row, or null when no report named it. */
     synchronized ShuffleSummary.StageRow stageRow(StageAttempt stage) {
-        return breakdown.row(stage);
+        return rows.stageRow(stage);
+    }
+
+    /** The rows of the executors that reported since the last call. */
+    synchronized List<ShuffleSummary.ExecutorRow> changedExecutors() {
+        return rows.drainChanged(this::hostOf);
+    }
+
+    private String hostOf(String executorId) {
+        ExecutorInfo e = executors.get(executorId);
+        return e == null ? null : e.host();
     }
 
     /** What the HComm tab shows, as of now: per stage attempt, per executor, and the communicator. */
     public ShuffleSummary summary() {
-        List<ShuffleSummary.StageRow> stageRows;
-        List<ShuffleSummary.ExecutorRow> executorRows = new ArrayList<>();
+        ShuffleSummary.CommunicatorRow communicator = communicatorRow();
         synchronized (this) {
-            stageRows = breakdown.rows();
-            metrics.executorValues().forEach((id, values) -> {
-                ExecutorInfo e = executors.get(id);
-                executorRows.add(new ShuffleSummary.ExecutorRow(id, e == null ? null : e.host(), values));
-            });
+            return new ShuffleSummary(rows.stageRows(), rows.executorRows(this::hostOf), communicator);
         }
+    }
+
+    /** The communicator path's state on the driver. */
+    ShuffleSummary.CommunicatorRow communicatorRow() {
         List<String> members = former.members();
-        return new ShuffleSummary(stageRows, executorRows, new ShuffleSummary.CommunicatorRow(former.epoch(),
-                members == null ? List.of() : members, former.lastFailure()));
+        return new ShuffleSummary.CommunicatorRow(former.epoch(), members == null ? List.of() : members,
+                former.lastFailure());
     }
 
     private StageEnd reportedEnd(int stageId, int attempt) {

@@ -67,12 +67,13 @@ public final class ShuffleDriverPlugin implements DriverPlugin {
 
     /**
      * Provisions a stage attempt's channels when it is submitted (if it reads a shuffle) and ends them after; at the
-     * end posts the attempt's row so far and the executors' totals (each later report of the attempt posts both
-     * again: the executors report after the end).
+     * end posts the attempt's row so far and the changed executors' totals (each later report of the attempt posts
+     * them again: the executors report after the end). Posts come from the listener bus and from RPC threads.
      */
     private static final class StageListener extends SparkListener {
         private final DriverState state;
         private final java.util.function.Consumer<SparkListenerEvent> events;
+        private ShuffleSummary.CommunicatorRow communicatorPosted = ShuffleSummary.CommunicatorRow.NONE;
 
         StageListener(DriverState state, java.util.function.Consumer<SparkListenerEvent> events) {
             this.state = state;
@@ -97,13 +98,23 @@ public final class ShuffleDriverPlugin implements DriverPlugin {
             post(state.stageRow(stage));
         }
 
-        /** Posts a stage attempt's row (if any report named it) and the executors' totals as they are now. */
+        /**
+         * Posts a stage attempt's row (if any report named it), the rows of the executors that reported since the
+         * last post, and the communicator's state when it changed.
+         */
         void post(ShuffleSummary.StageRow row) {
             if (row != null) {
                 events.accept(new ShuffleEvents.StageShuffle(row));
             }
-            ShuffleSummary now = state.summary();
-            events.accept(new ShuffleEvents.AppShuffle(now.executors(), now.communicator()));
+            state.changedExecutors().forEach(e -> events.accept(new ShuffleEvents.ExecutorShuffle(e)));
+            ShuffleSummary.CommunicatorRow now = state.communicatorRow();
+            synchronized (this) {
+                if (now.equals(communicatorPosted)) {
+                    return;
+                }
+                communicatorPosted = now;
+            }
+            events.accept(new ShuffleEvents.CommunicatorShuffle(now));
         }
 
         @Override

@@ -284,13 +284,6 @@ public final class ShuffleMetrics implements Source {
         return values;
     }
 
-    /** Driver: each executor's latest reported values ({@link #valuesOf}), by executor id. */
-    public Map<String, Map<String, Long>> executorValues() {
-        Map<String, Map<String, Long>> out = new java.util.TreeMap<>();
-        reported.forEach((id, s) -> out.put(id, valuesOf(s)));
-        return out;
-    }
-
     /** Driver: the latest counters of one executor. */
     public void report(String executorId, Snapshot s) {
         reported.put(executorId, s);

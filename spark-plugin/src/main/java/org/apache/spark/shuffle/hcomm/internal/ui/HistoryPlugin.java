@@ -58,30 +58,44 @@ public final class HistoryPlugin implements AppHistoryServerPlugin {
         }
     }
 
-    /** Rebuilds the summary from the replayed events. Called on the replay's one thread. */
+    /**
+     * Rebuilds the summary from the replayed events (the latest row of each stage attempt and executor, the latest
+     * communicator state) and writes it to the store once, when the replay flushes it. Events arrive on the replay's
+     * one thread.
+     */
     private static final class Replay extends SparkListener {
-        private final ElementTrackingStore store;
         private final Map<String, ShuffleSummary.StageRow> stages = new LinkedHashMap<>();
-        private ShuffleEvents.AppShuffle app;
+        private final Map<String, ShuffleSummary.ExecutorRow> executors = new java.util.TreeMap<>();
+        private ShuffleSummary.CommunicatorRow communicator = ShuffleSummary.CommunicatorRow.NONE;
+        private boolean seen;
 
         Replay(ElementTrackingStore store) {
-            this.store = store;
+            store.onFlush(() -> {
+                write(store);
+                return scala.runtime.BoxedUnit.UNIT;
+            });
         }
 
         @Override
         public void onOtherEvent(SparkListenerEvent event) {
             if (event instanceof ShuffleEvents.StageShuffle s) {
                 stages.put(s.stage().stageId() + "." + s.stage().attempt(), s.stage());
-            } else if (event instanceof ShuffleEvents.AppShuffle a) {
-                app = a;
+            } else if (event instanceof ShuffleEvents.ExecutorShuffle e) {
+                executors.put(e.executor().executorId(), e.executor());
+            } else if (event instanceof ShuffleEvents.CommunicatorShuffle c) {
+                communicator = c.communicator();
             } else {
                 return;
             }
-            List<ShuffleSummary.StageRow> rows = new java.util.ArrayList<>(stages.values());
-            rows.sort(java.util.Comparator.comparingInt(ShuffleSummary.StageRow::stageId)
-                    .thenComparingInt(ShuffleSummary.StageRow::attempt));
-            store.write(new Stored(new ShuffleSummary(rows, app == null ? List.of() : app.executors(),
-                    app == null ? ShuffleSummary.CommunicatorRow.NONE : app.communicator())));
+            seen = true;
+        }
+
+        private void write(ElementTrackingStore store) {
+            if (seen) {
+                List<ShuffleSummary.StageRow> rows = new java.util.ArrayList<>(stages.values());
+                rows.sort(ShuffleSummary.StageRow.ORDER);
+                store.write(new Stored(new ShuffleSummary(rows, List.copyOf(executors.values()), communicator)));
+            }
         }
     }
 }

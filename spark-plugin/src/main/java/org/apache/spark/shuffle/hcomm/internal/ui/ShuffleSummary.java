@@ -12,9 +12,12 @@ import java.util.Map;
 public record ShuffleSummary(List<StageRow> stages, List<ExecutorRow> executors, CommunicatorRow communicator) {
     /**
      * What the executors' reports attributed to one stage attempt: the growth of each executor's counters between
-     * its previous report and the report naming this stage (see the driver's {@code StageBreakdown}).
+     * its previous report and the report naming this stage (see the driver's {@code ReportedRows}).
      */
     public record StageRow(int stageId, int attempt, int reports, Map<String, Long> metrics) {
+        /** By stage id, then attempt. */
+        public static final java.util.Comparator<StageRow> ORDER =
+                java.util.Comparator.comparingInt(StageRow::stageId).thenComparingInt(StageRow::attempt);
     }
 
     /** One executor's latest reported totals. */
