@@ -6,14 +6,16 @@ import java.util.concurrent.TimeUnit
 
 /**
  * Headless Chromium for the UI tests: the DOM of a page after its scripts ran, or a screenshot. The binary is
- * `$CHROMIUM` or `/usr/bin/chromium`; `binary` is None when neither is executable (the tests then cancel, saying so).
+ * `$CHROMIUM` when set, else `/usr/bin/chromium`; `binary` is None when it is not executable (the tests then cancel,
+ * saying so).
  */
 object Chromium {
-  val binary: Option[String] =
-    Seq(sys.env.get("CHROMIUM"), Some("/usr/bin/chromium")).flatten.find(p => new File(p).canExecute)
+  private val path = sys.env.getOrElse("CHROMIUM", "/usr/bin/chromium")
 
-  val missing: String = "headless Chromium not found (/usr/bin/chromium, or set CHROMIUM=<path>): the browser tests " +
-    "are canceled"
+  val binary: Option[String] = Some(path).filter(p => new File(p).canExecute)
+
+  val missing: String = s"headless Chromium not found at $path (set CHROMIUM=<path> to use another): the browser " +
+    "tests are canceled"
 
   /** The page's DOM as the browser built it. */
   def dumpDom(url: String): String = run(Seq("--dump-dom", url))
