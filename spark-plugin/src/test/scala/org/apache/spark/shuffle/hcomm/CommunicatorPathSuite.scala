@@ -61,6 +61,23 @@ class CommunicatorPathSuite extends HcommShuffleSuite {
     assert(metric("bytesReadOneSided") > before)
   }
 
+  test("the HComm tab's summary: the communicator's epoch and members, and the stages' rows add up to the " +
+    "executors' totals") {
+    val got = sc.parallelize(1 to 20000, 4).map(i => (i % 100, 1L)).reduceByKey(_ + _, 3).collect().toMap
+    assert(got == (0 until 100).map(_ -> 200L).toMap)
+    eventually("staged bytes reported")(metric("bytesStaged") > 0 && metric("bytesToHost") > 0)
+    val summary = driverState.summary()
+    val communicator = summary.communicator
+    assert(communicator.epoch >= 1 && communicator.failure == null, s"communicator: $communicator")
+    assert(communicator.members == driverState.communicatorMembers())
+    // taken under one lock: every report adds its growth to one stage's row and moves its executor's latest values
+    import scala.jdk.CollectionConverters._
+    Seq("bytesStaged", "bytesToHost", "bytesReadOneSided", "communicatorsJoined", "readRoundTrips").foreach { m =>
+      val byStage = summary.stages.asScala.map(r => Option(r.metrics.get(m)).map(_.longValue).getOrElse(0L)).sum
+      assert(byStage == summary.total(m) && summary.total(m) > 0, s"$m: stages $byStage, executors ${summary.total(m)}")
+    }
+  }
+
   test("each executor on its own NPU: with no resource set, the driver gives the executors of one host distinct " +
     "logical ids, and each joined its communicator on the one it was given") {
     val ids = liveExecutors(sc)

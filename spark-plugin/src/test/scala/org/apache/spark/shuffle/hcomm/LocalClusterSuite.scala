@@ -80,6 +80,21 @@ abstract class LocalClusterSuite extends AnyFunSuite with BeforeAndAfterAll {
     }
   }
 
+  /**
+   * Runs a shuffle of (i % 1000, i) for i in 1..100000 (6 map tasks, 4 reduce partitions, summed per key) on `sc`
+   * with `listener` added until every event of the job has reached it, and checks the sums.
+   */
+  protected def sumByKeyListened(listener: org.apache.spark.scheduler.SparkListener): Unit = {
+    sc.addSparkListener(listener)
+    val got = try {
+      sc.parallelize(1 to 100000, 6).map(i => (i % 1000, i.toLong)).reduceByKey(_ + _, 4).collect().toMap
+    } finally {
+      sc.listenerBus.waitUntilEmpty()
+      sc.removeSparkListener(listener)
+    }
+    assert(got == (1 to 100000).groupBy(_ % 1000).map { case (k, v) => k -> v.map(_.toLong).sum })
+  }
+
   /** After a context stopped: its local cluster (Master, Workers, executor JVMs) went with it. */
   protected def assertNoLocalCluster(): Unit =
     assert(LocalSparkCluster.get.isEmpty, "a local cluster outlived its SparkContext")

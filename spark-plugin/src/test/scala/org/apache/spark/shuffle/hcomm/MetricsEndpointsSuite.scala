@@ -46,14 +46,7 @@ class MetricsEndpointsSuite extends LocalClusterSuite {
         remote.add(end.taskMetrics.shuffleReadMetrics.remoteBytesRead)
       }
     }
-    sc.addSparkListener(listener)
-    val got = try {
-      sc.parallelize(1 to 100000, 6).map(i => (i % 1000, i.toLong)).reduceByKey(_ + _, 4).collect().toMap
-    } finally {
-      sc.listenerBus.waitUntilEmpty()
-      sc.removeSparkListener(listener)
-    }
-    assert(got == (1 to 100000).groupBy(_ % 1000).map { case (k, v) => k -> v.map(_.toLong).sum })
+    sumByKeyListened(listener)
     assert(remote.sum() > 0, "no task read a remote block: the job tested nothing")
 
     // the PrometheusServlet names a driver gauge metrics_<app id>_driver_<source>_<metric>_Value{type="gauges"}

@@ -83,6 +83,11 @@ final class CommunicatorFormer implements AutoCloseable {
      * Whether a communicator is to form for the executors there are now (two or more, not the current one's members,
      * and not a set whose forming just failed): what a job that wants one-sided reads from its first stage waits for.
      */
+    /** The epoch of the latest communicator formed or being formed: 0 before the first. */
+    synchronized long epoch() {
+        return epoch;
+    }
+
     synchronized boolean pending() {
         List<String> ids = candidates.stream().map(Member::executorId).toList();
         return ids.size() >= 2 && !ids.equals(formed) && !ids.equals(failedMembers);

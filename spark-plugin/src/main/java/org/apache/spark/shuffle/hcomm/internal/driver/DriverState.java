@@ -16,6 +16,7 @@ import org.apache.spark.shuffle.hcomm.internal.rpc.Messages;
 import org.apache.spark.shuffle.hcomm.internal.rpc.StageAttempt;
 import org.apache.spark.shuffle.hcomm.internal.rpc.StageEnd;
 import org.apache.spark.shuffle.hcomm.internal.rpc.Wire;
+import org.apache.spark.shuffle.hcomm.internal.ui.ShuffleSummary;
 import org.slf4j.Logger;
 
 /**
@@ -56,6 +57,9 @@ public final class DriverState {
     /** Ended stage attempt → destroy reports its end is to bring (see {@link #destroyCallsExpected}). */
     private final Map<StageAttempt, Integer> ended = boundedMap();
     private final Map<StageAttempt, StageEnd> reportedEnds = boundedMap();
+    private final ReportedRows rows = new ReportedRows();
+    /** Where a stage attempt's row goes when a report changes it after the attempt ended (the event log). */
+    private volatile java.util.function.Consumer<ShuffleSummary.StageRow> lateRows = row -> { };
     private long registrations; // executors registered so far; a plan needs extending only when it moved
 
     /** The driver state of this JVM, or null when the plugin's driver component is not running here. */
@@ -166,6 +170,7 @@ public final class DriverState {
             return null;
         } else if (message instanceof Messages.MetricsReport m) {
             metrics.report(m.executorId(), m.totals());
+            attribute(m.executorId(), new StageAttempt(m.stageId(), m.attempt()), m.totals());
             return null;
         }
         throw new IllegalArgumentException("unknown message " + message);
@@ -333,10 +338,63 @@ public final class DriverState {
         directory.shuffleRemoved(shuffleId);
     }
 
-    private synchronized void report(Messages.StageReport s) {
-        metrics.report(s.executorId(), s.totals());
-        reportedEnds.merge(new StageAttempt(s.stageId(), s.attempt()),
-                new StageEnd(s.destroyCalls(), s.channelsDestroyed()), StageEnd::plus);
+    private void report(Messages.StageReport s) {
+        StageAttempt stage = new StageAttempt(s.stageId(), s.attempt());
+        synchronized (this) {
+            metrics.report(s.executorId(), s.totals());
+            reportedEnds.merge(stage, new StageEnd(s.destroyCalls(), s.channelsDestroyed()), StageEnd::plus);
+        }
+        attribute(s.executorId(), stage, s.totals());
+    }
+
+    /**
+     * Counts an executor's report in the UI's rows and, when its stage attempt has already ended, hands the changed
+     * row on (outside the lock).
+     */
+    private void attribute(String executorId, StageAttempt stage, ShuffleMetrics.Snapshot totals) {
+        ShuffleSummary.StageRow late;
+        synchronized (this) {
+            rows.report(executorId, stage, totals);
+            late = ended.containsKey(stage) ? rows.stageRow(stage) : null;
+        }
+        if (late != null) {
+            lateRows.accept(late);
+        }
+    }
+
+    /** Where rows changed after their stage attempt ended go (the driver component posts them as events). */
+    void onLateRow(java.util.function.Consumer<ShuffleSummary.StageRow> sink) {
+        lateRows = sink;
+    }
+
+    /** A stage attempt's row, or null when no report named it. */
+    synchronized ShuffleSummary.StageRow stageRow(StageAttempt stage) {
+        return rows.stageRow(stage);
+    }
+
+    /** The rows of the executors that reported since the last call. */
+    synchronized List<ShuffleSummary.ExecutorRow> changedExecutors() {
+        return rows.drainChanged(this::hostOf);
+    }
+
+    private String hostOf(String executorId) {
+        ExecutorInfo e = executors.get(executorId);
+        return e == null ? null : e.host();
+    }
+
+    /** What the HComm tab shows, as of now: per stage attempt, per executor, and the communicator. */
+    public ShuffleSummary summary() {
+        ShuffleSummary.CommunicatorRow communicator = communicatorRow();
+        synchronized (this) {
+            return new ShuffleSummary(rows.stageRows(), rows.executorRows(this::hostOf), communicator);
+        }
+    }
+
+    /** The communicator path's state on the driver. */
+    ShuffleSummary.CommunicatorRow communicatorRow() {
+        List<String> members = former.members();
+        return new ShuffleSummary.CommunicatorRow(former.epoch(), members == null ? List.of() : members,
+                former.lastFailure());
     }
 
     private StageEnd reportedEnd(int stageId, int attempt) {

@@ -7,6 +7,7 @@ import org.apache.spark.SparkEnv;
 import org.apache.spark.api.plugin.DriverPlugin;
 import org.apache.spark.api.plugin.PluginContext;
 import org.apache.spark.scheduler.SparkListener;
+import org.apache.spark.scheduler.SparkListenerEvent;
 import org.apache.spark.scheduler.SparkListenerExecutorRemoved;
 import org.apache.spark.scheduler.SparkListenerStageCompleted;
 import org.apache.spark.scheduler.SparkListenerStageSubmitted;
@@ -15,11 +16,16 @@ import org.apache.spark.shuffle.hcomm.internal.bundle.LineCheck;
 import org.apache.spark.shuffle.hcomm.internal.conf.ChannelSecret;
 import org.apache.spark.shuffle.hcomm.internal.conf.HcommSettings;
 import org.apache.spark.shuffle.hcomm.internal.rpc.StageAttempt;
+import org.apache.spark.shuffle.hcomm.internal.ui.ShuffleEvents;
+import org.apache.spark.shuffle.hcomm.internal.ui.ShuffleSummary;
+import org.apache.spark.shuffle.hcomm.internal.ui.ShuffleTab;
+import org.apache.spark.ui.SparkUI;
 
 /**
  * The driver component: reads the driver's {@link HcommSettings} (validating the configuration), keeps the
- * {@link DriverState} and follows the stages. Spark calls {@code receive} on its RPC threads and the listener on its
- * listener bus; the state is thread-safe.
+ * {@link DriverState}, follows the stages, adds the HComm tab to the live UI and posts the tab's content as events
+ * (for the event log, whence the history server shows it). Spark calls {@code receive} on its RPC threads and the
+ * listener on its listener bus; the state is thread-safe.
  */
 public final class ShuffleDriverPlugin implements DriverPlugin {
     private DriverState state;
@@ -32,7 +38,14 @@ public final class ShuffleDriverPlugin implements DriverPlugin {
         state = new DriverState(new CommunicatorFormer(settings.communicatorSettle().toMillis(),
                 settings.communicatorFormTimeout().toMillis()));
         state.install();
-        sc.addSparkListener(new StageListener(state));
+        java.util.function.Consumer<SparkListenerEvent> events = e -> sc.listenerBus().post(e);
+        StageListener listener = new StageListener(state, events);
+        state.onLateRow(listener::post);
+        sc.addSparkListener(listener);
+        if (sc.ui().isDefined()) { // spark.ui.enabled=false: no tab; the events still go to the event log
+            SparkUI ui = sc.ui().get();
+            ui.attachTab(new ShuffleTab(ui, state::summary));
+        }
         return ChannelSecret.forExecutors(settings);
     }
 
@@ -53,12 +66,19 @@ public final class ShuffleDriverPlugin implements DriverPlugin {
         }
     }
 
-    /** Provisions a stage attempt's channels when it is submitted (if it reads a shuffle) and ends them after. */
+    /**
+     * Provisions a stage attempt's channels when it is submitted (if it reads a shuffle) and ends them after; at the
+     * end posts the attempt's row so far and the changed executors' totals (each later report of the attempt posts
+     * them again: the executors report after the end). Posts come from the listener bus and from RPC threads.
+     */
     private static final class StageListener extends SparkListener {
         private final DriverState state;
+        private final java.util.function.Consumer<SparkListenerEvent> events;
+        private ShuffleSummary.CommunicatorRow communicatorPosted = ShuffleSummary.CommunicatorRow.NONE;
 
-        StageListener(DriverState state) {
+        StageListener(DriverState state, java.util.function.Consumer<SparkListenerEvent> events) {
             this.state = state;
+            this.events = events;
         }
 
         private static StageAttempt key(StageInfo info) {
@@ -74,7 +94,28 @@ public final class ShuffleDriverPlugin implements DriverPlugin {
 
         @Override
         public void onStageCompleted(SparkListenerStageCompleted event) {
-            state.endStage(key(event.stageInfo()));
+            StageAttempt stage = key(event.stageInfo());
+            state.endStage(stage);
+            post(state.stageRow(stage));
+        }
+
+        /**
+         * Posts a stage attempt's row (if any report named it), the rows of the executors that reported since the
+         * last post, and the communicator's state when it changed.
+         */
+        void post(ShuffleSummary.StageRow row) {
+            if (row != null) {
+                events.accept(new ShuffleEvents.StageShuffle(row));
+            }
+            state.changedExecutors().forEach(e -> events.accept(new ShuffleEvents.ExecutorShuffle(e)));
+            ShuffleSummary.CommunicatorRow now = state.communicatorRow();
+            synchronized (this) {
+                if (now.equals(communicatorPosted)) {
+                    return;
+                }
+                communicatorPosted = now;
+            }
+            events.accept(new ShuffleEvents.CommunicatorShuffle(now));
         }
 
         @Override

@@ -310,13 +310,15 @@ public final class ExecutorRuntime implements AutoCloseable {
     }
 
     /**
-     * After each task (executor plugin): without one-sided parts, or with windowed ones (no stage channels, so no
-     * stage report), its counters go to the driver here.
+     * After each task (executor plugin, on the task's thread): without one-sided parts, or with windowed ones (no
+     * stage channels, so no stage report), its counters go to the driver here, with the task's stage attempt.
      */
     void taskEnded() {
         OneSidedParts p = parts.current();
         if ((p == null || p.windowed()) && !closed) {
-            reports.taskEnded();
+            org.apache.spark.TaskContext task = org.apache.spark.TaskContext.get();
+            reports.taskEnded(task == null ? new StageAttempt(-1, -1)
+                    : new StageAttempt(task.stageId(), task.stageAttemptNumber()));
         }
     }
 

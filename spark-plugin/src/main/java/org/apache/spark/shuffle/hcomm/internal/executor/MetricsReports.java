@@ -38,13 +38,13 @@ final class MetricsReports {
         }
     }
 
-    synchronized void taskEnded() {
+    synchronized void taskEnded(StageAttempt stage) {
         ShuffleMetrics.Snapshot now = metrics.snapshot();
         if (now.equals(lastTaskReport)) {
             return;
         }
         try {
-            driver.metricsReport(now);
+            driver.metricsReport(stage, now);
             lastTaskReport = now;
         } catch (IOException e) {
             LOG.warn("Executor {} could not report its shuffle metrics", executorId, e);

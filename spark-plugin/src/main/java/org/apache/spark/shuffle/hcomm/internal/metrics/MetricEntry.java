@@ -174,6 +174,16 @@ public enum MetricEntry {
         return driverTotal;
     }
 
+    /** The unit of the driver's value (a timer's driver value is a total). */
+    public String driverUnit() {
+        return driverUnit;
+    }
+
+    /** What the metric counts, as the README's table says it. */
+    public String meaning() {
+        return meaning;
+    }
+
     public boolean onDriver() {
         return driverTotal != null;
     }

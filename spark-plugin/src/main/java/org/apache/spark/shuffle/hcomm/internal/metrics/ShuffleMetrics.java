@@ -284,6 +284,17 @@ public final class ShuffleMetrics implements Source {
                 windowsRefused.getCount(), windowsPoisoned.getCount());
     }
 
+    /** Every driver metric's value in one executor's snapshot, by name, in {@link MetricEntry} order. */
+    public static Map<String, Long> valuesOf(Snapshot s) {
+        Map<String, Long> values = new java.util.LinkedHashMap<>();
+        for (MetricEntry m : MetricEntry.values()) {
+            if (m.onDriver()) {
+                values.put(m.metricName(), m.driverTotal().applyAsLong(s));
+            }
+        }
+        return values;
+    }
+
     /** Driver: the latest counters of one executor. */
     public void report(String executorId, Snapshot s) {
         reported.put(executorId, s);

@@ -160,8 +160,11 @@ public final class DriverClient {
                 end.destroyCalls(), end.channelsDestroyed(), totals)));
     }
 
-    /** The cumulative counters of an executor without transport (no stage report carries them). */
-    public void metricsReport(ShuffleMetrics.Snapshot totals) throws IOException {
-        plugin.send(Wire.pack(new Messages.MetricsReport(executorId, totals)));
+    /**
+     * The cumulative counters of an executor without transport (no stage report carries them), after a task of
+     * {@code stage}.
+     */
+    public void metricsReport(StageAttempt stage, ShuffleMetrics.Snapshot totals) throws IOException {
+        plugin.send(Wire.pack(new Messages.MetricsReport(executorId, stage.stageId(), stage.attempt(), totals)));
     }
 }

@@ -181,9 +181,11 @@ public final class Messages {
 
     /**
      * Executor → driver after a task, only from an executor without HComm transport (it has no channels, so no
-     * {@link StageReport} ever carries its counters, e.g. the bytes its fallback fetched): its cumulative counters.
+     * {@link StageReport} ever carries its counters, e.g. the bytes its fallback fetched): its cumulative counters, and
+     * the stage attempt of the task (-1 when unknown).
      */
-    public record MetricsReport(String executorId, ShuffleMetrics.Snapshot totals) implements Serializable {
+    public record MetricsReport(String executorId, int stageId, int attempt, ShuffleMetrics.Snapshot totals)
+            implements Serializable {
     }
 
     /** Driver's answer when there is nothing else to say. */
