@@ -32,7 +32,9 @@ public final class SummaryHtml {
         GROUPS.put("Channels", List.of(MetricEntry.CHANNELS_CREATED, MetricEntry.CHANNELS_DESTROYED,
                 MetricEntry.DESTROY_CALLS, MetricEntry.CHANNEL_SETUP_TIME));
         GROUPS.put("Communicator path (Atlas A2/A3)", List.of(MetricEntry.COMMUNICATORS_JOINED,
-                MetricEntry.COMMUNICATORS_DESTROYED, MetricEntry.BYTES_STAGED, MetricEntry.BYTES_TO_HOST));
+                MetricEntry.COMMUNICATORS_DESTROYED, MetricEntry.BYTES_STAGED, MetricEntry.BYTES_TO_HOST,
+                MetricEntry.WINDOWS_OPENED, MetricEntry.WINDOWS_SERVED, MetricEntry.WINDOWS_REFUSED,
+                MetricEntry.WINDOWS_POISONED));
     }
 
     private SummaryHtml() {
