@@ -19,7 +19,12 @@ class CommunicatorWindowSuite extends LocalClusterSuite {
     "spark.shuffle.hcomm.communicator.transfer" -> "window",
     "spark.shuffle.hcomm.communicator.bufferSize" -> "8m",
     "spark.shuffle.hcomm.communicator.sliceSize" -> "1m",
-    "spark.shuffle.hcomm.readTimeout" -> "20s")
+    "spark.shuffle.hcomm.readTimeout" -> "20s",
+    "spark.decommission.enabled" -> "true",
+    "spark.storage.decommission.enabled" -> "true",
+    "spark.storage.decommission.shuffleBlocks.enabled" -> "true",
+    "spark.storage.decommission.rddBlocks.enabled" -> "false",
+    "spark.storage.decommission.replicationReattemptInterval" -> "2s")
 
   /** Remote bytes Spark's task metrics counted, summed over every task that ended. */
   private val remoteBytes = new AtomicLong()
@@ -133,5 +138,35 @@ class CommunicatorWindowSuite extends LocalClusterSuite {
     }
     val after = sc.parallelize(1 to 30000, 6).map(i => (i % 100, 1L)).reduceByKey(_ + _, 5).collect().toMap
     assert(after.values.sum == 30000)
+  }
+
+  // last: it lowers the number of executors the application asks for
+  test("graceful decommission: outputs that moved to another executor are streamed by it through windows, none " +
+    "recomputed, none by Spark's fetch") {
+    val n = 200000
+    val rdd = sc.parallelize(1 to n, 6).map(i => (i % 1000, i.toLong)).reduceByKey(_ + _, 6)
+    val want = (1 to n).groupBy(_ % 1000).map { case (k, v) => k -> v.map(_.toLong).sum }
+    assert(rdd.collect().toMap == want)
+    val shuffleId = rdd.dependencies.head.asInstanceOf[org.apache.spark.ShuffleDependency[_, _, _]].shuffleId
+    val tracker = sc.env.mapOutputTracker.asInstanceOf[org.apache.spark.MapOutputTrackerMaster]
+    def owners: Seq[String] = tracker.shuffleStatuses(shuffleId).mapStatuses.toSeq.map(_.location.executorId)
+    val victim = owners.head
+    val fallback = metric("bytesReadFallback")
+    reasons.clear()
+    val backend = sc.schedulerBackend.asInstanceOf[org.apache.spark.scheduler.cluster.CoarseGrainedSchedulerBackend]
+    assert(backend.decommissionExecutor(victim, org.apache.spark.scheduler.ExecutorDecommissionInfo("test"),
+      adjustTargetNumExecutors = true))
+    eventually(s"executor $victim's map outputs migrated: owners $owners", 120)(!owners.contains(victim))
+    eventually(s"executor $victim gone", 120)(!liveExecutors(sc).contains(victim))
+    eventually("a communicator of the executors left formed", 90) {
+      Option(driverState.communicatorMembers()).exists(m => !m.contains(victim) && m.size() == liveExecutors().size)
+    }
+    val opened = metric("windowsOpened")
+    assert(rdd.collect().toMap == want)
+    sc.listenerBus.waitUntilEmpty()
+    import scala.jdk.CollectionConverters._
+    assert(!reasons.asScala.exists(_.isInstanceOf[org.apache.spark.FetchFailed]), "outputs were recomputed")
+    eventually("windows opened for the moved outputs reported")(metric("windowsOpened") > opened)
+    assert(metric("bytesReadFallback") == fallback)
   }
 }
