@@ -87,7 +87,7 @@ final class OneSidedParts {
             }
         }
         WindowReads reads = new WindowReads(executorId, j.epoch(), transport.windows(), servers, metrics,
-                settings.readTimeout().toMillis());
+                settings.readTimeout().toMillis(), settings.maxBytesInFlight());
         return new OneSidedParts(transport, j.epoch(), reads, server,
                 ReadPlanner.windowed(executorId, host, settings.fallback(), metrics, reads));
     }

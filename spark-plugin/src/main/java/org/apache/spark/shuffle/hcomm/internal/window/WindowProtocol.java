@@ -12,8 +12,9 @@ import java.util.List;
  *       wants streamed → {@link Granted} (the window's id, the owner's send slots, the exact length of every
  *       partition of every range, from the owner's index) or {@link Refused} (why; {@code epoch} when the owner is
  *       not in the reader's communicator, so the reader may try again).</li>
- *   <li>{@link Cancel} (reader → owner): stop cutting slices → {@link Cancelled} (how many slices were signalled:
- *       the reader waits for and acknowledges each, so the window ends balanced).</li>
+ *   <li>{@link Cancel} (reader → owner): stop cutting slices → {@link Cancelled}, at once (how many slices the
+ *       owner began, each to be signalled: the reader waits for and acknowledges each, so the window ends
+ *       balanced).</li>
  * </ul>
  * No message travels per slice. Immutable records; a malformed message throws {@link IllegalArgumentException}.
  */

@@ -31,6 +31,8 @@ public final class WindowReads implements AutoCloseable {
     final CommunicatorWindows windows;
     final ShuffleMetrics metrics;
     final long timeoutMillis;
+    /** Bytes a task's read-ahead queues before the task consumed them. */
+    final long maxBytesInFlight;
     private final Map<String, InetSocketAddress> servers;
     private final Map<String, Semaphore> pairs = new ConcurrentHashMap<>();
     private final TransportContext context;
@@ -38,7 +40,8 @@ public final class WindowReads implements AutoCloseable {
 
     /** {@code servers}: every other member's window server, by executor id. */
     public WindowReads(String executorId, long epoch, CommunicatorWindows windows,
-            Map<String, InetSocketAddress> servers, ShuffleMetrics metrics, long timeoutMillis) {
+            Map<String, InetSocketAddress> servers, ShuffleMetrics metrics, long timeoutMillis, long maxBytesInFlight) {
+        this.maxBytesInFlight = maxBytesInFlight;
         this.executorId = executorId;
         this.epoch = epoch;
         this.windows = windows;

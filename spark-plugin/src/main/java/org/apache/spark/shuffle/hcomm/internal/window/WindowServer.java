@@ -3,6 +3,8 @@ package org.apache.spark.shuffle.hcomm.internal.window;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -15,6 +17,8 @@ import java.util.concurrent.atomic.AtomicLong;
 
 import org.apache.spark.SparkEnv;
 import org.apache.spark.network.TransportContext;
+import org.apache.spark.network.buffer.FileSegmentManagedBuffer;
+import org.apache.spark.network.buffer.ManagedBuffer;
 import org.apache.spark.network.client.RpcResponseCallback;
 import org.apache.spark.network.client.TransportClient;
 import org.apache.spark.network.crypto.AuthServerBootstrap;
@@ -106,7 +110,7 @@ public final class WindowServer implements AutoCloseable {
     public void close() {
         byEpoch.clear();
         for (Exchange e : exchanges.values()) {
-            e.cancel(null);
+            e.cancel();
         }
         threads.shutdownNow();
         server.close();
@@ -145,11 +149,8 @@ public final class WindowServer implements AutoCloseable {
                 }
             } else if (m instanceof WindowProtocol.Cancel c) {
                 Exchange e = exchanges.get(c.windowId());
-                if (e == null) {
-                    callback.onSuccess(WindowProtocol.encode(new WindowProtocol.Cancelled(-1)));
-                } else {
-                    e.cancel(callback);
-                }
+                callback.onSuccess(WindowProtocol.encode(new WindowProtocol.Cancelled(e == null ? -1
+                        : e.cancel())));
             } else {
                 callback.onFailure(new IllegalArgumentException("not a request: " + m));
             }
@@ -167,7 +168,8 @@ public final class WindowServer implements AutoCloseable {
         final WindowProtocol.Fetch fetch;
         final CommunicatorWindows windows;
         final RpcResponseCallback granted;
-        private RpcResponseCallback cancelled;
+        /** Slices this exchange began to stage (counted before each {@link OwnerEnd#put}): all get signalled. */
+        private long begun;
         private boolean cancelRequested;
 
         Exchange(long id, WindowProtocol.Fetch fetch, CommunicatorWindows windows, RpcResponseCallback granted) {
@@ -177,9 +179,22 @@ public final class WindowServer implements AutoCloseable {
             this.granted = granted;
         }
 
-        synchronized void cancel(RpcResponseCallback reply) {
+        /**
+         * The reader cancels: no slice is begun after this; returns how many were begun, each of which gets its DATA
+         * (a put waiting for its slot's ACK goes on once the reader, skipping, acknowledges).
+         */
+        synchronized long cancel() {
             cancelRequested = true;
-            cancelled = reply;
+            return begun;
+        }
+
+        /** Counts the next slice as begun, unless the reader cancelled. */
+        private synchronized boolean begin() {
+            if (cancelRequested) {
+                return false;
+            }
+            begun++;
+            return true;
         }
 
         private synchronized boolean cancelRequested() {
@@ -189,7 +204,6 @@ public final class WindowServer implements AutoCloseable {
         @Override
         public void run() {
             OwnerEnd end = null;
-            long slices = -1;
             try {
                 long[][] lengths;
                 try {
@@ -207,15 +221,12 @@ public final class WindowServer implements AutoCloseable {
                 granted.onSuccess(WindowProtocol.encode(new WindowProtocol.Granted(id, end.slotOffsets(), lengths)));
                 metrics.windowsServed.inc();
                 stream(end, new WindowProtocol.Granted(id, new long[0], lengths).totalBytes());
-                slices = end.slicesPut();
-                replyCancelled(slices);
                 end.finish();
             } catch (IOException | RuntimeException e) {
                 if (end != null) {
                     metrics.windowsPoisoned.inc();
                     LOG.warn("Executor {} failed window {} to executor {} after {} slices: {}", executorId, id,
                             fetch.readerId(), end.slicesPut(), e.toString());
-                    replyCancelled(end.slicesPut());
                 } else {
                     refuse("executor " + executorId + " failed to open the window: " + e);
                 }
@@ -232,17 +243,6 @@ public final class WindowServer implements AutoCloseable {
             granted.onSuccess(WindowProtocol.encode(new WindowProtocol.Refused(false, why)));
         }
 
-        private void replyCancelled(long slices) {
-            RpcResponseCallback reply;
-            synchronized (this) {
-                reply = cancelled;
-                cancelled = null;
-            }
-            if (reply != null) {
-                reply.onSuccess(WindowProtocol.encode(new WindowProtocol.Cancelled(slices)));
-            }
-        }
-
         /** The ranges end to end, cut into slices of the layout's size; stops early when the reader cancels. */
         private void stream(OwnerEnd end, long total) throws IOException, TransportException {
             WindowLayout layout = windows.layout();
@@ -250,13 +250,37 @@ public final class WindowServer implements AutoCloseable {
             ByteBuffer staging = end.staging();
             byte[] copy = new byte[64 << 10];
             for (WindowProtocol.Range r : fetch.ranges()) {
-                try (InputStream in = resolver.getBlockData(new ShuffleBlockBatchId(r.shuffleId(), r.mapId(),
-                        r.startPartition(), r.endPartition()), scala.Option.empty()).createInputStream()) {
+                ManagedBuffer data = resolver.getBlockData(new ShuffleBlockBatchId(r.shuffleId(), r.mapId(),
+                        r.startPartition(), r.endPartition()), scala.Option.empty());
+                if (data instanceof FileSegmentManagedBuffer f) { // page cache straight into the staging buffer
+                    try (FileChannel in = FileChannel.open(f.getFile().toPath(), StandardOpenOption.READ)) {
+                        long at = f.getOffset();
+                        long last = at + f.getLength();
+                        while (at < last) {
+                            int want = (int) Math.min(staging.remaining(), last - at);
+                            int got = in.read(staging.slice().limit(want), at);
+                            if (got < 0) {
+                                throw new IOException("map output " + r + " ends before its index says");
+                            }
+                            staging.position(staging.position() + got);
+                            at += got;
+                            if (!staging.hasRemaining()) {
+                                if (!begin()) {
+                                    return;
+                                }
+                                end.put(staging.position());
+                                staging = end.staging();
+                            }
+                        }
+                    }
+                    continue;
+                }
+                try (InputStream in = data.createInputStream()) {
                     int got;
                     while ((got = in.read(copy, 0, Math.min(copy.length, staging.remaining()))) > 0) {
                         staging.put(copy, 0, got);
                         if (!staging.hasRemaining()) {
-                            if (cancelRequested()) {
+                            if (!begin()) {
                                 return;
                             }
                             end.put(staging.position());
@@ -265,7 +289,7 @@ public final class WindowServer implements AutoCloseable {
                     }
                 }
             }
-            if (staging.position() > 0 && !cancelRequested()) {
+            if (staging.position() > 0 && begin()) {
                 end.put(staging.position());
             }
             long want = layout.sliceCount(total);
