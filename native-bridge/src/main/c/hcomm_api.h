@@ -92,6 +92,21 @@ HCOMM_API int32_t HcommChannelNotifyWaitOnThread(ThreadHandle thread, ChannelHan
  *   blocking: held by another, HCCL_E_AGAIN; by the caller, HCCL_E_PARA; a release without the hold, HCCL_E_PARA;
  *   no live communicator of that name, HCCL_E_NOT_FOUND.
  * - HcclCommDestroy releases the communicator's channels, threads, streams bound to it and HCCL buffer.
+ * - ACL events (soft_event.c): aclrtRecordEvent queues a task that completes once its stream's earlier tasks did;
+ *   aclrtStreamWaitEvent queues a task that holds its stream until the event's latest record (at the call)
+ *   completed (never recorded: no wait); aclrtResetEvent is a task after which the event reads NOT_READY until
+ *   recorded again. aclrtQueryEventStatus does not block: COMPLETE once the latest record completed.
+ *   aclrtSynchronizeEventWithTimeout (ms; -1 forever, 0 look once; below -1 ACL_ERROR_RT_PARAM_INVALID) returns
+ *   ACL_ERROR_RT_EVENT_SYNC_TIMEOUT when it times out. A record whose stream is aborted fails: syncs on the event
+ *   and stream waits for it fail with ACL_ERROR_RT_STREAM_ABORT. NULL or unknown events and streams:
+ *   ACL_ERROR_INVALID_PARAM. Any stream: aclrtCreateStream's or a communicator thread's (HcommThreadResGetInfo).
+ * - aclrtStreamAbort fails the stream's queued tasks, stops its running one (a notify or event wait returns within
+ *   50 ms) and returns once none runs; from then on its syncs (aclrtSynchronizeStream[WithTimeout], drains) and new
+ *   ACL tasks (aclrtMemcpyAsync, event records and waits) fail with ACL_ERROR_RT_STREAM_ABORT, HComm tasks queued
+ *   on its thread fail so too; the stream can only be destroyed. Reads already sent to a peer still land.
+ * - aclrtMallocHost / aclrtFreeHost: page-aligned host memory (not pinned: soft HComm has no DMA), which
+ *   aclrtMemcpy[Async] reads and writes as any host memory; aclrtFreeHost takes only what aclrtMallocHost gave
+ *   (else ACL_ERROR_INVALID_PARAM). HcommSoftCounters: events and hostBytes live.
  */
 HCOMM_API HcclResult HcclGetRootInfo(HcclRootInfo *rootInfo);
 HCOMM_API HcclResult HcclCommInitRootInfo(uint32_t nRanks, const HcclRootInfo *rootInfo, uint32_t rank, HcclComm *comm);
@@ -129,6 +144,17 @@ HCOMM_API aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_
 HCOMM_API aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, size_t count, aclrtMemcpyKind kind,
                                     aclrtStream stream);
 HCOMM_API aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout);
+HCOMM_API aclError aclrtStreamAbort(aclrtStream stream);
+HCOMM_API aclError aclrtCreateEvent(aclrtEvent *event);
+HCOMM_API aclError aclrtDestroyEvent(aclrtEvent event);
+HCOMM_API aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream);
+HCOMM_API aclError aclrtResetEvent(aclrtEvent event, aclrtStream stream);
+HCOMM_API aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event);
+HCOMM_API aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus *status);
+HCOMM_API aclError aclrtSynchronizeEvent(aclrtEvent event);
+HCOMM_API aclError aclrtSynchronizeEventWithTimeout(aclrtEvent event, int32_t timeout);
+HCOMM_API aclError aclrtMallocHost(void **hostPtr, size_t size);
+HCOMM_API aclError aclrtFreeHost(void *hostPtr);
 
 /* ACL completion for the A2/A3 pattern: in libascendcl.so on real hosts, in libhcomm_soft.so here. */
 HCOMM_API int aclrtSynchronizeStream(aclrtStream stream);

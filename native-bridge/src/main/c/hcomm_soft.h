@@ -55,6 +55,8 @@ typedef struct {
     uint64_t h2dBytes;    /* bytes copied host to device (aclrtMemcpy, aclrtMemcpyAsync) */
     uint64_t d2hBytes;    /* bytes copied device to host */
     uint64_t notifies;    /* channel notifies this process recorded */
+    uint64_t events;      /* live ACL events (aclrtCreateEvent, not yet aclrtDestroyEvent'd) */
+    uint64_t hostBytes;   /* live pinned host memory (aclrtMallocHost, not yet aclrtFreeHost'd) */
 } HcommSoftCounters;
 
 HCOMM_API int32_t HcommSoftGetCounters(HcommSoftCounters *out);
