@@ -85,9 +85,16 @@ HCOMM_API int32_t HcommChannelNotifyWaitOnThread(ThreadHandle thread, ChannelHan
  *   A notify index >= the channel's notifyNum: HCCL_E_PARA.
  * - HCCS: HcclChannelGetHcclBuffer gives the reader an address of its own for the peer's buffer (never the owner's);
  *   a data-plane address of the peer outside [base, base + size) of that channel: HCCL_E_PARA. ROCE: the owner's.
+ * - Writes (HcommWriteOnThread) on a communicator's channels: from this rank's HCCL buffer into the peer's, at the
+ *   address HcclChannelGetHcclBuffer gave for the channel (HCCS: this end's own; ROCE: the owner's) plus an offset;
+ *   outside either buffer HCCL_E_PARA; in batch mode on A2/A3; over HCCS and ROCE alike through the peer's soft NIC,
+ *   in pieces of at most 4 MiB.
  * - ROCE with $HCOMM_SOFT_ROCE_LAND_DELAY_MS > 0: a read completes on its stream at post and lands that many ms
  *   later; a channel notify record after it on the same channel, and HcommChannelDrainOnThread, complete only once
- *   the earlier reads landed (soft HComm's fence; CANN's host CPU_TS path shows none).
+ *   the earlier reads landed (soft HComm's fence; CANN's host CPU_TS path shows none). A write completes on its
+ *   stream at post and lands that many ms after it reached the peer; a notify recorded after it on the same channel
+ *   is raised at the peer only after it landed (one queue pair, in order, as RDMA's; no fence at the writer), and
+ *   a peer that ends still lands what it sent before. A drain does not wait for delayed writes.
  * - HcommAcquireComm / HcommReleaseComm (commId: the communicator's name): one holding OS thread at a time, without
  *   blocking: held by another, HCCL_E_AGAIN; by the caller, HCCL_E_PARA; a release without the hold, HCCL_E_PARA;
  *   no live communicator of that name, HCCL_E_NOT_FOUND.

@@ -73,7 +73,8 @@ void op_complete(op *o, int32_t code)
     if (!o->stream_done) __atomic_store_n(&t->completed, t->completed + 1, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&t->done_cv);
     pthread_mutex_unlock(&t->mu);
-    if (o->stream_done) { /* a delayed read landed (or failed): fenced records and drains on its channel go on */
+    if (o->stream_done && o->kind == OP_READ) { /* a delayed read landed (or failed): fenced records and drains on
+                                                * its channel go on (a delayed write is ordered at the peer) */
         channel *ch = o->ch;
         pthread_mutex_lock(&ch->pend_mu);
         ch->early_landed++;

@@ -1620,6 +1620,49 @@ static void scenario_abort(rank_ctx *x)
     check_clean("after the abort");
 }
 
+/*
+ * 19. A one-sided write over ROCE with HCOMM_SOFT_ROCE_LAND_DELAY_MS: the writer's stream completes at the post,
+ * the bytes land LAND_MS later, and the notify recorded after the write on the same channel reaches the peer only
+ * after them (one queue pair, in order: no fence at the writer). Rank 0 posts 300 ms after the channel is up.
+ */
+static void scenario_write_land(rank_ctx *x)
+{
+    const uint32_t peer_rank = 1 - x->rank, seed = 191;
+    setenv("HCOMM_SOFT_ROCE_LAND_DELAY_MS", "1000", 1); /* read by each ROCE channel when it is made */
+    rank_comm c;
+    if (comm_open(&c, x, 0, 2, 2) != 0) return; /* 4 MB */
+    ChannelHandle ch = acquire_one(&c, peer_rank, COMM_PROTOCOL_ROCE, 2);
+    unsetenv("HCOMM_SOFT_ROCE_LAND_DELAY_MS");
+    int64_t t0 = now_ms();
+    if (x->rank == 0) {
+        uint8_t *peer = peer_buffer(&c, ch, 4 * MB);
+        dev_put(c.buf, MB, 0, seed);
+        usleep(300 * 1000);
+        CHECK_RC(HcommBatchModeStart("write"), 0);
+        CHECK_RC(HcommWriteOnThread(c.th, ch, peer + MB, c.buf, MB), 0);
+        CHECK_RC(HcommWriteOnThread(c.th, ch, peer + 4 * MB - 64, c.buf, 128), HCCL_E_PARA); /* past its end */
+        CHECK_RC(HcommChannelNotifyRecordOnThread(c.th, ch, 0), 0);
+        CHECK_RC(HcommBatchModeEnd("write"), 0);
+        int64_t posted = now_ms();
+        CHECK_RC(aclrtSynchronizeStream(c.stream), 0);
+        int64_t took = now_ms() - posted;
+        CHECK(took < LAND_MS / 2, "the writer's stream took %lld ms: a delayed write completes on it at post",
+              (long long)took);
+    } else {
+        CHECK_RC(HcommBatchModeStart("wait"), 0);
+        CHECK_RC(HcommChannelNotifyWaitOnThread(c.th, ch, 0, WAIT_S), 0);
+        CHECK_RC(HcommBatchModeEnd("wait"), 0);
+        CHECK_RC(aclrtSynchronizeStream(c.stream), 0);
+        int64_t took = now_ms() - t0;
+        CHECK(dev_matches(c.buf + MB, MB, 0, seed), "the delayed write's bytes once the notify after it came");
+        CHECK(took >= LAND_MS, "the notify after a delayed write came %lld ms after the channel was up, before the "
+              "%d ms landing", (long long)took, LAND_MS);
+    }
+    barrier(&c, ch, "done");
+    comm_close(&c);
+    check_clean("after the delayed write");
+}
+
 static const scenario_def g_scenarios[] = {
     {"basic", scenario_basic, SOC_A2},         {"mesh", scenario_mesh, SOC_A2},
     {"protocols", scenario_protocols, SOC_A2}, {"no_join", scenario_no_join, SOC_A2},
@@ -1631,6 +1674,7 @@ static const scenario_def g_scenarios[] = {
     {"hardware", scenario_hardware, SOC_A2},   {"init_busy", scenario_init_busy, SOC_A2},
     {"same_device", scenario_same_device, SOC_A2},
     {"events", scenario_events, SOC_A2},       {"abort", scenario_abort, SOC_A2},
+    {"write_land", scenario_write_land, SOC_A2},
 };
 
 static int rank_main(char **argv)
@@ -1885,6 +1929,7 @@ int main(int argc, char **argv)
     run_ranks("16. two ranks on one device of one host: HCCL_E_PARA on every rank", "same_device", 2, 2, 1);
     run_ranks("17. ACL events: a copy stream after a notify wait on the HCCL stream, pinned host", "events", 2, 2, 1);
     run_ranks("18. aclrtStreamAbort of a stream blocked in a notify wait: prompt, then only destroy", "abort", 2, 2, 1);
+    run_ranks("19. a delayed ROCE write: done at post, the notify after it lands after it", "write_land", 2, 2, 1);
 
     HcommSoftCounters k = counters();
     CHECK(k.comms == 0 && k.channels == 0 && k.threads == 0 && k.endpoints == 0, "the root process holds objects");
