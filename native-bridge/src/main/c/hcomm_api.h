@@ -91,7 +91,10 @@ HCOMM_API int32_t HcommChannelNotifyWaitOnThread(ThreadHandle thread, ChannelHan
  *   in pieces of at most 4 MiB.
  * - ROCE with $HCOMM_SOFT_ROCE_LAND_DELAY_MS > 0: a read completes on its stream at post and lands that many ms
  *   later; a channel notify record after it on the same channel, and HcommChannelDrainOnThread, complete only once
- *   the earlier reads landed (soft HComm's fence; CANN's host CPU_TS path shows none). A write completes on its
+ *   the earlier reads landed (soft HComm's fence; CANN's host CPU_TS path shows none). With
+ *   $HCOMM_SOFT_ROCE_READ_FENCE=0 (read when the channel is made; default 1) the record is not fenced, as on CANN:
+ *   it goes out once the read is posted, so a peer (or the reader itself) that takes it for the read's completion
+ *   sees the old bytes; HcommChannelDrainOnThread still waits for the landing. A write completes on its
  *   stream at post and lands that many ms after it reached the peer; a notify recorded after it on the same channel
  *   is raised at the peer only after it landed (one queue pair, in order, as RDMA's; no fence at the writer), and
  *   a peer that ends still lands what it sent before. A drain does not wait for delayed writes.

@@ -31,8 +31,9 @@
  *
  * Environment read by the communicator path only (no key): HCOMM_SOFT_DEVICES (devices per host, 1..64, default 8),
  * HCOMM_SOFT_DEVICE_MEM_MB (device memory per device and process, default 65536), HCOMM_SOFT_ROCE_LAND_DELAY_MS
- * (ms after its post that a read over a communicator's ROCE channel lands, 0..600000, default 0; read when the
- * channel is made; hcomm_api.h says what it changes).
+ * (ms after its post that a read or write over a communicator's ROCE channel lands, 0..600000, default 0; read when
+ * the channel is made; hcomm_api.h says what it changes), HCOMM_SOFT_ROCE_READ_FENCE ("0": a notify record after
+ * such a read is not held until the read landed, as on CANN; default "1"; read when the channel is made).
  */
 HCOMM_API int32_t HcommSoftConfigure(const char *key, const char *value);
 

@@ -322,6 +322,7 @@ typedef struct channel {
     /* ROCE: reads complete on their stream at post and land land_delay_ms later ($HCOMM_SOFT_ROCE_LAND_DELAY_MS);
      * counts under pend_mu, for the notify record and drain that wait for earlier reads to land */
     int64_t land_delay_ms;
+    int read_fence;            /* a notify record waits for the earlier reads to land ($HCOMM_SOFT_ROCE_READ_FENCE) */
     uint64_t early_posted, early_landed;
     int32_t land_error;        /* the first failure of such a read, reported by the next fenced record or drain */
 } channel;

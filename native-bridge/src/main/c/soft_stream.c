@@ -251,8 +251,8 @@ static void op_run(op *o)
     case OP_COPY: rc = run_copy(o); break;
     case OP_CH_RECORD:
         /* fenced: it leaves only after the channel's earlier reads landed (a soft HComm assumption, see
-         * channel_await_landed) */
-        rc = channel_await_landed(o->ch);
+         * channel_await_landed), unless HCOMM_SOFT_ROCE_READ_FENCE=0 asks for CANN's behaviour */
+        rc = o->ch->read_fence ? channel_await_landed(o->ch) : HCCL_SUCCESS;
         if (rc == HCCL_SUCCESS)
             rc = atomic_load(&o->ch->peer_dead) || atomic_load(&o->ch->destroyed) ? HCCL_E_NETWORK
                                                                                   : channel_send_notify(o->ch, o->idx);

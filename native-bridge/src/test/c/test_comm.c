@@ -1663,6 +1663,51 @@ static void scenario_write_land(rank_ctx *x)
     check_clean("after the delayed write");
 }
 
+/*
+ * 20. HCOMM_SOFT_ROCE_READ_FENCE=0 (CANN's host CPU_TS path): a notify record after a delayed ROCE read goes without
+ * waiting for the read to land. The reader's stream completes the read and the record at once; a reader that
+ * relies on the record to mean "my read is done" looks at its destination and sees the old bytes (zeros); the
+ * owner has the notify meanwhile. HcommChannelDrainOnThread still waits for the landing.
+ */
+static void scenario_read_nofence(rank_ctx *x)
+{
+    const uint32_t peer_rank = 1 - x->rank, seed = 201;
+    setenv("HCOMM_SOFT_ROCE_LAND_DELAY_MS", "1000", 1);
+    setenv("HCOMM_SOFT_ROCE_READ_FENCE", "0", 1);
+    rank_comm c;
+    if (comm_open(&c, x, 0, 2, 2) != 0) return; /* 4 MB */
+    if (x->rank == 0) dev_put(c.buf, MB, 0, seed);
+    ChannelHandle ch = acquire_one(&c, peer_rank, COMM_PROTOCOL_ROCE, 2);
+    unsetenv("HCOMM_SOFT_ROCE_LAND_DELAY_MS");
+    unsetenv("HCOMM_SOFT_ROCE_READ_FENCE");
+    uint8_t *owner = peer_buffer(&c, ch, 4 * MB);
+    if (x->rank == 0) {
+        owner_handshake(&c, ch, "owner"); /* record 0, wait for the reader's 1 */
+    } else {
+        uint8_t *dst = c.buf + MB; /* zero until the read lands */
+        CHECK_RC(HcommBatchModeStart("read"), 0);
+        CHECK_RC(HcommChannelNotifyWaitOnThread(c.th, ch, 0, WAIT_S), 0);
+        CHECK_RC(HcommReadOnThread(c.th, ch, dst, owner, MB), 0);
+        int64_t t0 = now_ms();
+        CHECK_RC(HcommChannelNotifyRecordOnThread(c.th, ch, 1), 0); /* not fenced behind the read */
+        CHECK_RC(HcommBatchModeEnd("read"), 0);
+        CHECK_RC(aclrtSynchronizeStream(c.stream), 0);
+        if (now_ms() - t0 < LAND_MS / 2) { /* a host this slow could not look in time: no check */
+            CHECK(dev_mismatch(dst, MB, 0, -1) < 0, "bytes landed %lld ms after the post, before the %d ms landing",
+                  (long long)(now_ms() - t0), LAND_MS);
+        } else {
+            printf("   (a slow host: the record could not be looked at before %d ms)\n", LAND_MS);
+        }
+        CHECK_RC(HcommChannelDrainOnThread(c.th, ch), 0);
+        CHECK(now_ms() - t0 >= LAND_MS - 2, "the drain returned %lld ms after the post, before the landing",
+              (long long)(now_ms() - t0));
+        CHECK(dev_matches(dst, MB, 0, seed), "the read's bytes after the drain");
+    }
+    barrier(&c, ch, "done");
+    comm_close(&c);
+    check_clean("after the unfenced read");
+}
+
 static const scenario_def g_scenarios[] = {
     {"basic", scenario_basic, SOC_A2},         {"mesh", scenario_mesh, SOC_A2},
     {"protocols", scenario_protocols, SOC_A2}, {"no_join", scenario_no_join, SOC_A2},
@@ -1674,7 +1719,7 @@ static const scenario_def g_scenarios[] = {
     {"hardware", scenario_hardware, SOC_A2},   {"init_busy", scenario_init_busy, SOC_A2},
     {"same_device", scenario_same_device, SOC_A2},
     {"events", scenario_events, SOC_A2},       {"abort", scenario_abort, SOC_A2},
-    {"write_land", scenario_write_land, SOC_A2},
+    {"write_land", scenario_write_land, SOC_A2}, {"read_nofence", scenario_read_nofence, SOC_A2},
 };
 
 static int rank_main(char **argv)
@@ -1930,6 +1975,8 @@ int main(int argc, char **argv)
     run_ranks("17. ACL events: a copy stream after a notify wait on the HCCL stream, pinned host", "events", 2, 2, 1);
     run_ranks("18. aclrtStreamAbort of a stream blocked in a notify wait: prompt, then only destroy", "abort", 2, 2, 1);
     run_ranks("19. a delayed ROCE write: done at post, the notify after it lands after it", "write_land", 2, 2, 1);
+    run_ranks("20. HCOMM_SOFT_ROCE_READ_FENCE=0: a record after a delayed read goes before it lands", "read_nofence",
+              2, 2, 1);
 
     HcommSoftCounters k = counters();
     CHECK(k.comms == 0 && k.channels == 0 && k.threads == 0 && k.endpoints == 0, "the root process holds objects");
