@@ -103,6 +103,8 @@ class StreamOrderingTest {
             assertEquals(MIB, view.capacity());
             assertEquals(MIB, host.size());
             assertEquals(0, host.address() % 4096, "page aligned");
+            assertEquals(1, SoftHcomm.counters().events());
+            assertEquals(MIB, SoftHcomm.counters().hostBytes());
             for (int i = 0; i < MIB; i++) {
                 view.put(i, (byte) 0x55);
             }
