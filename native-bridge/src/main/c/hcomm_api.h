@@ -114,6 +114,9 @@ HCOMM_API int32_t HcommChannelNotifyWaitOnThread(ThreadHandle thread, ChannelHan
  *   50 ms) and returns once none runs; from then on its syncs (aclrtSynchronizeStream[WithTimeout], drains) and new
  *   ACL tasks (aclrtMemcpyAsync, event records and waits) fail with ACL_ERROR_RT_STREAM_ABORT, HComm tasks queued
  *   on its thread fail so too; the stream can only be destroyed. Reads already sent to a peer still land.
+ * - aclrtSynchronizeStreamWithTimeout (ms): a stream not done within it ACL_ERROR_RT_STREAM_SYNC_TIMEOUT; -1 or 0 as
+ *   aclrtSynchronizeStream; below -1 ACL_ERROR_RT_PARAM_INVALID. A sync runs a stream's queued reads and copies
+ *   itself when the worker has not, never its notify and event waits (they could outlast its timeout).
  * - aclrtMallocHost / aclrtFreeHost: page-aligned host memory (not pinned: soft HComm has no DMA), which
  *   aclrtMemcpy[Async] reads and writes as any host memory; aclrtFreeHost takes only what aclrtMallocHost gave
  *   (else ACL_ERROR_INVALID_PARAM). HcommSoftCounters: events and hostBytes live.

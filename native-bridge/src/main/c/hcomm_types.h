@@ -272,6 +272,7 @@ enum {
     ACL_ERROR_RT_CONTEXT_NULL = 107002,
     ACL_ERROR_RT_STREAM_ABORT = 107023,
     ACL_ERROR_RT_MEMORY_ALLOCATION = 207001,
+    ACL_ERROR_RT_STREAM_SYNC_TIMEOUT = 507046,
     ACL_ERROR_RT_EVENT_SYNC_TIMEOUT = 507047
 };
 /* An event (acl_base_rt.h: typedef void *aclrtEvent) and what aclrtQueryEventStatus reports (acl_rt.h). */

@@ -175,15 +175,19 @@ HCOMM_API aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, 
     return rc;
 }
 
-/* timeout in ms, -1 (or any value below 1) waits as long as aclrtSynchronizeStream: exec_timeout_ms. */
+/* timeout in ms: -1 or 0 waits as long as aclrtSynchronizeStream (exec_timeout_ms, then HCCL_E_TIMEOUT); below -1
+ * ACL_ERROR_RT_PARAM_INVALID; a stream not done within timeout > 0: ACL_ERROR_RT_STREAM_SYNC_TIMEOUT (CANN's,
+ * hicann/runtime src/acl/aclrt_impl/stream.cpp:141-153); a task's failure: its HComm code, as aclrtSynchronizeStream. */
 HCOMM_API aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout)
 {
+    if (timeout < -1) return ACL_ERROR_RT_PARAM_INVALID;
     if (timeout < 1) return aclrtSynchronizeStream(stream);
     soft_thread *t = stream_thread(stream);
     if (t == NULL) return HCCL_E_NOT_FOUND;
-    int32_t rc = thread_wait_ms(t, NULL, timeout);
+    int expired = 0;
+    int32_t rc = thread_wait_timed(t, NULL, timeout, &expired);
     thread_put(t);
-    return rc;
+    return expired && rc == HCCL_E_TIMEOUT ? ACL_ERROR_RT_STREAM_SYNC_TIMEOUT : rc;
 }
 
 /* ---- pinned host memory: plain page-aligned host memory here, which aclrtMemcpy[Async] reads and writes ---- */

@@ -390,6 +390,8 @@ void op_complete(op *o, int32_t code);
 void op_stream_done(op *o);
 int32_t thread_wait(soft_thread *t, channel *ch);
 int32_t thread_wait_ms(soft_thread *t, channel *ch, int64_t timeout_ms);
+/* As thread_wait_ms; *expired (when given) set to 1 when the wait itself timed out, not a task. */
+int32_t thread_wait_timed(soft_thread *t, channel *ch, int64_t timeout_ms, int *expired);
 /* A data-plane task of the communicator path: recorded in batch mode, else run now where the product allows. */
 int32_t stream_task(soft_thread *t, op *o);
 op *op_new(int kind, soft_thread *t, channel *ch);

@@ -288,6 +288,13 @@ static op *take_head(soft_thread *t)
     return o;
 }
 
+/* Whether a waiter (thread_wait_ms) may run o itself: not a wait on a peer, a thread or an event, which may block
+ * far longer than the waiter's own timeout; the worker runs those. */
+static int waiter_may_run(const op *o)
+{
+    return o != NULL && o->kind != OP_CH_WAIT && o->kind != OP_TH_WAIT && o->kind != OP_EV_WAIT;
+}
+
 /* Runs o, taken with take_head, then lets the next op start. Called and returns with t->mu held. */
 static void run_taken(soft_thread *t, op *o)
 {
@@ -317,6 +324,11 @@ int32_t thread_wait(soft_thread *t, channel *ch)
 
 int32_t thread_wait_ms(soft_thread *t, channel *ch, int64_t timeout_ms)
 {
+    return thread_wait_timed(t, ch, timeout_ms, NULL);
+}
+
+int32_t thread_wait_timed(soft_thread *t, channel *ch, int64_t timeout_ms, int *expired)
+{
     struct timespec until;
     clock_gettime(CLOCK_MONOTONIC, &until);
     until.tv_sec += timeout_ms / 1000;
@@ -331,7 +343,7 @@ int32_t thread_wait_ms(soft_thread *t, channel *ch, int64_t timeout_ms)
     int32_t rc = HCCL_SUCCESS;
     while (t->completed < target && rc == HCCL_SUCCESS) {
         if (t->aborted) break;
-        op *o = take_head(t);
+        op *o = waiter_may_run(t->head) ? take_head(t) : NULL;
         if (o != NULL) {
             g_count.ops_run_by_waiter++;
             run_taken(t, o);
@@ -339,8 +351,9 @@ int32_t thread_wait_ms(soft_thread *t, channel *ch, int64_t timeout_ms)
             pthread_mutex_unlock(&t->mu);
             sched_yield();
             pthread_mutex_lock(&t->mu);
-        } else if (pthread_cond_timedwait(&t->done_cv, &t->mu, &until) == ETIMEDOUT) {
+        } else if (pthread_cond_timedwait(&t->done_cv, &t->mu, &until) == ETIMEDOUT && t->completed < target) {
             rc = HCCL_E_TIMEOUT;
+            if (expired) *expired = 1;
         }
     }
     if (t->aborted) rc = ACL_ERROR_RT_STREAM_ABORT; /* an aborted stream can only be destroyed */
@@ -582,6 +595,7 @@ HCOMM_API aclError aclrtStreamAbort(aclrtStream stream)
     t->tail = NULL;
     pthread_cond_broadcast(&t->cv);
     pthread_cond_broadcast(&t->notify_cv);
+    pthread_cond_broadcast(&t->done_cv); /* a sync in progress returns now */
     pthread_mutex_unlock(&t->mu);
     while (queued != NULL) {
         op *next = queued->next;

@@ -1563,7 +1563,7 @@ static void *abort_main(void *p)
 }
 
 /*
- * 18. aclrtStreamAbort. Rank 1 queues on a second stream of its communicator (HcclThreadAcquireWithStream) a wait
+ * 18. aclrtStreamAbort (and aclrtSynchronizeStreamWithTimeout's own timeout). Rank 1 queues on a second stream of its communicator (HcclThreadAcquireWithStream) a wait
  * for a notify rank 0 never records, a second such wait behind it, and an event record; a copy stream waits for the
  * event. Another OS thread aborts the stream while this one is in aclrtSynchronizeStream: the sync returns
  * ACL_ERROR_RT_STREAM_ABORT promptly, later syncs and tasks on it too, the event's sync fails with it, the copy
@@ -1590,6 +1590,10 @@ static void scenario_abort(rank_ctx *x)
         CHECK_RC(HcommBatchModeEnd("never"), 0);
         CHECK_RC(aclrtRecordEvent(ev, s2), ACL_SUCCESS);
         CHECK_RC(aclrtStreamWaitEvent(copy, ev), ACL_SUCCESS);
+        int64_t w0 = now_ms(); /* a sync with a timeout returns at it, though the wait is a task of the stream */
+        CHECK_RC(aclrtSynchronizeStreamWithTimeout(s2, 100), ACL_ERROR_RT_STREAM_SYNC_TIMEOUT);
+        CHECK(now_ms() - w0 < 3000, "a 100 ms stream sync returned after %lld ms", (long long)(now_ms() - w0));
+        CHECK_RC(aclrtSynchronizeStreamWithTimeout(s2, -2), ACL_ERROR_RT_PARAM_INVALID);
         abort_arg a = {s2, -1};
         pthread_t t;
         pthread_create(&t, NULL, abort_main, &a);

@@ -18,6 +18,7 @@ import org.hcomm.bridge.SoftHcomm;
 import org.hcomm.bridge.error.HcommException;
 import org.hcomm.bridge.error.HcommStatus;
 import org.hcomm.bridge.raw.AclEventLibrary;
+import org.hcomm.bridge.raw.AclRuntime;
 import org.hcomm.bridge.raw.HcommAbi;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -157,8 +158,9 @@ class StreamOrderingTest {
     }
 
     /**
-     * A CommStream blocked in a notify wait on a peer that never records, aborted from another thread: its await
-     * throws ACL_ERROR_RT_STREAM_ABORT promptly, and again later; the event recorded after the wait fails with it,
+     * A CommStream blocked in a notify wait on a peer that never records: {@code await(100)} throws
+     * ACL_ERROR_RT_STREAM_SYNC_TIMEOUT at its timeout; aborted from another thread, its await throws
+     * ACL_ERROR_RT_STREAM_ABORT promptly, and again later; the event recorded after the wait fails with it,
      * and so does, once, the CopyStream that waits for that event.
      */
     @Test
@@ -168,6 +170,10 @@ class StreamOrderingTest {
             blocked.waitForPeer(channels[1], Communicator.Notify.DATA.index(), 0); // 0: as long as the peer lives
             ev.record(blocked);
             copy.waitFor(ev);
+            long w0 = System.nanoTime();
+            assertEquals(AclRuntime.ACL_ERROR_RT_STREAM_SYNC_TIMEOUT,
+                    assertThrows(HcommException.class, () -> blocked.await(100)).code(), "await(ms) times out");
+            assertTrue(System.nanoTime() - w0 < 3_000_000_000L, "a 100 ms await took longer than 3 s");
             ExecutorService pool = Executors.newSingleThreadExecutor();
             try {
                 Future<?> abort = pool.submit(() -> {
