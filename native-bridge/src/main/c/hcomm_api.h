@@ -80,7 +80,9 @@ HCOMM_API int32_t HcommChannelNotifyWaitOnThread(ThreadHandle thread, ChannelHan
  *   (anything else: HCCL_E_PARA on A2/A3), in batch mode on A2/A3 (HCCL_E_PARA outside it); every call is a task
  *   of the thread's stream, run in order after HcommBatchModeEnd; the host sees completion with
  *   aclrtSynchronizeStream on the stream (HcclThreadAcquireWithStream) or the thread's (HcommThreadResGetInfo).
- *   A channel notify recorded by one end satisfies one wait on the same index at the other end; a wait that sees
+ *   A channel notify recorded by one end satisfies one wait on the same index at the other end (records count;
+ *   with $HCOMM_SOFT_NOTIFY_FLAG=1 a notify is a flag, as CANN's: a record sets it, a wait clears it, two records
+ *   before one wait count once; read when a channel is made and at each thread notify record); a wait that sees
  *   its peer die fails (HCCL_E_NETWORK) and one that times out fails (HCCL_E_TIMEOUT); timeOut is in seconds.
  *   A notify index >= the channel's notifyNum: HCCL_E_PARA.
  * - HCCS: HcclChannelGetHcclBuffer gives the reader an address of its own for the peer's buffer (never the owner's);

@@ -33,7 +33,9 @@
  * HCOMM_SOFT_DEVICE_MEM_MB (device memory per device and process, default 65536), HCOMM_SOFT_ROCE_LAND_DELAY_MS
  * (ms after its post that a read or write over a communicator's ROCE channel lands, 0..600000, default 0; read when
  * the channel is made; hcomm_api.h says what it changes), HCOMM_SOFT_ROCE_READ_FENCE ("0": a notify record after
- * such a read is not held until the read landed, as on CANN; default "1"; read when the channel is made).
+ * such a read is not held until the read landed, as on CANN; default "1"; read when the channel is made),
+ * HCOMM_SOFT_NOTIFY_FLAG ("1": a notify is a flag, as CANN's, so two records before one wait count once; default
+ * "0": records count).
  */
 HCOMM_API int32_t HcommSoftConfigure(const char *key, const char *value);
 

@@ -181,6 +181,14 @@ static int read_fence(void)
     return !(v != NULL && strcmp(v, "0") == 0);
 }
 
+/* $HCOMM_SOFT_NOTIFY_FLAG: "1" makes a notify a flag, as CANN's is (a record writes 1, a wait clears it: two records
+ * before one wait count once); anything else (default "0") counts records, each satisfying one wait. */
+int soft_notify_flag(void)
+{
+    const char *v = getenv("HCOMM_SOFT_NOTIFY_FLAG");
+    return v != NULL && strcmp(v, "1") == 0;
+}
+
 /* Reserves this end's own address range for the peer's HCCL buffer (the only region a communicator's channel
  * exchanges), as an IPC mapping gives a reader an address of its own: PROT_NONE (device memory is not the host's),
  * never overlapping the owner's address, so a read at the owner's address is refused. */
@@ -278,6 +286,7 @@ int32_t soft_channel_create(EndpointHandle endpointHandle, CommEngine engine, Hc
         ch->comm = comm;
         ch->want_tcp = want_tcp;
         ch->read_fence = comm != 0 && want_tcp ? read_fence() : 1;
+        ch->notify_flag = soft_notify_flag();
         if (comm != 0 && want_tcp) ch->land_delay_ms = land_delay_ms();
         made[done] = ch;
     }

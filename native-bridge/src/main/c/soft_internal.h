@@ -315,6 +315,7 @@ typedef struct channel {
     int want_tcp;              /* protocol ROCE: always through the soft NIC, as a RoCE loopback would */
     uint32_t notify_num;
     uint32_t notified[HCCL_CHANNEL_NOTIFY_MAX]; /* raised by the peer, not yet taken by a wait (under pend_mu) */
+    int notify_flag;           /* a notify is a flag (at most 1 raised), as CANN's ($HCOMM_SOFT_NOTIFY_FLAG=1) */
     pthread_cond_t notify_cv;  /* also broadcast when a delayed read lands */
     /* HCCS: the reader's own address for the peer's HCCL buffer (an IPC mapping's stand-in, PROT_NONE), set before
      * HcclChannelAcquire returns the handle; data-plane addresses of the peer must lie in it. 0: none (ROCE). */
@@ -327,6 +328,8 @@ typedef struct channel {
     int32_t land_error;        /* the first failure of such a read, reported by the next fenced record or drain */
 } channel;
 
+/* $HCOMM_SOFT_NOTIFY_FLAG=1: notifies are flags, as CANN's; read when a channel is made and at a thread notify. */
+int soft_notify_flag(void);
 channel *channel_get_ref(ChannelHandle h);
 /* One more reference on a channel the caller holds one on. The last put frees the channel, on whichever thread
  * drops it: whoever touches a channel holds a reference for as long as it does (an op's reference goes with the op,

@@ -220,7 +220,8 @@ static void raise_notify(channel *ch, uint32_t idx)
 {
     SOFT_TSAN_ACQUIRE(&g_served_order);
     pthread_mutex_lock(&ch->pend_mu);
-    ch->notified[idx]++;
+    if (ch->notify_flag) ch->notified[idx] = 1; /* CANN's: a record writes 1, however many came before the wait */
+    else ch->notified[idx]++;
     pthread_cond_broadcast(&ch->notify_cv);
     pthread_mutex_unlock(&ch->pend_mu);
 }

@@ -261,7 +261,8 @@ static void op_run(op *o)
     case OP_TH_RECORD: {
         soft_thread *d = o->peer_th;
         pthread_mutex_lock(&d->mu);
-        d->notified[o->idx]++;
+        if (soft_notify_flag()) d->notified[o->idx] = 1; /* as a channel's ($HCOMM_SOFT_NOTIFY_FLAG) */
+        else d->notified[o->idx]++;
         pthread_cond_broadcast(&d->notify_cv);
         pthread_mutex_unlock(&d->mu);
         rc = HCCL_SUCCESS;

@@ -1712,6 +1712,62 @@ static void scenario_read_nofence(rank_ctx *x)
     check_clean("after the unfenced read");
 }
 
+/*
+ * 21. HCOMM_SOFT_NOTIFY_FLAG=1: a notify is a flag, as CANN's (a record writes 1, a wait clears it). Rank 0 records
+ * channel notify 0 twice, then notify 1 (which arrives after both); rank 1 waits for 1, then for 0 once: the
+ * second wait for 0 times out, the second record having counted once. Thread notifies alike. (The test itself
+ * alternates record and wait on every index, as a protocol must under this mode.)
+ */
+static void scenario_notify_flag(rank_ctx *x)
+{
+    const uint32_t peer_rank = 1 - x->rank;
+    setenv("HCOMM_SOFT_NOTIFY_FLAG", "1", 1); /* read when the channel is made, and at each thread notify record */
+    rank_comm c;
+    if (comm_open(&c, x, 0, 2, 2) != 0) return;
+    ChannelHandle ch = acquire_one(&c, peer_rank, COMM_PROTOCOL_ROCE, 2);
+    if (x->rank == 0) {
+        CHECK_RC(HcommBatchModeStart("twice"), 0);
+        CHECK_RC(HcommChannelNotifyRecordOnThread(c.th, ch, 0), 0);
+        CHECK_RC(HcommChannelNotifyRecordOnThread(c.th, ch, 0), 0);
+        CHECK_RC(HcommChannelNotifyRecordOnThread(c.th, ch, 1), 0);
+        CHECK_RC(HcommBatchModeEnd("twice"), 0);
+        CHECK_RC(aclrtSynchronizeStream(c.stream), 0);
+        /* the barrier records notify 1 again only once rank 1 took the first: two would count once */
+        CHECK_RC(HcommBatchModeStart("taken"), 0);
+        CHECK_RC(HcommChannelNotifyWaitOnThread(c.th, ch, 0, WAIT_S), 0);
+        CHECK_RC(HcommBatchModeEnd("taken"), 0);
+        CHECK_RC(aclrtSynchronizeStream(c.stream), 0);
+    } else {
+        CHECK_RC(HcommBatchModeStart("once"), 0);
+        CHECK_RC(HcommChannelNotifyWaitOnThread(c.th, ch, 1, WAIT_S), 0);
+        CHECK_RC(HcommChannelNotifyWaitOnThread(c.th, ch, 0, WAIT_S), 0);
+        CHECK_RC(HcommBatchModeEnd("once"), 0);
+        CHECK_RC(aclrtSynchronizeStream(c.stream), 0);
+        CHECK_RC(HcommBatchModeStart("lost"), 0);
+        CHECK_RC(HcommChannelNotifyWaitOnThread(c.th, ch, 0, 1), 0);
+        CHECK_RC(HcommBatchModeEnd("lost"), 0);
+        CHECK_RC(aclrtSynchronizeStream(c.stream), HCCL_E_TIMEOUT); /* two records before one wait count once */
+        CHECK_RC(HcommBatchModeStart("thread"), 0);
+        CHECK_RC(HcommThreadNotifyRecordOnThread(c.th, c.th, 0), 0);
+        CHECK_RC(HcommThreadNotifyRecordOnThread(c.th, c.th, 0), 0);
+        CHECK_RC(HcommThreadNotifyWaitOnThread(c.th, 0, WAIT_S), 0);
+        CHECK_RC(HcommBatchModeEnd("thread"), 0);
+        CHECK_RC(aclrtSynchronizeStream(c.stream), 0);
+        CHECK_RC(HcommBatchModeStart("thread-lost"), 0);
+        CHECK_RC(HcommThreadNotifyWaitOnThread(c.th, 0, 1), 0);
+        CHECK_RC(HcommBatchModeEnd("thread-lost"), 0);
+        CHECK_RC(aclrtSynchronizeStream(c.stream), HCCL_E_TIMEOUT);
+        CHECK_RC(HcommBatchModeStart("taken"), 0);
+        CHECK_RC(HcommChannelNotifyRecordOnThread(c.th, ch, 0), 0);
+        CHECK_RC(HcommBatchModeEnd("taken"), 0);
+        CHECK_RC(aclrtSynchronizeStream(c.stream), 0);
+    }
+    barrier(&c, ch, "done");
+    unsetenv("HCOMM_SOFT_NOTIFY_FLAG");
+    comm_close(&c);
+    check_clean("after the notify flags");
+}
+
 static const scenario_def g_scenarios[] = {
     {"basic", scenario_basic, SOC_A2},         {"mesh", scenario_mesh, SOC_A2},
     {"protocols", scenario_protocols, SOC_A2}, {"no_join", scenario_no_join, SOC_A2},
@@ -1724,6 +1780,7 @@ static const scenario_def g_scenarios[] = {
     {"same_device", scenario_same_device, SOC_A2},
     {"events", scenario_events, SOC_A2},       {"abort", scenario_abort, SOC_A2},
     {"write_land", scenario_write_land, SOC_A2}, {"read_nofence", scenario_read_nofence, SOC_A2},
+    {"notify_flag", scenario_notify_flag, SOC_A2},
 };
 
 static int rank_main(char **argv)
@@ -1981,6 +2038,8 @@ int main(int argc, char **argv)
     run_ranks("19. a delayed ROCE write: done at post, the notify after it lands after it", "write_land", 2, 2, 1);
     run_ranks("20. HCOMM_SOFT_ROCE_READ_FENCE=0: a record after a delayed read goes before it lands", "read_nofence",
               2, 2, 1);
+    run_ranks("21. HCOMM_SOFT_NOTIFY_FLAG=1: two records before one wait count once, as on CANN", "notify_flag", 2, 2,
+              1);
 
     HcommSoftCounters k = counters();
     CHECK(k.comms == 0 && k.channels == 0 && k.threads == 0 && k.endpoints == 0, "the root process holds objects");
