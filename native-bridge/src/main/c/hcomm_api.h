@@ -80,18 +80,48 @@ HCOMM_API int32_t HcommChannelNotifyWaitOnThread(ThreadHandle thread, ChannelHan
  *   (anything else: HCCL_E_PARA on A2/A3), in batch mode on A2/A3 (HCCL_E_PARA outside it); every call is a task
  *   of the thread's stream, run in order after HcommBatchModeEnd; the host sees completion with
  *   aclrtSynchronizeStream on the stream (HcclThreadAcquireWithStream) or the thread's (HcommThreadResGetInfo).
- *   A channel notify recorded by one end satisfies one wait on the same index at the other end; a wait that sees
+ *   A channel notify recorded by one end satisfies one wait on the same index at the other end (records count;
+ *   with $HCOMM_SOFT_NOTIFY_FLAG=1 a notify is a flag, as CANN's: a record sets it, a wait clears it, two records
+ *   before one wait count once; read when a channel is made and at each thread notify record); a wait that sees
  *   its peer die fails (HCCL_E_NETWORK) and one that times out fails (HCCL_E_TIMEOUT); timeOut is in seconds.
  *   A notify index >= the channel's notifyNum: HCCL_E_PARA.
  * - HCCS: HcclChannelGetHcclBuffer gives the reader an address of its own for the peer's buffer (never the owner's);
  *   a data-plane address of the peer outside [base, base + size) of that channel: HCCL_E_PARA. ROCE: the owner's.
+ * - Writes (HcommWriteOnThread) on a communicator's channels: from this rank's HCCL buffer into the peer's, at the
+ *   address HcclChannelGetHcclBuffer gave for the channel (HCCS: this end's own; ROCE: the owner's) plus an offset;
+ *   outside either buffer HCCL_E_PARA; in batch mode on A2/A3; over HCCS and ROCE alike through the peer's soft NIC,
+ *   in pieces of at most 4 MiB.
  * - ROCE with $HCOMM_SOFT_ROCE_LAND_DELAY_MS > 0: a read completes on its stream at post and lands that many ms
  *   later; a channel notify record after it on the same channel, and HcommChannelDrainOnThread, complete only once
- *   the earlier reads landed (soft HComm's fence; CANN's host CPU_TS path shows none).
+ *   the earlier reads landed (soft HComm's fence; CANN's host CPU_TS path shows none). With
+ *   $HCOMM_SOFT_ROCE_READ_FENCE=0 (read when the channel is made; default 1) the record is not fenced, as on CANN:
+ *   it goes out once the read is posted, so a peer (or the reader itself) that takes it for the read's completion
+ *   sees the old bytes; HcommChannelDrainOnThread still waits for the landing. A write completes on its
+ *   stream at post and lands that many ms after it reached the peer; a notify recorded after it on the same channel
+ *   is raised at the peer only after it landed (one queue pair, in order, as RDMA's; no fence at the writer), and
+ *   a peer that ends still lands what it sent before. A drain does not wait for delayed writes.
  * - HcommAcquireComm / HcommReleaseComm (commId: the communicator's name): one holding OS thread at a time, without
  *   blocking: held by another, HCCL_E_AGAIN; by the caller, HCCL_E_PARA; a release without the hold, HCCL_E_PARA;
  *   no live communicator of that name, HCCL_E_NOT_FOUND.
  * - HcclCommDestroy releases the communicator's channels, threads, streams bound to it and HCCL buffer.
+ * - ACL events (soft_event.c): aclrtRecordEvent queues a task that completes once its stream's earlier tasks did;
+ *   aclrtStreamWaitEvent queues a task that holds its stream until the event's latest record (at the call)
+ *   completed (never recorded: no wait); aclrtResetEvent is a task after which the event reads NOT_READY until
+ *   recorded again. aclrtQueryEventStatus does not block: COMPLETE once the latest record completed.
+ *   aclrtSynchronizeEventWithTimeout (ms; -1 forever, 0 look once; below -1 ACL_ERROR_RT_PARAM_INVALID) returns
+ *   ACL_ERROR_RT_EVENT_SYNC_TIMEOUT when it times out. A record whose stream is aborted fails: syncs on the event
+ *   and stream waits for it fail with ACL_ERROR_RT_STREAM_ABORT. NULL or unknown events and streams:
+ *   ACL_ERROR_INVALID_PARAM. Any stream: aclrtCreateStream's or a communicator thread's (HcommThreadResGetInfo).
+ * - aclrtStreamAbort fails the stream's queued tasks, stops its running one (a notify or event wait returns within
+ *   50 ms) and returns once none runs; from then on its syncs (aclrtSynchronizeStream[WithTimeout], drains) and new
+ *   ACL tasks (aclrtMemcpyAsync, event records and waits) fail with ACL_ERROR_RT_STREAM_ABORT, HComm tasks queued
+ *   on its thread fail so too; the stream can only be destroyed. Reads already sent to a peer still land.
+ * - aclrtSynchronizeStreamWithTimeout (ms): a stream not done within it ACL_ERROR_RT_STREAM_SYNC_TIMEOUT; -1 or 0 as
+ *   aclrtSynchronizeStream; below -1 ACL_ERROR_RT_PARAM_INVALID. A sync runs a stream's queued reads and copies
+ *   itself when the worker has not, never its notify and event waits (they could outlast its timeout).
+ * - aclrtMallocHost / aclrtFreeHost: page-aligned host memory (not pinned: soft HComm has no DMA), which
+ *   aclrtMemcpy[Async] reads and writes as any host memory; aclrtFreeHost takes only what aclrtMallocHost gave
+ *   (else ACL_ERROR_INVALID_PARAM). HcommSoftCounters: events and hostBytes live.
  */
 HCOMM_API HcclResult HcclGetRootInfo(HcclRootInfo *rootInfo);
 HCOMM_API HcclResult HcclCommInitRootInfo(uint32_t nRanks, const HcclRootInfo *rootInfo, uint32_t rank, HcclComm *comm);
@@ -129,6 +159,17 @@ HCOMM_API aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_
 HCOMM_API aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, size_t count, aclrtMemcpyKind kind,
                                     aclrtStream stream);
 HCOMM_API aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout);
+HCOMM_API aclError aclrtStreamAbort(aclrtStream stream);
+HCOMM_API aclError aclrtCreateEvent(aclrtEvent *event);
+HCOMM_API aclError aclrtDestroyEvent(aclrtEvent event);
+HCOMM_API aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream);
+HCOMM_API aclError aclrtResetEvent(aclrtEvent event, aclrtStream stream);
+HCOMM_API aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event);
+HCOMM_API aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus *status);
+HCOMM_API aclError aclrtSynchronizeEvent(aclrtEvent event);
+HCOMM_API aclError aclrtSynchronizeEventWithTimeout(aclrtEvent event, int32_t timeout);
+HCOMM_API aclError aclrtMallocHost(void **hostPtr, size_t size);
+HCOMM_API aclError aclrtFreeHost(void *hostPtr);
 
 /* ACL completion for the A2/A3 pattern: in libascendcl.so on real hosts, in libhcomm_soft.so here. */
 HCOMM_API int aclrtSynchronizeStream(aclrtStream stream);

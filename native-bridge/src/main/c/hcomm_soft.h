@@ -31,8 +31,11 @@
  *
  * Environment read by the communicator path only (no key): HCOMM_SOFT_DEVICES (devices per host, 1..64, default 8),
  * HCOMM_SOFT_DEVICE_MEM_MB (device memory per device and process, default 65536), HCOMM_SOFT_ROCE_LAND_DELAY_MS
- * (ms after its post that a read over a communicator's ROCE channel lands, 0..600000, default 0; read when the
- * channel is made; hcomm_api.h says what it changes).
+ * (ms after its post that a read or write over a communicator's ROCE channel lands, 0..600000, default 0; read when
+ * the channel is made; hcomm_api.h says what it changes), HCOMM_SOFT_ROCE_READ_FENCE ("0": a notify record after
+ * such a read is not held until the read landed, as on CANN; default "1"; read when the channel is made),
+ * HCOMM_SOFT_NOTIFY_FLAG ("1": a notify is a flag, as CANN's, so two records before one wait count once; default
+ * "0": records count).
  */
 HCOMM_API int32_t HcommSoftConfigure(const char *key, const char *value);
 
@@ -55,6 +58,8 @@ typedef struct {
     uint64_t h2dBytes;    /* bytes copied host to device (aclrtMemcpy, aclrtMemcpyAsync) */
     uint64_t d2hBytes;    /* bytes copied device to host */
     uint64_t notifies;    /* channel notifies this process recorded */
+    uint64_t events;      /* live ACL events (aclrtCreateEvent, not yet aclrtDestroyEvent'd) */
+    uint64_t hostBytes;   /* live pinned host memory (aclrtMallocHost, not yet aclrtFreeHost'd) */
 } HcommSoftCounters;
 
 HCOMM_API int32_t HcommSoftGetCounters(HcommSoftCounters *out);

@@ -270,8 +270,17 @@ enum {
     ACL_ERROR_RT_PARAM_INVALID = 107000,
     ACL_ERROR_RT_INVALID_DEVICEID = 107001,
     ACL_ERROR_RT_CONTEXT_NULL = 107002,
-    ACL_ERROR_RT_MEMORY_ALLOCATION = 207001
+    ACL_ERROR_RT_STREAM_ABORT = 107023,
+    ACL_ERROR_RT_MEMORY_ALLOCATION = 207001,
+    ACL_ERROR_RT_STREAM_SYNC_TIMEOUT = 507046,
+    ACL_ERROR_RT_EVENT_SYNC_TIMEOUT = 507047
 };
+/* An event (acl_base_rt.h: typedef void *aclrtEvent) and what aclrtQueryEventStatus reports (acl_rt.h). */
+typedef void *aclrtEvent;
+typedef enum {
+    ACL_EVENT_RECORDED_STATUS_NOT_READY = 0,
+    ACL_EVENT_RECORDED_STATUS_COMPLETE = 1
+} aclrtEventRecordedStatus;
 
 /* The layout facts the Java binding relies on (docs/HCOMM_ABI.md §2). */
 _Static_assert(sizeof(CommAbiHeader) == 16, "CommAbiHeader");

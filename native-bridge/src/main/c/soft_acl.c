@@ -6,6 +6,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "soft_internal.h"
 
 #define SOFT_DEFAULT_DEVICES 8
@@ -154,6 +155,10 @@ HCOMM_API aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, 
 {
     soft_thread *t = stream_thread(stream);
     if (t == NULL) return ACL_ERROR_INVALID_PARAM;
+    if (__atomic_load_n(&t->aborted, __ATOMIC_ACQUIRE)) {
+        thread_put(t);
+        return ACL_ERROR_RT_STREAM_ABORT;
+    }
     op probe;
     memset(&probe, 0, sizeof probe);
     aclError rc = make_copy(dst, destMax, src, count, kind, t, &probe);
@@ -170,13 +175,63 @@ HCOMM_API aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, 
     return rc;
 }
 
-/* timeout in ms, -1 (or any value below 1) waits as long as aclrtSynchronizeStream: exec_timeout_ms. */
+/* timeout in ms: -1 or 0 waits as long as aclrtSynchronizeStream (exec_timeout_ms, then HCCL_E_TIMEOUT); below -1
+ * ACL_ERROR_RT_PARAM_INVALID; a stream not done within timeout > 0: ACL_ERROR_RT_STREAM_SYNC_TIMEOUT (CANN's,
+ * hicann/runtime src/acl/aclrt_impl/stream.cpp:141-153); a task's failure: its HComm code, as aclrtSynchronizeStream. */
 HCOMM_API aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout)
 {
+    if (timeout < -1) return ACL_ERROR_RT_PARAM_INVALID;
     if (timeout < 1) return aclrtSynchronizeStream(stream);
     soft_thread *t = stream_thread(stream);
     if (t == NULL) return HCCL_E_NOT_FOUND;
-    int32_t rc = thread_wait_ms(t, NULL, timeout);
+    int expired = 0;
+    int32_t rc = thread_wait_timed(t, NULL, timeout, &expired);
     thread_put(t);
-    return rc;
+    return expired && rc == HCCL_E_TIMEOUT ? ACL_ERROR_RT_STREAM_SYNC_TIMEOUT : rc;
+}
+
+/* ---- pinned host memory: plain page-aligned host memory here, which aclrtMemcpy[Async] reads and writes ---- */
+
+typedef struct host_block {
+    struct host_block *next;
+    void *ptr;
+    size_t size;
+} host_block;
+
+static host_block *g_host_blocks; /* under g_acl_lock */
+
+HCOMM_API aclError aclrtMallocHost(void **hostPtr, size_t size)
+{
+    if (hostPtr == NULL || size == 0) return ACL_ERROR_INVALID_PARAM;
+    host_block *b = malloc(sizeof *b);
+    void *p = NULL;
+    if (b == NULL || posix_memalign(&p, (size_t)sysconf(_SC_PAGESIZE), size) != 0) {
+        free(b);
+        return ACL_ERROR_RT_MEMORY_ALLOCATION;
+    }
+    *b = (host_block){NULL, p, size};
+    pthread_mutex_lock(&g_acl_lock);
+    b->next = g_host_blocks;
+    g_host_blocks = b;
+    pthread_mutex_unlock(&g_acl_lock);
+    g_count.host_bytes += size;
+    *hostPtr = p;
+    return ACL_SUCCESS;
+}
+
+/* Only what aclrtMallocHost returned (else ACL_ERROR_INVALID_PARAM). */
+HCOMM_API aclError aclrtFreeHost(void *hostPtr)
+{
+    if (hostPtr == NULL) return ACL_ERROR_INVALID_PARAM;
+    pthread_mutex_lock(&g_acl_lock);
+    host_block **pp = &g_host_blocks;
+    while (*pp != NULL && (*pp)->ptr != hostPtr) pp = &(*pp)->next;
+    host_block *b = *pp;
+    if (b != NULL) *pp = b->next;
+    pthread_mutex_unlock(&g_acl_lock);
+    if (b == NULL) return ACL_ERROR_INVALID_PARAM;
+    g_count.host_bytes -= b->size;
+    free(b->ptr);
+    free(b);
+    return ACL_SUCCESS;
 }

@@ -172,6 +172,23 @@ static int64_t land_delay_ms(void)
     return n;
 }
 
+/* $HCOMM_SOFT_ROCE_READ_FENCE: "0" lets a channel notify record after a delayed read over a communicator's ROCE
+ * channel go without waiting for the read to land, as CANN's host CPU_TS path does; anything else (default "1")
+ * keeps soft HComm's fence. */
+static int read_fence(void)
+{
+    const char *v = getenv("HCOMM_SOFT_ROCE_READ_FENCE");
+    return !(v != NULL && strcmp(v, "0") == 0);
+}
+
+/* $HCOMM_SOFT_NOTIFY_FLAG: "1" makes a notify a flag, as CANN's is (a record writes 1, a wait clears it: two records
+ * before one wait count once); anything else (default "0") counts records, each satisfying one wait. */
+int soft_notify_flag(void)
+{
+    const char *v = getenv("HCOMM_SOFT_NOTIFY_FLAG");
+    return v != NULL && strcmp(v, "1") == 0;
+}
+
 /* Reserves this end's own address range for the peer's HCCL buffer (the only region a communicator's channel
  * exchanges), as an IPC mapping gives a reader an address of its own: PROT_NONE (device memory is not the host's),
  * never overlapping the owner's address, so a read at the owner's address is refused. */
@@ -268,6 +285,8 @@ int32_t soft_channel_create(EndpointHandle endpointHandle, CommEngine engine, Hc
         ch->id = id;
         ch->comm = comm;
         ch->want_tcp = want_tcp;
+        ch->read_fence = comm != 0 && want_tcp ? read_fence() : 1;
+        ch->notify_flag = soft_notify_flag();
         if (comm != 0 && want_tcp) ch->land_delay_ms = land_delay_ms();
         made[done] = ch;
     }

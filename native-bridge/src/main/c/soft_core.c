@@ -290,12 +290,16 @@ HCOMM_API int32_t HcommSoftGetCounters(HcommSoftCounters *out)
     out->bytesServed = g_count.bytes_served;
     out->bytesRead = g_count.bytes_read;
     if (out->size >= offsetof(HcommSoftCounters, comms)) out->opsRunByWaiter = g_count.ops_run_by_waiter;
-    if (out->size >= sizeof(HcommSoftCounters)) {
+    if (out->size >= offsetof(HcommSoftCounters, events)) {
         out->comms = g_count.comms;
         out->deviceBytes = g_count.device_bytes;
         out->h2dBytes = g_count.h2d_bytes;
         out->d2hBytes = g_count.d2h_bytes;
         out->notifies = g_count.notifies;
+    }
+    if (out->size >= sizeof(HcommSoftCounters)) {
+        out->events = g_count.events;
+        out->hostBytes = g_count.host_bytes;
     }
     return HCCL_SUCCESS;
 }

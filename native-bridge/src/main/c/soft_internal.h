@@ -58,7 +58,7 @@ void __tsan_ignore_thread_end(void);
 #define SOFT_TSAN_IGNORE_END() ((void)0)
 #endif
 
-enum obj_kind { KIND_ENDPOINT = 1, KIND_MEM = 2, KIND_CHANNEL = 3, KIND_THREAD = 4, KIND_COMM = 5 };
+enum obj_kind { KIND_ENDPOINT = 1, KIND_MEM = 2, KIND_CHANNEL = 3, KIND_THREAD = 4, KIND_COMM = 5, KIND_EVENT = 6 };
 
 /* ---- configuration and process identity (soft_core.c) ---- */
 typedef struct {
@@ -93,7 +93,7 @@ void soft_random_bytes(void *buf, size_t n);
 extern pthread_mutex_t g_lock;
 typedef struct {
     atomic_uint_fast64_t endpoints, regions, allocations, imports, channels, threads, bytes_served, bytes_read,
-        ops_run_by_waiter, comms, device_bytes, h2d_bytes, d2h_bytes, notifies;
+        ops_run_by_waiter, comms, device_bytes, h2d_bytes, d2h_bytes, notifies, events, host_bytes;
 } soft_counters;
 extern soft_counters g_count;
 
@@ -223,8 +223,10 @@ struct hello_msg;
 struct soft_thread;
 
 /* A task of a soft stream: OP_READ on both paths; the others are the communicator path's stream tasks
- * (soft_stream.c runs them). */
-enum op_kind { OP_READ = 0, OP_COPY, OP_CH_RECORD, OP_CH_WAIT, OP_TH_RECORD, OP_TH_WAIT, OP_WRITE };
+ * (soft_stream.c runs them; the ACL events' OP_EV_* in soft_event.c). */
+enum op_kind { OP_READ = 0, OP_COPY, OP_CH_RECORD, OP_CH_WAIT, OP_TH_RECORD, OP_TH_WAIT, OP_WRITE, OP_EV_RECORD,
+               OP_EV_WAIT, OP_EV_RESET };
+struct soft_event;
 
 typedef struct op {
     struct op *next;
@@ -242,6 +244,8 @@ typedef struct op {
     uint64_t seq;              /* its place on the stream: 1 + the tasks submitted before it */
     int stream_done;           /* OP_READ with a landing delay: counted complete on its stream at post */
     int64_t land_at_ms;        /* such a read's bytes land no earlier than this (soft_now_ms) */
+    struct soft_event *ev;     /* OP_EV_*: the event (a reference, dropped by op_complete) */
+    uint64_t ev_gen;           /* OP_EV_RECORD: the record's number; OP_EV_WAIT, OP_EV_RESET: the records it covers */
 } op;
 
 enum ch_state { CH_NEW, CH_CONNECTING, CH_WAIT_NONCE, CH_WAIT_HELLO, CH_WAIT_PEER, CH_READY, CH_FAILED, CH_TIMEOUT };
@@ -311,6 +315,7 @@ typedef struct channel {
     int want_tcp;              /* protocol ROCE: always through the soft NIC, as a RoCE loopback would */
     uint32_t notify_num;
     uint32_t notified[HCCL_CHANNEL_NOTIFY_MAX]; /* raised by the peer, not yet taken by a wait (under pend_mu) */
+    int notify_flag;           /* a notify is a flag (at most 1 raised), as CANN's ($HCOMM_SOFT_NOTIFY_FLAG=1) */
     pthread_cond_t notify_cv;  /* also broadcast when a delayed read lands */
     /* HCCS: the reader's own address for the peer's HCCL buffer (an IPC mapping's stand-in, PROT_NONE), set before
      * HcclChannelAcquire returns the handle; data-plane addresses of the peer must lie in it. 0: none (ROCE). */
@@ -318,10 +323,13 @@ typedef struct channel {
     /* ROCE: reads complete on their stream at post and land land_delay_ms later ($HCOMM_SOFT_ROCE_LAND_DELAY_MS);
      * counts under pend_mu, for the notify record and drain that wait for earlier reads to land */
     int64_t land_delay_ms;
+    int read_fence;            /* a notify record waits for the earlier reads to land ($HCOMM_SOFT_ROCE_READ_FENCE) */
     uint64_t early_posted, early_landed;
     int32_t land_error;        /* the first failure of such a read, reported by the next fenced record or drain */
 } channel;
 
+/* $HCOMM_SOFT_NOTIFY_FLAG=1: notifies are flags, as CANN's; read when a channel is made and at a thread notify. */
+int soft_notify_flag(void);
 channel *channel_get_ref(ChannelHandle h);
 /* One more reference on a channel the caller holds one on. The last put frees the channel, on whichever thread
  * drops it: whoever touches a channel holds a reference for as long as it does (an op's reference goes with the op,
@@ -366,6 +374,7 @@ typedef struct soft_thread {
     struct op_error *errors;   /* per channel, the first failed read of this thread not yet reported by a wait */
     int32_t errors_lost;       /* a failure that found no memory for its entry: the next wait, on any channel, reports it */
     int stopping;
+    int aborted;               /* aclrtStreamAbort: every task fails with ACL_ERROR_RT_STREAM_ABORT from then on */
     int refs;
     uint64_t comm;             /* the communicator that owns it (HcommThreadFree refuses it), or 0 */
     uint32_t notify_num;
@@ -384,10 +393,20 @@ void op_complete(op *o, int32_t code);
 void op_stream_done(op *o);
 int32_t thread_wait(soft_thread *t, channel *ch);
 int32_t thread_wait_ms(soft_thread *t, channel *ch, int64_t timeout_ms);
+/* As thread_wait_ms; *expired (when given) set to 1 when the wait itself timed out, not a task. */
+int32_t thread_wait_timed(soft_thread *t, channel *ch, int64_t timeout_ms, int *expired);
 /* A data-plane task of the communicator path: recorded in batch mode, else run now where the product allows. */
 int32_t stream_task(soft_thread *t, op *o);
 op *op_new(int kind, soft_thread *t, channel *ch);
 soft_thread *stream_thread(aclrtStream stream);
+/* The stream's tasks are to stop (its end, or aclrtStreamAbort); the code a task that stops for it fails with. */
+int32_t thread_halted(soft_thread *t);
+
+/* ---- ACL events (soft_event.c): stream tasks that mark and wait for a point of a stream ---- */
+/* Runs an OP_EV_* task (its stream's earlier tasks have completed); its result. */
+int32_t event_run(op *o);
+/* op_complete's part for an OP_EV_* task: a record that ran or failed marks its event; drops o's reference. */
+void event_task_done(op *o, int32_t code);
 
 /* ---- internal forms of the endpoint API, which communicators use on every product (soft_endpoint.c, ...) ---- */
 int32_t soft_endpoint_create(const EndpointDesc *desc, EndpointHandle *out);

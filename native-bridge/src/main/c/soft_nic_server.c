@@ -47,6 +47,7 @@ typedef struct serve_req {
     struct serve_req *next;
     data_msg msg;
     uint8_t *payload; /* a write's bytes (malloc'd by the receiver), else NULL */
+    int64_t land_at_ms; /* a write over a RoCE channel with a landing delay: its bytes land no earlier than this */
 } serve_req;
 
 /* An answer sent with MSG_ZEROCOPY: the ids of its sends, and the registration pinned until all completed. */
@@ -214,8 +215,36 @@ static void log_peer(const channel *ch, const char *what)
     wire_log("channel %s with %s: %s", ch->name, peer, what);
 }
 
-static void serve_one(channel *ch, const data_msg *req, const uint8_t *payload)
+/* A peer's notify: raised at this end, for one wait on its index. */
+static void raise_notify(channel *ch, uint32_t idx)
 {
+    SOFT_TSAN_ACQUIRE(&g_served_order);
+    pthread_mutex_lock(&ch->pend_mu);
+    if (ch->notify_flag) ch->notified[idx] = 1; /* CANN's: a record writes 1, however many came before the wait */
+    else ch->notified[idx]++;
+    pthread_cond_broadcast(&ch->notify_cv);
+    pthread_mutex_unlock(&ch->pend_mu);
+}
+
+/* A delayed write (HCOMM_SOFT_ROCE_LAND_DELAY_MS) waits for its landing time before its bytes go in. */
+static void await_landing(channel *ch, int64_t land_at_ms)
+{
+    int64_t left;
+    while ((left = land_at_ms - soft_now_ms()) > 0 && !atomic_load(&ch->destroyed)) {
+        pthread_mutex_lock(&ch->srv_mu);
+        int closing = ch->srv_closing; /* the channel ends: what is still to land is dropped with it */
+        pthread_mutex_unlock(&ch->srv_mu);
+        if (closing) return;
+        usleep((useconds_t)(left < 50 ? left : 50) * 1000);
+    }
+}
+
+static void serve_one(channel *ch, const data_msg *req, const uint8_t *payload, int64_t land_at_ms)
+{
+    if (req->type == MSG_NOTIFY) { /* behind the writes before it (a channel with a landing delay) */
+        raise_notify(ch, (uint32_t)req->addr);
+        return;
+    }
     registration *r = NULL;
     int exported = 0;
     pthread_mutex_lock(&g_lock);
@@ -238,7 +267,14 @@ static void serve_one(channel *ch, const data_msg *req, const uint8_t *payload)
     }
     uint8_t *bytes = (uint8_t *)(uintptr_t)(req->addr + r->host_delta); /* device memory: its hidden mapping */
     if (payload != NULL) {
-        memcpy(bytes, payload, req->len); /* a write into this end's exported memory, checked above */
+        if (land_at_ms == 0) {
+            memcpy(bytes, payload, req->len); /* a write into this end's exported memory, checked above */
+        } else { /* the device's write, which the host is not ordered with until a notify after it (as a read's) */
+            await_landing(ch, land_at_ms);
+            SOFT_TSAN_IGNORE_BEGIN();
+            memcpy(bytes, payload, req->len);
+            SOFT_TSAN_IGNORE_END();
+        }
         reg_release_inflight(r);
         SOFT_TSAN_RELEASE(&g_served_order); /* before the answer, after which the writer may notify */
         send_resp(ch, req, HCCL_SUCCESS, NULL, NULL);
@@ -275,7 +311,7 @@ static void *server_main(void *arg)
         if (ch->srv_head == NULL) ch->srv_tail = NULL;
         int stop = ch->srv_stop;
         pthread_mutex_unlock(&ch->srv_mu);
-        if (!stop) serve_one(ch, &q->msg, q->payload);
+        if (!stop) serve_one(ch, &q->msg, q->payload, q->land_at_ms);
         pthread_mutex_lock(&ch->srv_mu); /* served: its room in the queue is free again */
         ch->srv_n--;
         if (q->payload != NULL) ch->srv_bytes -= q->msg.len;
@@ -320,6 +356,7 @@ static void enqueue_serve(channel *ch, const data_msg *m, uint8_t *payload)
     }
     q->msg = *m;
     q->payload = payload;
+    q->land_at_ms = payload != NULL && ch->land_delay_ms > 0 ? soft_now_ms() + ch->land_delay_ms : 0;
     q->next = NULL;
     pthread_mutex_lock(&ch->srv_mu);
     if (!ch->server_started) ch->server_started = pthread_create(&ch->server, NULL, server_main, ch) == 0;
@@ -421,12 +458,12 @@ static void *rx_main(void *arg)
                 op_complete(o, m.status == 0 ? HCCL_SUCCESS : HCCL_E_NETWORK);
             }
         } else if (m.type == MSG_NOTIFY) {
-            if (wire_check_notify(&m, ch->notify_num, &why) == WIRE_OK) {
-                SOFT_TSAN_ACQUIRE(&g_served_order);
-                pthread_mutex_lock(&ch->pend_mu);
-                ch->notified[m.addr]++;
-                pthread_cond_broadcast(&ch->notify_cv);
-                pthread_mutex_unlock(&ch->pend_mu);
+            if (wire_check_notify(&m, ch->notify_num, &why) != WIRE_OK) {
+            } else if (ch->land_delay_ms > 0) { /* one queue pair: raised after the writes before it landed */
+                if (await_room(ch, 0) != 0) break;
+                enqueue_serve(ch, &m, NULL);
+            } else {
+                raise_notify(ch, (uint32_t)m.addr);
             }
         } else {
             why = "unknown message type";
@@ -438,6 +475,12 @@ static void *rx_main(void *arg)
         log_peer(ch, what);
         shutdown(ch->fd, SHUT_RDWR);
     }
+    /* what the peer sent before its end still lands: delayed writes, and the notifies queued behind them, are served
+     * before waits see the peer gone (one queue pair, in order) */
+    pthread_mutex_lock(&ch->srv_mu);
+    while (ch->land_delay_ms > 0 && ch->srv_n > 0 && ch->server_started && !ch->srv_closing)
+        timed_wait(&ch->srv_room_cv, &ch->srv_mu, 50);
+    pthread_mutex_unlock(&ch->srv_mu);
     atomic_store(&ch->peer_dead, 1);
     channel_fail_pending(ch, HCCL_E_NETWORK);
     channel_wake_waiters(ch);

@@ -106,6 +106,8 @@ static void send_request(channel *ch, op *o)
             o->land_at_ms = soft_now_ms() + ch->land_delay_ms;
             ch->early_posted++;
             op_stream_done(o);
+        } else if (write && ch->land_delay_ms > 0) { /* the peer lands it later, before what follows it there */
+            op_stream_done(o);
         }
         o->next = NULL;
         if (ch->pending_tail) ch->pending_tail->next = o;

@@ -73,7 +73,8 @@ void op_complete(op *o, int32_t code)
     if (!o->stream_done) __atomic_store_n(&t->completed, t->completed + 1, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&t->done_cv);
     pthread_mutex_unlock(&t->mu);
-    if (o->stream_done) { /* a delayed read landed (or failed): fenced records and drains on its channel go on */
+    if (o->stream_done && o->kind == OP_READ) { /* a delayed read landed (or failed): fenced records and drains on
+                                                * its channel go on (a delayed write is ordered at the peer) */
         channel *ch = o->ch;
         pthread_mutex_lock(&ch->pend_mu);
         ch->early_landed++;
@@ -81,10 +82,18 @@ void op_complete(op *o, int32_t code)
         pthread_cond_broadcast(&ch->notify_cv);
         pthread_mutex_unlock(&ch->pend_mu);
     }
+    if (o->ev) event_task_done(o, code);
     if (o->ch) channel_put(o->ch);
     if (o->peer_th) thread_put(o->peer_th);
     thread_put(t);
     free(o);
+}
+
+int32_t thread_halted(soft_thread *t)
+{
+    if (__atomic_load_n(&t->aborted, __ATOMIC_ACQUIRE)) return ACL_ERROR_RT_STREAM_ABORT;
+    if (__atomic_load_n(&t->stopping, __ATOMIC_ACQUIRE)) return HCCL_E_NOT_FOUND;
+    return HCCL_SUCCESS;
 }
 
 op *op_new(int kind, soft_thread *t, channel *ch)
@@ -141,7 +150,7 @@ static int32_t run_channel_wait(op *o)
     pthread_mutex_lock(&ch->pend_mu);
     while (ch->notified[o->idx] == 0) {
         if (atomic_load(&ch->peer_dead) || atomic_load(&ch->destroyed)) rc = HCCL_E_NETWORK;
-        else if (__atomic_load_n(&o->th->stopping, __ATOMIC_ACQUIRE)) rc = HCCL_E_NOT_FOUND;
+        else if ((rc = thread_halted(o->th)) != HCCL_SUCCESS) break;
         else if (deadline && soft_now_ms() >= deadline) rc = HCCL_E_TIMEOUT;
         if (rc != HCCL_SUCCESS) break;
         struct timespec ts;
@@ -193,7 +202,7 @@ static int32_t run_thread_wait(op *o)
     int32_t rc = HCCL_SUCCESS;
     pthread_mutex_lock(&t->mu);
     while (t->notified[o->idx] == 0) {
-        if (t->stopping) rc = HCCL_E_NOT_FOUND;
+        if ((rc = thread_halted(t)) != HCCL_SUCCESS) break;
         else if (deadline && soft_now_ms() >= deadline) rc = HCCL_E_TIMEOUT;
         if (rc != HCCL_SUCCESS) break;
         struct timespec ts;
@@ -213,10 +222,7 @@ static int32_t await_earlier(op *o)
     int32_t rc = HCCL_SUCCESS;
     pthread_mutex_lock(&t->mu);
     while (t->completed + 1 < o->seq) {
-        if (t->stopping) {
-            rc = HCCL_E_NOT_FOUND;
-            break;
-        }
+        if ((rc = thread_halted(t)) != HCCL_SUCCESS) break;
         struct timespec ts; /* done_cv is on the monotonic clock */
         clock_gettime(CLOCK_MONOTONIC, &ts);
         ts.tv_nsec += 50 * 1000000;
@@ -245,8 +251,8 @@ static void op_run(op *o)
     case OP_COPY: rc = run_copy(o); break;
     case OP_CH_RECORD:
         /* fenced: it leaves only after the channel's earlier reads landed (a soft HComm assumption, see
-         * channel_await_landed) */
-        rc = channel_await_landed(o->ch);
+         * channel_await_landed), unless HCOMM_SOFT_ROCE_READ_FENCE=0 asks for CANN's behaviour */
+        rc = o->ch->read_fence ? channel_await_landed(o->ch) : HCCL_SUCCESS;
         if (rc == HCCL_SUCCESS)
             rc = atomic_load(&o->ch->peer_dead) || atomic_load(&o->ch->destroyed) ? HCCL_E_NETWORK
                                                                                   : channel_send_notify(o->ch, o->idx);
@@ -255,13 +261,17 @@ static void op_run(op *o)
     case OP_TH_RECORD: {
         soft_thread *d = o->peer_th;
         pthread_mutex_lock(&d->mu);
-        d->notified[o->idx]++;
+        if (soft_notify_flag()) d->notified[o->idx] = 1; /* as a channel's ($HCOMM_SOFT_NOTIFY_FLAG) */
+        else d->notified[o->idx]++;
         pthread_cond_broadcast(&d->notify_cv);
         pthread_mutex_unlock(&d->mu);
         rc = HCCL_SUCCESS;
         break;
     }
     case OP_TH_WAIT: rc = run_thread_wait(o); break;
+    case OP_EV_RECORD:
+    case OP_EV_WAIT:
+    case OP_EV_RESET: rc = event_run(o); break;
     default: rc = HCCL_E_INTERNAL;
     }
     op_complete(o, rc);
@@ -279,16 +289,23 @@ static op *take_head(soft_thread *t)
     return o;
 }
 
+/* Whether a waiter (thread_wait_ms) may run o itself: not a wait on a peer, a thread or an event, which may block
+ * far longer than the waiter's own timeout; the worker runs those. */
+static int waiter_may_run(const op *o)
+{
+    return o != NULL && o->kind != OP_CH_WAIT && o->kind != OP_TH_WAIT && o->kind != OP_EV_WAIT;
+}
+
 /* Runs o, taken with take_head, then lets the next op start. Called and returns with t->mu held. */
 static void run_taken(soft_thread *t, op *o)
 {
-    int stopping = t->stopping;
+    int32_t halted = thread_halted(t);
     pthread_mutex_unlock(&t->mu);
-    if (stopping) op_complete(o, HCCL_E_NOT_FOUND);
+    if (halted != HCCL_SUCCESS) op_complete(o, halted);
     else op_run(o);
     pthread_mutex_lock(&t->mu);
     t->running = 0;
-    pthread_cond_signal(&t->cv);
+    pthread_cond_broadcast(&t->cv); /* the worker, and an aclrtStreamAbort waiting for the running task */
 }
 
 /* Waits until everything submitted to t so far has completed; returns the first unreported failure of t's reads
@@ -308,6 +325,11 @@ int32_t thread_wait(soft_thread *t, channel *ch)
 
 int32_t thread_wait_ms(soft_thread *t, channel *ch, int64_t timeout_ms)
 {
+    return thread_wait_timed(t, ch, timeout_ms, NULL);
+}
+
+int32_t thread_wait_timed(soft_thread *t, channel *ch, int64_t timeout_ms, int *expired)
+{
     struct timespec until;
     clock_gettime(CLOCK_MONOTONIC, &until);
     until.tv_sec += timeout_ms / 1000;
@@ -321,7 +343,8 @@ int32_t thread_wait_ms(soft_thread *t, channel *ch, int64_t timeout_ms)
     int64_t spin_until = soft_now_us() + SOFT_SPIN_US; /* short reads land in microseconds: spin before sleeping */
     int32_t rc = HCCL_SUCCESS;
     while (t->completed < target && rc == HCCL_SUCCESS) {
-        op *o = take_head(t);
+        if (t->aborted) break;
+        op *o = waiter_may_run(t->head) ? take_head(t) : NULL;
         if (o != NULL) {
             g_count.ops_run_by_waiter++;
             run_taken(t, o);
@@ -329,11 +352,13 @@ int32_t thread_wait_ms(soft_thread *t, channel *ch, int64_t timeout_ms)
             pthread_mutex_unlock(&t->mu);
             sched_yield();
             pthread_mutex_lock(&t->mu);
-        } else if (pthread_cond_timedwait(&t->done_cv, &t->mu, &until) == ETIMEDOUT) {
+        } else if (pthread_cond_timedwait(&t->done_cv, &t->mu, &until) == ETIMEDOUT && t->completed < target) {
             rc = HCCL_E_TIMEOUT;
+            if (expired) *expired = 1;
         }
     }
-    if (rc == HCCL_SUCCESS) rc = take_errors(t, ch);
+    if (t->aborted) rc = ACL_ERROR_RT_STREAM_ABORT; /* an aborted stream can only be destroyed */
+    else if (rc == HCCL_SUCCESS) rc = take_errors(t, ch);
     pthread_mutex_unlock(&t->mu);
     return rc;
 }
@@ -428,9 +453,10 @@ void thread_submit(soft_thread *t, op *o)
     o->next = NULL;
     pthread_mutex_lock(&t->mu);
     o->seq = ++t->submitted;
-    if (t->stopping) {
+    int32_t halted = thread_halted(t);
+    if (halted != HCCL_SUCCESS) {
         pthread_mutex_unlock(&t->mu);
-        op_complete(o, HCCL_E_NOT_FOUND);
+        op_complete(o, halted);
         return;
     }
     if (t->tail) t->tail->next = o;
@@ -553,4 +579,33 @@ HCOMM_API int aclrtSynchronizeStream(aclrtStream stream)
     int32_t rc = thread_wait(t, NULL);
     thread_put(t);
     return rc;
+}
+
+/* Stops the stream's tasks: the queued ones fail now, the running one (a notify or event wait, say) returns within
+ * a poll slice (50 ms), and every later task and sync fails with ACL_ERROR_RT_STREAM_ABORT; the stream can only be
+ * destroyed then. Returns once no task of the stream runs. A read already sent to a peer's soft NIC still lands
+ * (its bytes are on the wire, as an RDMA work request posted before the abort is). */
+HCOMM_API aclError aclrtStreamAbort(aclrtStream stream)
+{
+    soft_thread *t = stream == NULL ? NULL : stream_thread(stream);
+    if (t == NULL) return ACL_ERROR_INVALID_PARAM;
+    pthread_mutex_lock(&t->mu);
+    __atomic_store_n(&t->aborted, 1, __ATOMIC_RELEASE);
+    op *queued = t->head;
+    __atomic_store_n(&t->head, NULL, __ATOMIC_RELEASE);
+    t->tail = NULL;
+    pthread_cond_broadcast(&t->cv);
+    pthread_cond_broadcast(&t->notify_cv);
+    pthread_cond_broadcast(&t->done_cv); /* a sync in progress returns now */
+    pthread_mutex_unlock(&t->mu);
+    while (queued != NULL) {
+        op *next = queued->next;
+        op_complete(queued, ACL_ERROR_RT_STREAM_ABORT);
+        queued = next;
+    }
+    pthread_mutex_lock(&t->mu);
+    while (t->running) pthread_cond_wait(&t->cv, &t->mu);
+    pthread_mutex_unlock(&t->mu);
+    thread_put(t);
+    return ACL_SUCCESS;
 }

@@ -1427,6 +1427,347 @@ static void scenario_same_device(rank_ctx *x)
     check_clean("after two ranks on one device");
 }
 
+/* The end of a two-rank scenario: each rank records notify 1 on ch and waits for the other's, so neither destroys
+ * its communicator while the other still uses the channel. */
+static void barrier(rank_comm *c, ChannelHandle ch, const char *tag)
+{
+    CHECK_RC(HcommBatchModeStart(tag), 0);
+    CHECK_RC(HcommChannelNotifyRecordOnThread(c->th, ch, 1), 0);
+    CHECK_RC(HcommChannelNotifyWaitOnThread(c->th, ch, 1, WAIT_S), 0);
+    CHECK_RC(HcommBatchModeEnd(tag), 0);
+    CHECK_RC(aclrtSynchronizeStream(c->stream), 0);
+}
+
+static aclrtEventRecordedStatus event_status(aclrtEvent ev)
+{
+    aclrtEventRecordedStatus st = (aclrtEventRecordedStatus)7;
+    CHECK_RC(aclrtQueryEventStatus(ev, &st), ACL_SUCCESS);
+    return st;
+}
+
+#define EVENT_DELAY_MS 500
+
+/*
+ * 17. ACL events across streams, pinned host memory. Rank 0 writes 1 MB into rank 1's HCCL buffer
+ * (HcommWriteOnThread, HCCS) EVENT_DELAY_MS after the channel is up, then records notify 0. Rank 1 queues a wait
+ * for notify 0 on its HCCL thread's stream and records an event after it; a copy stream (aclrtCreateStream) waits
+ * for the event and copies the buffer into pinned host memory (aclrtMallocHost). Before the notify: the event is
+ * NOT_READY, a 50 ms sync times out (ACL_ERROR_RT_EVENT_SYNC_TIMEOUT) and the copy has not run; after it the event
+ * is COMPLETE and the host holds the written bytes. Then reset, the refusals, the counters.
+ */
+static void scenario_events(rank_ctx *x)
+{
+    const uint32_t peer_rank = 1 - x->rank, seed = 171;
+    rank_comm c;
+    if (comm_open(&c, x, 0, 2, 2) != 0) return; /* 4 MB */
+    ChannelHandle ch = acquire_one(&c, peer_rank, COMM_PROTOCOL_HCCS, 2);
+    if (x->rank == 0) {
+        uint8_t *peer = peer_buffer(&c, ch, 4 * MB);
+        dev_put(c.buf, MB, 0, seed);
+        usleep(EVENT_DELAY_MS * 1000);
+        CHECK_RC(HcommBatchModeStart("write"), 0);
+        CHECK_RC(HcommWriteOnThread(c.th, ch, peer, c.buf, MB), 0);
+        CHECK_RC(HcommChannelNotifyRecordOnThread(c.th, ch, 0), 0); /* after the write, in stream order */
+        CHECK_RC(HcommBatchModeEnd("write"), 0);
+        CHECK_RC(aclrtSynchronizeStream(c.stream), 0);
+        barrier(&c, ch, "done");
+        comm_close(&c);
+        check_clean("after the events (writer)");
+        return;
+    }
+    aclrtStream copy = NULL;
+    aclrtEvent ev = NULL;
+    uint8_t *host = NULL;
+    CHECK_RC(aclrtCreateStream(&copy), ACL_SUCCESS);
+    CHECK_RC(aclrtCreateEvent(&ev), ACL_SUCCESS);
+    CHECK_RC(aclrtMallocHost((void **)&host, MB), ACL_SUCCESS);
+    CHECK(host != NULL && ((uintptr_t)host % (uintptr_t)sysconf(_SC_PAGESIZE)) == 0, "pinned host %p not page aligned",
+          (void *)host);
+    CHECK(counters().events == 1 && counters().hostBytes == MB, "counters: %llu events, %llu host bytes",
+          (unsigned long long)counters().events, (unsigned long long)counters().hostBytes);
+    if (host == NULL || copy == NULL || ev == NULL) return;
+    memset(host, 0xEE, MB);
+    CHECK(event_status(ev) == ACL_EVENT_RECORDED_STATUS_NOT_READY, "an event never recorded is not ready");
+    CHECK_RC(aclrtSynchronizeEventWithTimeout(ev, 0), ACL_SUCCESS); /* nothing recorded: nothing to wait for */
+    int64_t t0 = now_ms();
+    CHECK_RC(HcommBatchModeStart("wait"), 0);
+    CHECK_RC(HcommChannelNotifyWaitOnThread(c.th, ch, 0, WAIT_S), 0);
+    CHECK_RC(HcommBatchModeEnd("wait"), 0);
+    CHECK_RC(aclrtRecordEvent(ev, c.stream), ACL_SUCCESS);      /* after the notify wait, on the HCCL stream */
+    CHECK_RC(aclrtStreamWaitEvent(copy, ev), ACL_SUCCESS);      /* the copy stream holds until then */
+    CHECK_RC(aclrtMemcpyAsync(host, MB, c.buf, MB, ACL_MEMCPY_DEVICE_TO_HOST, copy), ACL_SUCCESS);
+    if (now_ms() - t0 < EVENT_DELAY_MS / 2) { /* a host this slow could not look in time: no check */
+        CHECK(event_status(ev) == ACL_EVENT_RECORDED_STATUS_NOT_READY, "the event is ready before the notify");
+        CHECK_RC(aclrtSynchronizeEventWithTimeout(ev, 50), ACL_ERROR_RT_EVENT_SYNC_TIMEOUT);
+        CHECK_RC(aclrtSynchronizeEventWithTimeout(ev, 0), ACL_ERROR_RT_EVENT_SYNC_TIMEOUT);
+        CHECK(host[0] == 0xEE && host[MB - 1] == 0xEE, "the copy ran before the event it waits for");
+    } else {
+        printf("   (a slow host: the event could not be looked at before the notify)\n");
+    }
+    CHECK_RC(aclrtSynchronizeEventWithTimeout(ev, WAIT_S * 1000), ACL_SUCCESS);
+    CHECK(now_ms() - t0 >= EVENT_DELAY_MS / 2, "the event completed %lld ms after the wait was queued, before the "
+          "writer's notify", (long long)(now_ms() - t0));
+    CHECK(event_status(ev) == ACL_EVENT_RECORDED_STATUS_COMPLETE, "the event after its record ran");
+    CHECK_RC(aclrtSynchronizeStream(copy), 0);
+    int64_t bad = -1;
+    for (uint64_t i = 0; i < MB && bad < 0; i++)
+        if (host[i] != pattern(i, seed)) bad = (int64_t)i;
+    CHECK(bad < 0, "the written bytes through the event and the copy stream: byte %lld wrong", (long long)bad);
+    CHECK_RC(aclrtResetEvent(ev, copy), ACL_SUCCESS);
+    CHECK_RC(aclrtSynchronizeStream(copy), 0);
+    CHECK(event_status(ev) == ACL_EVENT_RECORDED_STATUS_NOT_READY, "a reset event reads as not recorded");
+    CHECK_RC(aclrtRecordEvent(ev, copy), ACL_SUCCESS); /* a stream with nothing before: complete at once */
+    CHECK_RC(aclrtSynchronizeEventWithTimeout(ev, -1), ACL_SUCCESS);
+    CHECK(event_status(ev) == ACL_EVENT_RECORDED_STATUS_COMPLETE, "recorded again after the reset");
+    /* refusals */
+    aclrtEventRecordedStatus st;
+    CHECK_RC(aclrtCreateEvent(NULL), ACL_ERROR_INVALID_PARAM);
+    CHECK_RC(aclrtRecordEvent(NULL, copy), ACL_ERROR_INVALID_PARAM);
+    CHECK_RC(aclrtRecordEvent(ev, NULL), ACL_ERROR_INVALID_PARAM);
+    CHECK_RC(aclrtStreamWaitEvent(copy, NULL), ACL_ERROR_INVALID_PARAM);
+    CHECK_RC(aclrtResetEvent(ev, (aclrtStream)(uintptr_t)0x1234), ACL_ERROR_INVALID_PARAM);
+    CHECK_RC(aclrtQueryEventStatus(ev, NULL), ACL_ERROR_INVALID_PARAM);
+    CHECK_RC(aclrtQueryEventStatus((aclrtEvent)(uintptr_t)0x77, &st), ACL_ERROR_INVALID_PARAM);
+    CHECK_RC(aclrtSynchronizeEventWithTimeout(ev, -2), ACL_ERROR_RT_PARAM_INVALID);
+    CHECK_RC(aclrtSynchronizeEventWithTimeout(NULL, 10), ACL_ERROR_INVALID_PARAM);
+    CHECK_RC(aclrtDestroyEvent(ev), ACL_SUCCESS);
+    CHECK_RC(aclrtDestroyEvent(ev), ACL_ERROR_INVALID_PARAM);
+    CHECK_RC(aclrtQueryEventStatus(ev, &st), ACL_ERROR_INVALID_PARAM);
+    CHECK_RC(aclrtDestroyEvent(NULL), ACL_ERROR_INVALID_PARAM);
+    void *p = NULL;
+    CHECK_RC(aclrtMallocHost(NULL, 64), ACL_ERROR_INVALID_PARAM);
+    CHECK_RC(aclrtMallocHost(&p, 0), ACL_ERROR_INVALID_PARAM);
+    CHECK_RC(aclrtFreeHost(NULL), ACL_ERROR_INVALID_PARAM);
+    CHECK_RC(aclrtFreeHost(host + 64), ACL_ERROR_INVALID_PARAM); /* not what aclrtMallocHost returned */
+    CHECK_RC(aclrtFreeHost(host), ACL_SUCCESS);
+    CHECK_RC(aclrtFreeHost(host), ACL_ERROR_INVALID_PARAM);
+    CHECK(counters().events == 0 && counters().hostBytes == 0, "left: %llu events, %llu host bytes",
+          (unsigned long long)counters().events, (unsigned long long)counters().hostBytes);
+    barrier(&c, ch, "done");
+    comm_close(&c);
+    CHECK_RC(aclrtDestroyStream(copy), ACL_SUCCESS);
+    check_clean("after the events (reader)");
+}
+
+typedef struct {
+    aclrtStream stream;
+    int rc;
+} abort_arg;
+
+static void *abort_main(void *p)
+{
+    abort_arg *a = p;
+    usleep(300 * 1000);
+    a->rc = aclrtStreamAbort(a->stream);
+    return NULL;
+}
+
+/*
+ * 18. aclrtStreamAbort (and aclrtSynchronizeStreamWithTimeout's own timeout). Rank 1 queues on a second stream of its communicator (HcclThreadAcquireWithStream) a wait
+ * for a notify rank 0 never records, a second such wait behind it, and an event record; a copy stream waits for the
+ * event. Another OS thread aborts the stream while this one is in aclrtSynchronizeStream: the sync returns
+ * ACL_ERROR_RT_STREAM_ABORT promptly, later syncs and tasks on it too, the event's sync fails with it, the copy
+ * stream's sync reports it once and then works; the stream is then destroyed and nothing is left.
+ */
+static void scenario_abort(rank_ctx *x)
+{
+    const uint32_t peer_rank = 1 - x->rank;
+    rank_comm c;
+    if (comm_open(&c, x, 0, 2, 2) != 0) return;
+    ChannelHandle ch = acquire_one(&c, peer_rank, COMM_PROTOCOL_ROCE, 2);
+    if (x->rank == 1) {
+        aclrtStream s2 = NULL, copy = NULL;
+        ThreadHandle th2 = 0;
+        aclrtEvent ev = NULL;
+        CHECK_RC(aclrtCreateStream(&s2), ACL_SUCCESS);
+        CHECK_RC(aclrtCreateStream(&copy), ACL_SUCCESS);
+        CHECK_RC(HcclThreadAcquireWithStream(c.comm, COMM_ENGINE_CPU_TS, s2, 2, &th2), 0);
+        CHECK_RC(aclrtCreateEvent(&ev), ACL_SUCCESS);
+        CHECK_RC(aclrtStreamAbort(NULL), ACL_ERROR_INVALID_PARAM);
+        CHECK_RC(HcommBatchModeStart("never"), 0);
+        CHECK_RC(HcommChannelNotifyWaitOnThread(th2, ch, 0, 0), 0); /* 0: as long as the peer lives */
+        CHECK_RC(HcommChannelNotifyWaitOnThread(th2, ch, 0, 0), 0);
+        CHECK_RC(HcommBatchModeEnd("never"), 0);
+        CHECK_RC(aclrtRecordEvent(ev, s2), ACL_SUCCESS);
+        CHECK_RC(aclrtStreamWaitEvent(copy, ev), ACL_SUCCESS);
+        int64_t w0 = now_ms(); /* a sync with a timeout returns at it, though the wait is a task of the stream */
+        CHECK_RC(aclrtSynchronizeStreamWithTimeout(s2, 100), ACL_ERROR_RT_STREAM_SYNC_TIMEOUT);
+        CHECK(now_ms() - w0 < 3000, "a 100 ms stream sync returned after %lld ms", (long long)(now_ms() - w0));
+        CHECK_RC(aclrtSynchronizeStreamWithTimeout(s2, -2), ACL_ERROR_RT_PARAM_INVALID);
+        abort_arg a = {s2, -1};
+        pthread_t t;
+        pthread_create(&t, NULL, abort_main, &a);
+        int64_t t0 = now_ms();
+        CHECK_RC(aclrtSynchronizeStream(s2), ACL_ERROR_RT_STREAM_ABORT);
+        int64_t took = now_ms() - t0;
+        pthread_join(t, NULL);
+        CHECK_RC(a.rc, ACL_SUCCESS);
+        CHECK(took < 3000, "the sync of an aborted stream returned after %lld ms", (long long)took);
+        CHECK_RC(aclrtSynchronizeStream(s2), ACL_ERROR_RT_STREAM_ABORT);
+        CHECK_RC(aclrtSynchronizeStreamWithTimeout(s2, 100), ACL_ERROR_RT_STREAM_ABORT);
+        CHECK_RC(aclrtRecordEvent(ev, s2), ACL_ERROR_RT_STREAM_ABORT);
+        CHECK_RC(aclrtMemcpyAsync(c.buf, MB, c.buf + MB, MB, ACL_MEMCPY_DEVICE_TO_DEVICE, s2),
+                 ACL_ERROR_RT_STREAM_ABORT);
+        CHECK_RC(aclrtSynchronizeEventWithTimeout(ev, 5000), ACL_ERROR_RT_STREAM_ABORT);
+        CHECK(event_status(ev) == ACL_EVENT_RECORDED_STATUS_NOT_READY, "the aborted record reads as complete");
+        CHECK_RC(aclrtSynchronizeStream(copy), ACL_ERROR_RT_STREAM_ABORT); /* its wait failed with the record */
+        CHECK_RC(aclrtSynchronizeStream(copy), 0);                         /* reported once; the stream goes on */
+        CHECK_RC(aclrtDestroyEvent(ev), ACL_SUCCESS);
+        barrier(&c, ch, "done");
+        comm_close(&c);
+        CHECK_RC(aclrtDestroyStream(s2), ACL_SUCCESS);
+        CHECK_RC(aclrtDestroyStream(copy), ACL_SUCCESS);
+    } else {
+        barrier(&c, ch, "done");
+        comm_close(&c);
+    }
+    check_clean("after the abort");
+}
+
+/*
+ * 19. A one-sided write over ROCE with HCOMM_SOFT_ROCE_LAND_DELAY_MS: the writer's stream completes at the post,
+ * the bytes land LAND_MS later, and the notify recorded after the write on the same channel reaches the peer only
+ * after them (one queue pair, in order: no fence at the writer). Rank 0 posts 300 ms after the channel is up.
+ */
+static void scenario_write_land(rank_ctx *x)
+{
+    const uint32_t peer_rank = 1 - x->rank, seed = 191;
+    setenv("HCOMM_SOFT_ROCE_LAND_DELAY_MS", "1000", 1); /* read by each ROCE channel when it is made */
+    rank_comm c;
+    if (comm_open(&c, x, 0, 2, 2) != 0) return; /* 4 MB */
+    ChannelHandle ch = acquire_one(&c, peer_rank, COMM_PROTOCOL_ROCE, 2);
+    unsetenv("HCOMM_SOFT_ROCE_LAND_DELAY_MS");
+    int64_t t0 = now_ms();
+    if (x->rank == 0) {
+        uint8_t *peer = peer_buffer(&c, ch, 4 * MB);
+        dev_put(c.buf, MB, 0, seed);
+        usleep(300 * 1000);
+        CHECK_RC(HcommBatchModeStart("write"), 0);
+        CHECK_RC(HcommWriteOnThread(c.th, ch, peer + MB, c.buf, MB), 0);
+        CHECK_RC(HcommWriteOnThread(c.th, ch, peer + 4 * MB - 64, c.buf, 128), HCCL_E_PARA); /* past its end */
+        CHECK_RC(HcommChannelNotifyRecordOnThread(c.th, ch, 0), 0);
+        CHECK_RC(HcommBatchModeEnd("write"), 0);
+        int64_t posted = now_ms();
+        CHECK_RC(aclrtSynchronizeStream(c.stream), 0);
+        int64_t took = now_ms() - posted;
+        CHECK(took < LAND_MS / 2, "the writer's stream took %lld ms: a delayed write completes on it at post",
+              (long long)took);
+    } else {
+        CHECK_RC(HcommBatchModeStart("wait"), 0);
+        CHECK_RC(HcommChannelNotifyWaitOnThread(c.th, ch, 0, WAIT_S), 0);
+        CHECK_RC(HcommBatchModeEnd("wait"), 0);
+        CHECK_RC(aclrtSynchronizeStream(c.stream), 0);
+        int64_t took = now_ms() - t0;
+        CHECK(dev_matches(c.buf + MB, MB, 0, seed), "the delayed write's bytes once the notify after it came");
+        CHECK(took >= LAND_MS, "the notify after a delayed write came %lld ms after the channel was up, before the "
+              "%d ms landing", (long long)took, LAND_MS);
+    }
+    barrier(&c, ch, "done");
+    comm_close(&c);
+    check_clean("after the delayed write");
+}
+
+/*
+ * 20. HCOMM_SOFT_ROCE_READ_FENCE=0 (CANN's host CPU_TS path): a notify record after a delayed ROCE read goes without
+ * waiting for the read to land. The reader's stream completes the read and the record at once; a reader that
+ * relies on the record to mean "my read is done" looks at its destination and sees the old bytes (zeros); the
+ * owner has the notify meanwhile. HcommChannelDrainOnThread still waits for the landing.
+ */
+static void scenario_read_nofence(rank_ctx *x)
+{
+    const uint32_t peer_rank = 1 - x->rank, seed = 201;
+    setenv("HCOMM_SOFT_ROCE_LAND_DELAY_MS", "1000", 1);
+    setenv("HCOMM_SOFT_ROCE_READ_FENCE", "0", 1);
+    rank_comm c;
+    if (comm_open(&c, x, 0, 2, 2) != 0) return; /* 4 MB */
+    if (x->rank == 0) dev_put(c.buf, MB, 0, seed);
+    ChannelHandle ch = acquire_one(&c, peer_rank, COMM_PROTOCOL_ROCE, 2);
+    unsetenv("HCOMM_SOFT_ROCE_LAND_DELAY_MS");
+    unsetenv("HCOMM_SOFT_ROCE_READ_FENCE");
+    uint8_t *owner = peer_buffer(&c, ch, 4 * MB);
+    if (x->rank == 0) {
+        owner_handshake(&c, ch, "owner"); /* record 0, wait for the reader's 1 */
+    } else {
+        uint8_t *dst = c.buf + MB; /* zero until the read lands */
+        CHECK_RC(HcommBatchModeStart("read"), 0);
+        CHECK_RC(HcommChannelNotifyWaitOnThread(c.th, ch, 0, WAIT_S), 0);
+        CHECK_RC(HcommReadOnThread(c.th, ch, dst, owner, MB), 0);
+        int64_t t0 = now_ms();
+        CHECK_RC(HcommChannelNotifyRecordOnThread(c.th, ch, 1), 0); /* not fenced behind the read */
+        CHECK_RC(HcommBatchModeEnd("read"), 0);
+        CHECK_RC(aclrtSynchronizeStream(c.stream), 0);
+        if (now_ms() - t0 < LAND_MS / 2) { /* a host this slow could not look in time: no check */
+            CHECK(dev_mismatch(dst, MB, 0, -1) < 0, "bytes landed %lld ms after the post, before the %d ms landing",
+                  (long long)(now_ms() - t0), LAND_MS);
+        } else {
+            printf("   (a slow host: the record could not be looked at before %d ms)\n", LAND_MS);
+        }
+        CHECK_RC(HcommChannelDrainOnThread(c.th, ch), 0);
+        CHECK(now_ms() - t0 >= LAND_MS - 2, "the drain returned %lld ms after the post, before the landing",
+              (long long)(now_ms() - t0));
+        CHECK(dev_matches(dst, MB, 0, seed), "the read's bytes after the drain");
+    }
+    barrier(&c, ch, "done");
+    comm_close(&c);
+    check_clean("after the unfenced read");
+}
+
+/*
+ * 21. HCOMM_SOFT_NOTIFY_FLAG=1: a notify is a flag, as CANN's (a record writes 1, a wait clears it). Rank 0 records
+ * channel notify 0 twice, then notify 1 (which arrives after both); rank 1 waits for 1, then for 0 once: the
+ * second wait for 0 times out, the second record having counted once. Thread notifies alike. (The test itself
+ * alternates record and wait on every index, as a protocol must under this mode.)
+ */
+static void scenario_notify_flag(rank_ctx *x)
+{
+    const uint32_t peer_rank = 1 - x->rank;
+    setenv("HCOMM_SOFT_NOTIFY_FLAG", "1", 1); /* read when the channel is made, and at each thread notify record */
+    rank_comm c;
+    if (comm_open(&c, x, 0, 2, 2) != 0) return;
+    ChannelHandle ch = acquire_one(&c, peer_rank, COMM_PROTOCOL_ROCE, 2);
+    if (x->rank == 0) {
+        CHECK_RC(HcommBatchModeStart("twice"), 0);
+        CHECK_RC(HcommChannelNotifyRecordOnThread(c.th, ch, 0), 0);
+        CHECK_RC(HcommChannelNotifyRecordOnThread(c.th, ch, 0), 0);
+        CHECK_RC(HcommChannelNotifyRecordOnThread(c.th, ch, 1), 0);
+        CHECK_RC(HcommBatchModeEnd("twice"), 0);
+        CHECK_RC(aclrtSynchronizeStream(c.stream), 0);
+        /* the barrier records notify 1 again only once rank 1 took the first: two would count once */
+        CHECK_RC(HcommBatchModeStart("taken"), 0);
+        CHECK_RC(HcommChannelNotifyWaitOnThread(c.th, ch, 0, WAIT_S), 0);
+        CHECK_RC(HcommBatchModeEnd("taken"), 0);
+        CHECK_RC(aclrtSynchronizeStream(c.stream), 0);
+    } else {
+        CHECK_RC(HcommBatchModeStart("once"), 0);
+        CHECK_RC(HcommChannelNotifyWaitOnThread(c.th, ch, 1, WAIT_S), 0);
+        CHECK_RC(HcommChannelNotifyWaitOnThread(c.th, ch, 0, WAIT_S), 0);
+        CHECK_RC(HcommBatchModeEnd("once"), 0);
+        CHECK_RC(aclrtSynchronizeStream(c.stream), 0);
+        CHECK_RC(HcommBatchModeStart("lost"), 0);
+        CHECK_RC(HcommChannelNotifyWaitOnThread(c.th, ch, 0, 1), 0);
+        CHECK_RC(HcommBatchModeEnd("lost"), 0);
+        CHECK_RC(aclrtSynchronizeStream(c.stream), HCCL_E_TIMEOUT); /* two records before one wait count once */
+        CHECK_RC(HcommBatchModeStart("thread"), 0);
+        CHECK_RC(HcommThreadNotifyRecordOnThread(c.th, c.th, 0), 0);
+        CHECK_RC(HcommThreadNotifyRecordOnThread(c.th, c.th, 0), 0);
+        CHECK_RC(HcommThreadNotifyWaitOnThread(c.th, 0, WAIT_S), 0);
+        CHECK_RC(HcommBatchModeEnd("thread"), 0);
+        CHECK_RC(aclrtSynchronizeStream(c.stream), 0);
+        CHECK_RC(HcommBatchModeStart("thread-lost"), 0);
+        CHECK_RC(HcommThreadNotifyWaitOnThread(c.th, 0, 1), 0);
+        CHECK_RC(HcommBatchModeEnd("thread-lost"), 0);
+        CHECK_RC(aclrtSynchronizeStream(c.stream), HCCL_E_TIMEOUT);
+        CHECK_RC(HcommBatchModeStart("taken"), 0);
+        CHECK_RC(HcommChannelNotifyRecordOnThread(c.th, ch, 0), 0);
+        CHECK_RC(HcommBatchModeEnd("taken"), 0);
+        CHECK_RC(aclrtSynchronizeStream(c.stream), 0);
+    }
+    barrier(&c, ch, "done");
+    unsetenv("HCOMM_SOFT_NOTIFY_FLAG");
+    comm_close(&c);
+    check_clean("after the notify flags");
+}
+
 static const scenario_def g_scenarios[] = {
     {"basic", scenario_basic, SOC_A2},         {"mesh", scenario_mesh, SOC_A2},
     {"protocols", scenario_protocols, SOC_A2}, {"no_join", scenario_no_join, SOC_A2},
@@ -1437,6 +1778,9 @@ static const scenario_def g_scenarios[] = {
     {"write", scenario_write, SOC_A2},         {"join", scenario_join, SOC_A2},
     {"hardware", scenario_hardware, SOC_A2},   {"init_busy", scenario_init_busy, SOC_A2},
     {"same_device", scenario_same_device, SOC_A2},
+    {"events", scenario_events, SOC_A2},       {"abort", scenario_abort, SOC_A2},
+    {"write_land", scenario_write_land, SOC_A2}, {"read_nofence", scenario_read_nofence, SOC_A2},
+    {"notify_flag", scenario_notify_flag, SOC_A2},
 };
 
 static int rank_main(char **argv)
@@ -1689,6 +2033,13 @@ int main(int argc, char **argv)
               "hardware", 2, 2, 1);
     run_ranks("15. a second init on a device while one runs: HCCL_E_AGAIN", "init_busy", 2, 1, 2);
     run_ranks("16. two ranks on one device of one host: HCCL_E_PARA on every rank", "same_device", 2, 2, 1);
+    run_ranks("17. ACL events: a copy stream after a notify wait on the HCCL stream, pinned host", "events", 2, 2, 1);
+    run_ranks("18. aclrtStreamAbort of a stream blocked in a notify wait: prompt, then only destroy", "abort", 2, 2, 1);
+    run_ranks("19. a delayed ROCE write: done at post, the notify after it lands after it", "write_land", 2, 2, 1);
+    run_ranks("20. HCOMM_SOFT_ROCE_READ_FENCE=0: a record after a delayed read goes before it lands", "read_nofence",
+              2, 2, 1);
+    run_ranks("21. HCOMM_SOFT_NOTIFY_FLAG=1: two records before one wait count once, as on CANN", "notify_flag", 2, 2,
+              1);
 
     HcommSoftCounters k = counters();
     CHECK(k.comms == 0 && k.channels == 0 && k.threads == 0 && k.endpoints == 0, "the root process holds objects");

@@ -11,6 +11,7 @@ import org.hcomm.bridge.install.Finding;
 import org.hcomm.bridge.install.Install;
 import org.hcomm.bridge.install.InstallChecks;
 import org.hcomm.bridge.install.Provider;
+import org.hcomm.bridge.raw.AclEventLibrary;
 import org.hcomm.bridge.raw.AclRuntime;
 import org.hcomm.bridge.raw.CommAbiHeader;
 import org.hcomm.bridge.raw.CommAddr;
@@ -27,6 +28,7 @@ import org.hcomm.bridge.raw.HcommDataPlaneLibrary;
 import org.hcomm.bridge.raw.HcommLibrary;
 import org.hcomm.bridge.raw.HcommNbiLibrary;
 import org.hcomm.bridge.raw.HcclCommLockLibrary;
+import org.hcomm.bridge.raw.HcclWriteLibrary;
 import org.hcomm.bridge.raw.HcommOnThreadLibrary;
 import org.hcomm.bridge.raw.HcommStreamLibrary;
 import org.hcomm.bridge.raw.HcommSymbol.Need;
@@ -61,7 +63,8 @@ public final class HcommNative {
 
     private record State(LoadOptions options, Api api, String source, String version, HcommSoftLibrary soft,
             Throwable streamSyncCause, Map<ReadStrategy.Kind, Throwable> strategyCauses, Throwable endpointCause,
-            Throwable communicatorCause, boolean commLock, Install install, List<Finding> checks, Throwable cause) {}
+            Throwable communicatorCause, boolean commLock, Throwable aclEventsCause, Throwable writeCause, Install install,
+            List<Finding> checks, Throwable cause) {}
 
     private static volatile State state;
 
@@ -174,6 +177,29 @@ public final class HcommNative {
         }
     }
 
+    /**
+     * Throws {@link IllegalStateException} (cause chained) unless the optional ACL group of events, stream abort,
+     * asynchronous copies and pinned host memory ({@link AclEventLibrary}) is bound.
+     */
+    public static void ensureAclEvents() {
+        ensureAvailable();
+        Throwable cause = state().aclEventsCause;
+        if (cause != null) {
+            throw new IllegalStateException("ACL events, stream abort and pinned host memory are unavailable in "
+                    + state().source + ": " + cause.getMessage(), cause);
+        }
+    }
+
+    /** Throws {@link IllegalStateException} (cause chained) unless {@code HcommWriteOnThread} is bound (optional). */
+    public static void ensureOneSidedWrite() {
+        ensureCommunicator();
+        Throwable cause = state().writeCause;
+        if (cause != null) {
+            throw new IllegalStateException("HcommWriteOnThread is unavailable in " + state().source + ": "
+                    + cause.getMessage(), cause);
+        }
+    }
+
     static void ensureStreamSync() {
         ensureAvailable();
         State s = state();
@@ -245,18 +271,23 @@ public final class HcommNative {
             Throwable streamSyncCause = bind(HcommStreamLibrary.class, lib).orElse(null);
             Throwable communicatorCause = bind(HcclLibrary.class, lib).orElse(dataPlaneCause);
             boolean commLock = bind(HcclCommLockLibrary.class, lib).isEmpty(); // optional: HcommAcquire/ReleaseComm
+            Throwable writeCause = bind(HcclWriteLibrary.class, lib).orElse(null); // optional: HcommWriteOnThread
             checkStructSizes();
             HcommSoftLibrary soft = null;
             String version = "cann";
             Throwable aclCause;
+            Throwable aclEventsCause; // optional: events, stream abort, async copies, pinned host memory
             if (provider == Provider.SOFT) {
                 Native.register(HcommAllocLibrary.class, lib);
                 soft = Native.load(lib.getFile().getAbsolutePath(), HcommSoftLibrary.class);
                 version = soft.HcommSoftVersion();
                 Native.register(AclRuntime.class, lib);
                 aclCause = null;
+                aclEventsCause = bind(AclEventLibrary.class, lib).orElse(null);
             } else {
                 aclCause = bindAscendCl(install);
+                aclEventsCause = aclCause != null ? aclCause
+                        : bind(AclEventLibrary.class, InstallChecks.ascendCl(install)).orElse(null);
                 if (streamSyncCause == null) {
                     streamSyncCause = aclCause;
                 }
@@ -267,10 +298,10 @@ public final class HcommNative {
             String source = install.library().describe();
             LOG.info("HComm provider {} loaded from {} (version {})", provider, source, version);
             return new State(options, api, source, version, soft, streamSyncCause, strategyCauses, endpointCause,
-                    communicatorCause, commLock, install, checks, null);
+                    communicatorCause, commLock, aclEventsCause, writeCause, install, checks, null);
         } catch (Throwable t) { // UnsatisfiedLinkError, LinkageError: both mean "unavailable"
             LOG.warn("HComm library unavailable (provider {}): {}", provider, t.toString());
-            return new State(options, api, null, null, null, t, Map.of(), t, t, false, install, checks, t);
+            return new State(options, api, null, null, null, t, Map.of(), t, t, false, t, t, install, checks, t);
         }
     }
 

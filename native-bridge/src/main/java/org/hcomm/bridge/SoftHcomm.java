@@ -42,7 +42,7 @@ public final class SoftHcomm {
         HcommException.check(rc, "HcommSoftGetCounters", "");
         return new SoftCounters(c.endpoints, c.regions, c.allocations, c.imports, c.channels, c.threads,
                 c.bytesServed, c.bytesRead, c.opsRunByWaiter, c.comms, c.deviceBytes, c.h2dBytes, c.d2hBytes,
-                c.notifies);
+                c.notifies, c.events, c.hostBytes);
     }
 
     /**

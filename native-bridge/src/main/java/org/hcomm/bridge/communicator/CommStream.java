@@ -1,19 +1,24 @@
 package org.hcomm.bridge.communicator;
 
 import com.sun.jna.Pointer;
+import org.hcomm.bridge.HcommNative;
 import org.hcomm.bridge.error.HcommException;
+import org.hcomm.bridge.raw.AclEventLibrary;
 import org.hcomm.bridge.raw.AclRuntime;
+import org.hcomm.bridge.raw.HcclWriteLibrary;
 import org.hcomm.bridge.raw.HcclLibrary;
 import org.hcomm.bridge.raw.HcommDataPlaneLibrary;
 import org.hcomm.bridge.read.BatchMode;
 
 /**
- * A stream of a {@link Communicator} with its communicator thread: reads from a peer's HCCL buffer into this rank's
- * and channel notifies, queued in batch mode ({@link BatchMode}) and completed by {@code aclrtSynchronizeStream}
- * ({@link #await()}). The stream and thread live until the communicator closes (CANN gives no thread back).
+ * A stream of a {@link Communicator} with its communicator thread: reads from a peer's HCCL buffer into this rank's,
+ * writes from this rank's into a peer's, and channel notifies, queued in batch mode ({@link BatchMode}) and
+ * completed by {@code aclrtSynchronizeStream} ({@link #await()}). {@link AclEvent}s order it with other streams
+ * ({@link AclEvent#record(CommStream)}, {@link #waitFor}); {@link #abort()} stops it for good. The stream and thread
+ * live until the communicator closes (CANN gives no thread back).
  *
  * <p>Threading: confined; queue and {@link #flush()} on one OS thread (the batch is that thread's), then any thread
- * may queue the next batch.
+ * may queue the next batch. {@link #abort()} may come from any thread (it does not touch the batch).
  */
 public final class CommStream {
     private final Communicator comm;
@@ -42,6 +47,49 @@ public final class CommStream {
         int rc = HcommDataPlaneLibrary.HcommReadOnThread(thread, channel, dst, src, length);
         HcommException.check(rc, "HcommReadOnThread", comm.context() + " dst=0x" + Long.toHexString(dst) + " src=0x"
                 + Long.toHexString(src) + " len=" + length);
+    }
+
+    /**
+     * Queues a one-sided write of {@code length} bytes from this rank's HCCL buffer at {@code src} into the peer's
+     * at {@code dst}, an address in the range {@link Communicator#peerBuffer(long)} gave for the channel
+     * ({@code HcommWriteOnThread}); outside it {@code HCCL_E_PARA}. A notify recorded after it on the same channel
+     * reaches the peer after its bytes.
+     */
+    public void write(long channel, long dst, long src, long length) {
+        comm.checkOpen();
+        HcommNative.ensureOneSidedWrite();
+        batch.enter("used");
+        int rc = HcclWriteLibrary.HcommWriteOnThread(thread, channel, dst, src, length);
+        HcommException.check(rc, "HcommWriteOnThread", comm.context() + " dst=0x" + Long.toHexString(dst) + " src=0x"
+                + Long.toHexString(src) + " len=" + length);
+    }
+
+    /**
+     * Holds this stream's later tasks until {@code event}'s latest record so far completed: flushes the batch
+     * first (what was queued before stays before the wait), then {@code aclrtStreamWaitEvent}.
+     */
+    public void waitFor(AclEvent event) {
+        flush();
+        Acl.useDevice(comm.device());
+        int rc = AclEventLibrary.aclrtStreamWaitEvent(stream, event.handle());
+        HcommException.check(rc, "aclrtStreamWaitEvent", comm.context());
+    }
+
+    /**
+     * {@code aclrtStreamAbort}: the queued tasks fail and the running one (a notify wait blocked on a peer) stops;
+     * every later {@link #await()} throws {@code ACL_ERROR_RT_STREAM_ABORT} (107023). The stream is then of no more
+     * use; it ends with its communicator. From any thread; a batch still open stays the opener's to end.
+     */
+    public void abort() {
+        comm.checkOpen();
+        HcommNative.ensureAclEvents();
+        Acl.useDevice(comm.device());
+        int rc = AclEventLibrary.aclrtStreamAbort(stream);
+        HcommException.check(rc, "aclrtStreamAbort", comm.context());
+    }
+
+    Pointer aclStream() {
+        return stream;
     }
 
     /** Raises notify {@code idx} at the channel's other end (a task of this stream, after what is queued before it). */

@@ -198,8 +198,12 @@ public final class InstallChecks {
                     + ")");
         }
         // optional everywhere: said in a PASS, never a WARN (soft HComm has no such lock)
-        String optional = !missing.containsKey(Need.COMMUNICATOR_LOCK) ? "" : "; optional "
-                + missing.get(Need.COMMUNICATOR_LOCK) + " missing (" + Need.COMMUNICATOR_LOCK.who() + ")";
+        String optional = "";
+        for (Need n : List.of(Need.COMMUNICATOR_LOCK, Need.ONE_SIDED_WRITE)) {
+            if (missing.containsKey(n)) {
+                optional += "; optional " + missing.get(n) + " missing (" + n.who() + ")";
+            }
+        }
         String who = strategy == Need.DATA_PLANE ? "api=auto (the data plane both APIs read with)" : strategy.who();
         if (!fatal.isEmpty()) {
             boolean otherWorks = !communicator && strategy != Need.DATA_PLANE && fatal.size() == 1

@@ -15,6 +15,8 @@ public final class AclRuntime {
 
     public static final int ACL_SUCCESS = 0;
     public static final int ACL_ERROR_REPEAT_INITIALIZE = 100002;
+    /** {@code aclrtSynchronizeStreamWithTimeout}: the stream was not done in time. */
+    public static final int ACL_ERROR_RT_STREAM_SYNC_TIMEOUT = 507046;
     public static final int ACL_MEMCPY_HOST_TO_DEVICE = 1;
     public static final int ACL_MEMCPY_DEVICE_TO_HOST = 2;
 

@@ -42,7 +42,8 @@ public enum HcommSymbol {
     HcommChannelNotifyRecordOnThread(Need.COMMUNICATOR, HcclLibrary.class),
     HcommChannelNotifyWaitOnThread(Need.COMMUNICATOR, HcclLibrary.class),
     HcommAcquireComm(Need.COMMUNICATOR_LOCK, HcclCommLockLibrary.class),
-    HcommReleaseComm(Need.COMMUNICATOR_LOCK, HcclCommLockLibrary.class);
+    HcommReleaseComm(Need.COMMUNICATOR_LOCK, HcclCommLockLibrary.class),
+    HcommWriteOnThread(Need.ONE_SIDED_WRITE, HcclWriteLibrary.class);
 
     /** Who needs a function. */
     public enum Need {
@@ -60,7 +61,9 @@ public enum HcommSymbol {
         COMMUNICATOR("api=communicator"),
         /** Optional: the library's lock around a use of a communicator; without it the binding's own lock alone. */
         COMMUNICATOR_LOCK("the lock HCCL's host operators take around a communicator; the binding's own lock serves "
-                + "without it");
+                + "without it"),
+        /** Optional: one-sided writes into a peer's HCCL buffer ({@code CommStream.write}); reads never write. */
+        ONE_SIDED_WRITE("one-sided writes into a peer's HCCL buffer (the read path does not call it)");
 
         private final String who;
 

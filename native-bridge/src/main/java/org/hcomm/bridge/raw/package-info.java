@@ -6,6 +6,9 @@
  *       loader, {@code org.hcomm.bridge.HcommNative}).</li>
  *   <li>{@link org.hcomm.bridge.raw.AclRuntime}: {@code aclrtSynchronizeStream}, which lives in
  *       {@code libascendcl.so} on CANN and in {@code libhcomm_soft.so} in soft HComm.</li>
+ *   <li>{@link org.hcomm.bridge.raw.AclEventLibrary}: ACL events, stream abort, asynchronous copies and pinned host
+ *       memory, an optional group bound apart from {@code AclRuntime}; {@link org.hcomm.bridge.raw.HcclWriteLibrary}:
+ *       {@code HcommWriteOnThread}, optional too.</li>
  *   <li>{@link org.hcomm.bridge.raw.HcommSoftLibrary}: the optional soft-only symbols, interface mapping (bound
  *       lazily, so a library without them still loads).</li>
  *   <li>The structs, with the exact sizes and offsets gcc gives the C definitions; {@code AbiLayoutTest} checks

@@ -301,7 +301,7 @@ class DoctorTest {
         Run r = doctor(f.home, A2, "--provider", "cann", "--bytes", "8388608");
         r.expect("library", "PASS", "CANN 9.0.0-fake");
         r.expect("symbols", "PASS", "all that api=communicator needs", "the endpoint API", "HcommEndpointCreate",
-                "which this path does not call", "libascendcl.so has the 8 ACL functions");
+                "which this path does not call", "libascendcl.so has the 9 ACL functions");
         r.expect("abi", "PASS", "field offsets of HcclCommConfig and HcclChannelDesc agree with "
                 + f.headers().resolveSibling("hccl"), "HcclCommConfig 2104 bytes", "an older version, without "
                 + "[hcclBufferName, hcclQos, hcclSymWinMaxMemSizePerRank, hcclChannelSqDepth]");
@@ -331,7 +331,8 @@ class DoctorTest {
         Run r = doctor(f.home, "--provider", "cann");
         r.onlyFails("symbols");
         r.expect("symbols", "FAIL", f.lib64().resolve("libascendcl.so") + ": missing [aclrtCreateStream, "
-                + "aclrtDestroyStream, aclrtGetDeviceCount, aclrtMemcpy, aclrtSetDevice, aclrtSynchronizeStream], which "
+                + "aclrtDestroyStream, aclrtGetDeviceCount, aclrtMemcpy, aclrtSetDevice, aclrtSynchronizeStream, "
+                + "aclrtSynchronizeStreamWithTimeout], which "
                 + "api=communicator needs", "do: source the set_env.sh");
         r.expect("product", "PASS", "SoC Ascend910_9391", "Atlas A3", "api auto takes the communicator path");
     }

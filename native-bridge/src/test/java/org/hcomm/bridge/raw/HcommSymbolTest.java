@@ -15,7 +15,8 @@ class HcommSymbolTest {
     @Test
     void everyMappedFunctionIsInTheTableWithItsBindingClass() {
         for (Class<?> binding : Set.of(HcommLibrary.class, HcommOnThreadLibrary.class, HcommNbiLibrary.class,
-                HcommStreamLibrary.class, HcommAllocLibrary.class, HcclLibrary.class, HcclCommLockLibrary.class)) {
+                HcommStreamLibrary.class, HcommAllocLibrary.class, HcclLibrary.class, HcclCommLockLibrary.class,
+                HcclWriteLibrary.class)) {
             Set<String> mapped = Arrays.stream(binding.getDeclaredMethods())
                     .filter(m -> Modifier.isNative(m.getModifiers()))
                     .map(Method::getName)
