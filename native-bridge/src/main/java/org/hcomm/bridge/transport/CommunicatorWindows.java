@@ -70,6 +70,13 @@ public final class CommunicatorWindows {
             throw new TransportException("open", HcommStatus.HCCL_E_PARA.code(), peerId + " offered "
                     + readerSlots.length + " receive slots, this window has " + layout.slots(), null);
         }
+        for (long o : readerSlots) {
+            if (o < 0 || o > link.size() - layout.sliceBytes()) {
+                throw new TransportException("open", HcommStatus.HCCL_E_PARA.code(), peerId + " offered a receive "
+                        + "slot at " + o + ", outside its HCCL buffer of " + link.size() + " bytes as the channel gave "
+                        + "it", null);
+            }
+        }
         int w = lease(send, waitMillis);
         if (w < 0) {
             return null;

@@ -8,8 +8,10 @@ import org.hcomm.bridge.error.HcommException;
 /**
  * The owner's end of a window: it stages the exchange's byte stream slice by slice into its send slots and signals
  * each; slice {@code j} uses slot {@code j mod k} and, from the k-th on, first waits for the reader's ACK of that
- * slot. Over HCCS the reader reads the slot through its channel; over RoCE too for now (docs/ARCHITECTURE.md says
- * why the owner should write there). See {@link WindowEnd} for the rules.
+ * slot. Over HCCS the reader reads the slot through its channel; over RoCE the owner writes it into the reader's
+ * receive slot (the channel's base plus the slot's offset), then raises DATA on the same channel, as HCCL's RoCE
+ * templates do: over RoCE a notify after a read proves nothing, one after a write lands after its bytes. See
+ * {@link WindowEnd} for the rules.
  */
 public final class OwnerEnd extends WindowEnd {
     private final long[] readerSlots;
@@ -52,7 +54,13 @@ public final class OwnerEnd extends WindowEnd {
             throw new TransportException(e.call(), e.code(), "staging a slice for " + peerId + ": " + e.getMessage(),
                     e);
         }
-        batch("raise DATA of slot " + s, () -> stream.notifyPeer(link.handle(), layout.dataNotify(s)), false);
+        long src = comm.bufferAddress() + layout.sendSlot(window, s);
+        batch("raise DATA of slot " + s, () -> {
+            if (link.roce()) { // the write, then DATA on the same queue pair: DATA lands after the bytes
+                stream.write(link.handle(), link.base() + readerSlots[s], src, length);
+            }
+            stream.notifyPeer(link.handle(), layout.dataNotify(s));
+        }, false);
         next = j + 1;
     }
 
@@ -74,7 +82,4 @@ public final class OwnerEnd extends WindowEnd {
         return next;
     }
 
-    long[] readerSlots() {
-        return readerSlots.clone();
-    }
 }

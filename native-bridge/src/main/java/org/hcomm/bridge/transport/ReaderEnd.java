@@ -7,10 +7,12 @@ import org.hcomm.bridge.error.HcommException;
 import org.hcomm.bridge.error.HcommStatus;
 
 /**
- * The reader's end of a window: for slice {@code j} (slot {@code s = j mod k}) it waits for the owner's DATA, reads
- * the owner's send slot through the channel (its base as {@code HcclChannelGetHcclBuffer} gave it, plus the slot's
- * offset) into its own receive slot, raises ACK on the owner (in stream order after the read, so the ACK proves the
- * read done) and copies the slice to host memory. See {@link WindowEnd} for the rules.
+ * The reader's end of a window: for slice {@code j} (slot {@code s = j mod k}) it waits for the owner's DATA; over
+ * HCCS it then reads the owner's send slot through the channel (its base as {@code HcclChannelGetHcclBuffer} gave
+ * it, plus the slot's offset) into its own receive slot and raises ACK on the owner in stream order after the read
+ * (the ACK proves the read done), over RoCE the owner already wrote the slice into its receive slot; then it copies
+ * the slice to host memory (over RoCE before the ACK, which frees the slot for the owner's next write). See
+ * {@link WindowEnd} for the rules.
  */
 public final class ReaderEnd extends WindowEnd {
     private long[] ownerSlots;
@@ -58,20 +60,31 @@ public final class ReaderEnd extends WindowEnd {
         int s = layout.slotOf(next);
         long dst = comm.bufferAddress() + layout.receiveSlot(window, s);
         unbalanced();
-        batch("read slot " + s, () -> {
-            stream.waitForPeer(link.handle(), layout.dataNotify(s), waitSeconds());
-            stream.read(link.handle(), dst, link.base() + ownerSlots[s], length);
-            stream.notifyPeer(link.handle(), layout.ackNotify(s));
-        }, true);
+        if (link.roce()) { // the owner wrote the slice here before it raised DATA: copy it out, then ACK
+            batch("wait for slot " + s, () -> stream.waitForPeer(link.handle(), layout.dataNotify(s),
+                    waitSeconds()), true);
+            toHost(dst, length);
+            batch("acknowledge slot " + s, () -> stream.notifyPeer(link.handle(), layout.ackNotify(s)), false);
+        } else { // the read, then ACK on the same stream: the ACK proves the read done
+            batch("read slot " + s, () -> {
+                stream.waitForPeer(link.handle(), layout.dataNotify(s), waitSeconds());
+                stream.read(link.handle(), dst, link.base() + ownerSlots[s], length);
+                stream.notifyPeer(link.handle(), layout.ackNotify(s));
+            }, true);
+            toHost(dst, length);
+        }
         balance();
         next++;
+        return host.duplicate().clear().limit(length);
+    }
+
+    private void toHost(long dst, int length) throws TransportException {
         try {
             Acl.toHost(comm.device(), hostAddress, dst, length);
         } catch (HcommException e) {
             throw new TransportException(e.call(), e.code(), "copying a slice from " + peerId + " to the host: "
                     + e.getMessage(), e);
         }
-        return host.duplicate().clear().limit(length);
     }
 
     /** Takes the next slice without reading it (an exchange being cancelled): DATA waited for, ACK raised. */

@@ -124,6 +124,44 @@ class WindowExchangeTest {
         }
     }
 
+    /** libc's setenv: soft HComm reads its RoCE switches when a channel is acquired. */
+    interface Env extends com.sun.jna.Library {
+        Env C = com.sun.jna.Native.load("c", Env.class);
+
+        int setenv(String name, String value, int overwrite);
+
+        int unsetenv(String name);
+    }
+
+    /**
+     * Over RoCE as CANN behaves, not as soft HComm's fence would let a reader assume: transfers land 30 ms after they
+     * complete on their stream, a notify after a read is not held back for it, notifies are flags. The owner's
+     * writes, each followed by DATA on the same channel, still bring every byte intact.
+     */
+    @Test
+    void overRoceWithLateLandingAndNoReadFenceTheOwnersWritesBringEveryByte() throws Exception {
+        Env.C.setenv("HCOMM_SOFT_ROCE_LAND_DELAY_MS", "30", 1);
+        Env.C.setenv("HCOMM_SOFT_ROCE_READ_FENCE", "0", 1);
+        Env.C.setenv("HCOMM_SOFT_NOTIFY_FLAG", "1", 1);
+        List<CommunicatorTransport> t;
+        try {
+            t = form(10_000, "h0", "h1");
+        } finally {
+            Env.C.unsetenv("HCOMM_SOFT_ROCE_LAND_DELAY_MS");
+            Env.C.unsetenv("HCOMM_SOFT_ROCE_READ_FENCE");
+            Env.C.unsetenv("HCOMM_SOFT_NOTIFY_FLAG");
+        }
+        ExecutorService pool = Executors.newCachedThreadPool();
+        try {
+            byte[] data = new byte[3 * MIB + 99];
+            new Random(11).nextBytes(data);
+            assertArrayEquals(data, exchange(t.get(0), "exec-0", t.get(1), "exec-1", data, pool));
+        } finally {
+            pool.shutdownNow();
+            closeAll(t);
+        }
+    }
+
     @Test
     void twoOwnersServeOneReaderAtOnce() throws Exception {
         List<CommunicatorTransport> t = form(10_000, "h", "h", "h1");
