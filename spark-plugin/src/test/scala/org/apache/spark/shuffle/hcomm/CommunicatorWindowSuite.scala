@@ -7,7 +7,7 @@ import org.apache.spark.scheduler.{SparkListener, SparkListenerTaskEnd}
 /**
  * The communicator path with `communicator.transfer=window` on soft HComm behaving as an Atlas A2 server: an HCCL
  * buffer of 8 MiB (two windows of 2 x 1 MiB per half), fallback `never`, three executors with two task slots each, so
- * several readers of one owner read at once and wait for its windows in turn. A shuffle ten times the buffer reaches
+ * several readers of one owner read at once and wait for its windows in turn, and a read-ahead of 1 MiB per task. A shuffle ten times the buffer reaches
  * the readers one-sidedly, every remote byte: nothing is staged at commit and Spark's fetch reads nothing remote.
  */
 class CommunicatorWindowSuite extends LocalClusterSuite {
@@ -20,6 +20,8 @@ class CommunicatorWindowSuite extends LocalClusterSuite {
     "spark.shuffle.hcomm.communicator.bufferSize" -> "8m",
     "spark.shuffle.hcomm.communicator.sliceSize" -> "1m",
     "spark.shuffle.hcomm.readTimeout" -> "20s",
+    // a read-ahead budget smaller than one block: a task must still get every block (it hung once)
+    "spark.shuffle.hcomm.maxBytesInFlight" -> "1m",
     "spark.decommission.enabled" -> "true",
     "spark.storage.decommission.enabled" -> "true",
     "spark.storage.decommission.shuffleBlocks.enabled" -> "true",

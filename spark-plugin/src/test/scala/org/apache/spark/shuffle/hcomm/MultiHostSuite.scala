@@ -485,6 +485,39 @@ class MultiHostSuite extends LocalClusterSuite {
     assert(perExecutor(() => SoftHcomm.counters().comms).values.forall(_ == 1), "one communicator per executor")
   }
 
+  test("the communicator path with windows across hosts, RoCE as CANN's (late landing, no read fence, notifies as " +
+      "flags): ten times the HCCL buffer, every remote byte one-sided, none staged") {
+    needsHosts()
+    startOn(Seq("spark.executorEnv.HCOMM_SOFT_SOC" -> "Ascend910B3",
+      "spark.shuffle.hcomm.communicator.settle" -> "300ms",
+      "spark.shuffle.hcomm.communicator.transfer" -> "window",
+      "spark.shuffle.hcomm.communicator.bufferSize" -> "8m",
+      "spark.shuffle.hcomm.communicator.sliceSize" -> "1m",
+      "spark.executorEnv.HCOMM_SOFT_ROCE_LAND_DELAY_MS" -> "2",
+      "spark.executorEnv.HCOMM_SOFT_ROCE_READ_FENCE" -> "0",
+      "spark.executorEnv.HCOMM_SOFT_NOTIFY_FLAG" -> "1"))
+    eventually("the communicator formed over both hosts", 90) {
+      Option(driverState.communicatorMembers()).exists(_.size() == executors)
+    }
+    val paths0 = metric("bytesReadCrossHost") -> metric("bytesReadWithinHost")
+    val rows = 110000
+    def value(i: Int): Array[Byte] = {
+      val b = new Array[Byte](1000)
+      new java.util.Random(i).nextBytes(b)
+      b
+    }
+    val got = sc.parallelize(0 until rows, 8).map(i => (i % 700, value(i))).groupByKey(8)
+      .map { case (k, vs) => k -> vs.map(_.foldLeft(0L)(_ + _)).sum }.collect().toMap
+    assert(got == (0 until rows).groupBy(_ % 700).map { case (k, is) => k -> is.map(value(_).foldLeft(0L)(_ + _)).sum })
+    eventually("both kinds of one-sided bytes reported", 30) {
+      sc.parallelize(1 to 16, 16).count()
+      metric("bytesReadCrossHost") > paths0._1 && metric("bytesReadWithinHost") > paths0._2
+    }
+    val crossHost = metric("bytesReadCrossHost") - paths0._1
+    assert(crossHost > 10L * 8 * 1024 * 1024 / 2, s"$crossHost bytes read across hosts")
+    assert(metric("bytesReadFallback") == 0 && metric("bytesStaged") == 0 && metric("windowsPoisoned") == 0)
+  }
+
   test("a host dies mid-reduce (its processes killed, its link removed): Spark recomputes its outputs on the " +
       "survivors") {
     needsHosts()

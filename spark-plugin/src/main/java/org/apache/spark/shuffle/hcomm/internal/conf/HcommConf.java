@@ -113,8 +113,9 @@ public final class HcommConf {
                     + "communicator.bufferSize",
             "The communicator path's HCCL buffer on each executor, in device memory (its hcclBufferSize is half of "
                     + "it, in whole MB, so it is a multiple of 2m): map outputs are staged into sendArenaSize of it "
-                    + "and reads land in receiveBufferSize of it. It bounds the device memory the shuffle holds per "
-                    + "executor (one communicator at a time).",
+                    + "and reads land in receiveBufferSize of it (with communicator.transfer=window its halves are "
+                    + "cut into windows instead). It bounds the device memory the shuffle holds per executor (one "
+                    + "communicator at a time).",
             "sendArenaSize + receiveBufferSize, rounded up to a multiple of 2m",
             c -> roundUp(SEND_ARENA_SIZE.get(c) + RECEIVE_BUFFER_SIZE.get(c), HCCL_BUFFER_UNIT) + "b",
             "a multiple of 2m from 2m to 64g, at least sendArenaSize + receiveBufferSize (communicator.transfer="

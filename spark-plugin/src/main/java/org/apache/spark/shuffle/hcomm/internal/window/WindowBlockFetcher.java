@@ -46,13 +46,12 @@ public final class WindowBlockFetcher extends AbstractIterator<Tuple2<BlockId, I
     private final SerializerManager serializers;
     private final WindowReads reads;
     private final BlockingQueue<Object> queue = new LinkedBlockingQueue<>();
-    /** Bytes queued and not yet handed to the task, in KiB (a block larger than the budget takes all of it). */
+    /** Bytes queued and not yet taken by the task, in KiB (a block larger than the budget takes all of it). */
     private final Semaphore budget;
     private final int budgetKib;
     private final Thread readAhead;
     private volatile boolean stop;
     private Block next;
-    private int heldKib;
     private boolean done;
 
     public WindowBlockFetcher(WindowReads reads, int shuffleId, List<OwnerRequest> owners,
@@ -136,6 +135,7 @@ public final class WindowBlockFetcher extends AbstractIterator<Tuple2<BlockId, I
             throw WindowExchange.sneaky(t);
         }
         next = (Block) item;
+        budget.release(kib(next.partition().bytes().length)); // out of the queue: the task's now
         return true;
     }
 
@@ -147,8 +147,6 @@ public final class WindowBlockFetcher extends AbstractIterator<Tuple2<BlockId, I
         Block b = next;
         next = null;
         byte[] bytes = b.partition().bytes();
-        budget.release(heldKib); // the block handed on before this one is the task's now
-        heldKib = kib(bytes.length);
         reads.metrics.bytesReadOneSided.inc(bytes.length);
         if (b.crossHost()) {
             reads.metrics.bytesReadCrossHost.inc(bytes.length);
