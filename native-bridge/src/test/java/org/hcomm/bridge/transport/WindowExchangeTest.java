@@ -22,8 +22,9 @@ import org.junit.jupiter.api.Timeout;
 /**
  * Window exchanges on soft HComm under the Atlas A2 profile, members on threads of one process (as
  * {@link CommunicatorTransportTest}): a stream ten times the HCCL buffer passes through a window intact over HCCS and
- * over RoCE, several owners serve one reader at once, a cancelled exchange still ends balanced, and an owner that
- * dies mid-stream fails the reader's slice within the read timeout and poisons that channel. Nothing is left live.
+ * over RoCE, several owners serve one reader at once, a cancelled exchange still ends balanced, and an owner or a
+ * reader that dies mid-stream fails the other end's next slice within the read timeout and poisons that channel.
+ * Nothing is left live.
  */
 @Timeout(120)
 class WindowExchangeTest {
@@ -237,6 +238,36 @@ class WindowExchangeTest {
             assertTrue(t.get(1).windows().poisoned("exec-0"), "the channel to the dead owner is poisoned");
             assertThrows(TransportException.class, () -> t.get(1).windows().openReader("exec-0", 100));
             assertEquals(1, t.get(1).windows().freeReceiveWindows(), "the failed window is quarantined");
+        } finally {
+            closeAll(t);
+        }
+    }
+
+    @Test
+    void aReaderThatDiesMidStreamFailsTheOwnersNextSliceAndPoisonsTheChannel() throws Exception {
+        List<CommunicatorTransport> t = form(3_000, "h", "h");
+        try {
+            WindowLayout l = t.get(1).windows().layout();
+            ReaderEnd r = t.get(1).windows().openReader("exec-0", 5_000);
+            OwnerEnd o = t.get(0).windows().openOwner("exec-1", r.slotOffsets(), 5_000);
+            r.attach(o.slotOffsets());
+            for (int j = 0; j < l.slots(); j++) { // both slots signalled; the reader takes one, then dies
+                o.staging().put(new byte[(int) l.sliceBytes()]);
+                o.put((int) l.sliceBytes());
+            }
+            r.take((int) l.sliceBytes());
+            t.get(1).close();
+            long start = System.nanoTime();
+            o.staging().put(new byte[(int) l.sliceBytes()]);
+            o.put((int) l.sliceBytes()); // slot 0's ACK came: this one goes out
+            o.staging().put(new byte[(int) l.sliceBytes()]);
+            TransportException e = assertThrows(TransportException.class, () -> o.put((int) l.sliceBytes()),
+                    "slot 1's ACK never comes");
+            long ms = (System.nanoTime() - start) / 1_000_000;
+            assertTrue(ms < 10_000, "failed after " + ms + " ms: " + e);
+            o.close();
+            assertTrue(t.get(0).windows().poisoned("exec-1"), "the channel to the dead reader is poisoned");
+            assertEquals(l.windows() - 1, t.get(0).windows().freeSendWindows(), "the failed window is quarantined");
         } finally {
             closeAll(t);
         }
