@@ -55,6 +55,7 @@ class CommunicatorWindowSuite extends LocalClusterSuite {
 
   test("a shuffle ten times the HCCL buffer is read one-sidedly through windows: every remote byte, none staged") {
     val before = metric("bytesReadOneSided")
+    val toHost = metric("bytesToHost")
     val remoteBefore = remoteBytesSettled()
     val fallbackBefore = metric("bytesReadFallback")
     // about 130 MB of incompressible map output over 12 map tasks, two thirds of it read remotely by 9 reduce tasks
@@ -79,6 +80,7 @@ class CommunicatorWindowSuite extends LocalClusterSuite {
       metric("bytesReadOneSided") - before == remote
     }
     assert(metric("bytesReadFallback") == fallbackBefore, "Spark's fetch read remote bytes")
+    assert(metric("bytesToHost") - toHost >= remote, "every slice came to the host by a device-to-host copy")
     assert(metric("bytesStaged") == 0 && metric("outputsNotStaged") == 0, "a window stages nothing at commit")
     // an owner counts what it served on its own threads: a later task's report carries it
     eventually("every window an owner served reported", 30) {

@@ -125,6 +125,7 @@ final class WindowExchange {
                 try {
                     slice = end.take(layout.sliceLength(total, slicesTaken));
                     slicesTaken++;
+                    reads.metrics.bytesToHost.inc(slice.remaining()); // the slice's device-to-host copy
                 } catch (TransportException | RuntimeException e) {
                     throw failed(w, "the window failed mid-stream: " + e.getMessage(), e);
                 }
