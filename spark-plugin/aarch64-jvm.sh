@@ -56,10 +56,17 @@ cleanup() {
   [ -z "$enabled" ] || echo 0 > "$binfmt/$enabled" 2>/dev/null || true
   [ -z "$mounted" ] || umount "$binfmt" 2>/dev/null || true
 }
+# on a signal, stop the Maven run first (in the background, so that the signal is not held until it ends)
+maven=""
+stop() {
+  [ -z "$maven" ] || kill -TERM "$maven" 2>/dev/null
+  [ -z "$maven" ] || wait "$maven" 2>/dev/null
+  exit "$1"
+}
 trap cleanup EXIT
-trap 'exit 143' TERM
-trap 'exit 130' INT
-trap 'exit 129' HUP
+trap 'stop 143' TERM
+trap 'stop 130' INT
+trap 'stop 129' HUP
 
 if [ ! -e "$binfmt/register" ]; then
   mount -t binfmt_misc binfmt_misc "$binfmt" 2>/dev/null \
@@ -101,15 +108,20 @@ repo=()
 timeout --kill-after=30 900 "$mvn" -B -f "$root/pom.xml" -pl native-bridge,spark-plugin "${repo[@]}" \
   -Dbridge.tests.skip=true -Dcrossline.skip=true -Dline.build.subdir="/lines/spark$DEFAULT_LINE" -Dtest=none \
   -Dsurefire.failIfNoSpecifiedTests=false -Dscalatest.skip=true -Dit.test=BundleIT -Djvm="$java" \
-  -Dfailsafe.excludedEnvironmentVariables=JAVA_HOME verify > "$log" 2>&1
+  -Dfailsafe.excludedEnvironmentVariables=JAVA_HOME verify > "$log" 2>&1 &
+maven=$!
+wait "$maven"
 rc=$?
+maven=""
 secs=$(( $(date +%s) - start ))
 bundle=$(grep -E "Tests run: [0-9]+, .*in org.apache.spark.shuffle.hcomm.BundleIT" "$log" | tail -n 1 \
-  | sed -E 's/.*Tests run: ([0-9]+), Failures: ([0-9]+), Errors: ([0-9]+), Skipped: ([0-9]+).*/\1 run, \2 failed, \3 errors, \4 skipped/')
-jvms=$(grep -E "^BundleIT: the test JVM and its executor JVMs on " "$log" | tail -n 1)
+  | sed -E 's/.*Tests run: ([0-9]+), Failures: ([0-9]+), Errors: ([0-9]+), Skipped: ([0-9]+).*/\1 run, \2 failed, '\
+'\3 errors, \4 skipped/')
+jvms=$(sed -n "s/^BundleIT: \(the test JVM and its executor JVMs on .*\)/\1/p" "$log" | tail -n 1)
 how="there already"
 [ -z "$registered" ] || how="registered for this run, removed after it"
-result="in $((secs / 60))m$(printf %02d $((secs % 60)))s | BundleIT: ${bundle:-not run} | ${jvms#BundleIT: }"
+result="in $((secs / 60))m$(printf %02d $((secs % 60)))s | BundleIT: ${bundle:-not run}"
+result="$result | ${jvms:-"no JVM architecture reported"}"
 result="$result | binfmt_misc handler $handler: $how"
 if [ $rc -eq 0 ] && [[ "$jvms" == *" on aarch64, "* ]] && [[ "$bundle" == *" 0 failed, 0 errors, 0 skipped" ]]; then
   echo "aarch64 JVM PASS $result"
