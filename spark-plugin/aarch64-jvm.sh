@@ -81,7 +81,7 @@ for entry in "$binfmt"/*; do
   if grep -q '^magic 7f454c460201010000000000000000000200b700' "$entry" 2>/dev/null; then
     handler="${entry##*/}"
     if ! grep -q '^enabled' "$entry"; then
-      echo 1 > "$entry" || skip "the binfmt_misc handler $handler is disabled and could not be enabled"
+      echo 1 > "$entry" 2>/dev/null || skip "the binfmt_misc handler $handler is disabled and could not be enabled"
       enabled="$handler"
     fi
     break
