@@ -13,7 +13,9 @@
 #     (extraClassPath on 3.5, --jars on 4.x) in both deploy modes, at no extra cluster start. 4.0 would submit as 4.2
 #     does (--jars, client mode; its bundle is checked by BundleIT), so it is left out: 40 s of the test command.
 #   - the default line: examples/multi-host-cluster.sh across two hosts (network namespaces; skipped, saying so,
-#     without root): identical answers and one-sided bytes across hosts.
+#     without root): identical answers and one-sided bytes across hosts; then spark-plugin/aarch64-jvm.sh, BundleIT
+#     on an emulated arm64 JVM (the doctor, a local-cluster shuffle; skipped, saying so, without root, the arm64 JDK
+#     or qemu-user-static).
 # Each line's plugin builds in spark-plugin/target/lines/<line>/ and leaves its bundle in spark-plugin/target/ (the
 # bridge, the same for every line, builds in native-bridge/target/ again: up to date, unchanged); its whole Maven
 # output is in spark-plugin/target/cross-line/<line>.log. Every line runs even when one fails; the exit code is
@@ -131,6 +133,9 @@ if [[ " ${lines[*]} " == *" $DEFAULT_LINE "* ]]; then
     tail -n 40 "$mh"
     failed+=("multi-host")
   fi
+  # BundleIT on an arm64 JVM under qemu-user; one line: PASS, FAIL or skipped (the last lines of its log on stderr)
+  bash "$root/spark-plugin/aarch64-jvm.sh" | tee -a "$summary"
+  [ "${PIPESTATUS[0]}" -eq 0 ] || failed+=("aarch64-jvm")
 fi
 distinct=$(printf '%s\n' "${checksums[@]}" | sort -u | grep -c .)
 if [ "$distinct" -gt 1 ]; then

@@ -217,12 +217,19 @@ class BundleIT {
             Map<Integer, Long> want = IntStream.rangeClosed(1, 100_000).boxed()
                     .collect(Collectors.groupingBy(i -> i % 101, Collectors.summingLong(i -> (long) i)));
             assertEquals(want, new TreeMap<>(got));
-            List<String> executorJars = jsc.parallelize(Arrays.asList(1, 2, 3, 4, 5, 6, 7, 8), 8)
+            // each executor's jar of the plugin and architecture (an aarch64 run must not have x86-64 executors)
+            List<List<String>> executors = jsc.parallelize(Arrays.asList(1, 2, 3, 4, 5, 6, 7, 8), 8)
                     .map(i -> {
                         Thread.sleep(100);
-                        return jarOf(HcommShuffleManager.class).toString();
+                        return List.of(jarOf(HcommShuffleManager.class).toString(), System.getProperty("os.arch"));
                     }).distinct().collect();
+            List<String> executorJars = executors.stream().map(e -> e.get(0)).distinct().toList();
             assertEquals(List.of(bundle.toString()), executorJars, "executors loaded the plugin from elsewhere");
+            String arch = System.getProperty("os.arch");
+            List<String> executorArchs = executors.stream().map(e -> e.get(1)).distinct().toList();
+            assertEquals(List.of(arch), executorArchs, "executors on another architecture than the test JVM");
+            System.out.println("BundleIT: the test JVM and its executor JVMs on " + arch + ", "
+                    + System.getProperty("java.home"));
             DriverState driver = DriverState.current();
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
             // every executor's last report in: nothing live, and created = destroyed in the same wait (a report
