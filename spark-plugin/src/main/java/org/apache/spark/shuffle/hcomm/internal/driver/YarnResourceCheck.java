@@ -13,6 +13,8 @@ import org.apache.hadoop.yarn.client.api.YarnClient;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
 import org.apache.spark.SparkConf;
 import org.apache.spark.deploy.SparkHadoopUtil;
+import org.apache.spark.shuffle.hcomm.internal.conf.Fallback;
+import org.apache.spark.shuffle.hcomm.internal.conf.HcommConf;
 import org.apache.spark.shuffle.hcomm.internal.conf.LogCategory;
 import org.slf4j.Logger;
 import scala.Tuple2;
@@ -23,7 +25,7 @@ import scala.Tuple2;
  * YARN's ResourceManager declares. Spark itself only logs a warning in the ApplicationMaster's log (under Hadoop's
  * text asking to report a bug) and has YARN start the containers without that type, uncounted, so that more executors
  * land on a node than it has NPUs; this makes it an error naming the setting, the types YARN declares and what
- * declares one. The ResourceManager is asked once (its answer to getResourceTypeInfo); when it cannot be asked
+ * declares one (under fallback {@code auto} a warning, and the application goes on). The ResourceManager is asked once (its answer to getResourceTypeInfo); when it cannot be asked
  * (security, a slow RM) the check logs why and lets the application go on as Spark would.
  */
 final class YarnResourceCheck {
@@ -52,10 +54,26 @@ final class YarnResourceCheck {
                     + "are not checked: {}", requested.keySet(), e.toString());
             return;
         }
-        String problem = problem(requested, declared);
-        if (problem != null) {
-            throw new IllegalArgumentException(problem);
+        judge(problem(requested, declared), conf);
+    }
+
+    /**
+     * An undeclared type fails the application under fallback {@code never}; under {@code auto} it is one warning
+     * naming the same settings, and the application goes on as Spark would start it (NPUs then uncounted per
+     * container: the communicator path may refuse executors that share one, and they read by Spark's fetch).
+     */
+    static void judge(String problem, SparkConf conf) {
+        if (problem == null) {
+            return;
         }
+        if (HcommConf.FALLBACK.get(conf) == Fallback.Mode.AUTO) {
+            LOG.warn("HComm shuffle: {}. With {}=auto the application goes on: YARN starts its containers without "
+                    + "that type, so executors may share an NPU, and those the communicator path refuses read by "
+                    + "Spark's fetch (set {}=never to make this an error)", problem, HcommConf.FALLBACK.key(),
+                    HcommConf.FALLBACK.key());
+            return;
+        }
+        throw new IllegalArgumentException(problem);
     }
 
     /** The YARN resource types the configuration asks for, by the setting that asks (sorted). */

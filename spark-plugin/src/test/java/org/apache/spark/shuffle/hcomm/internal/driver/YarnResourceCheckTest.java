@@ -3,6 +3,7 @@ package org.apache.spark.shuffle.hcomm.internal.driver;
 import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.Map;
@@ -44,6 +45,18 @@ class YarnResourceCheckTest {
         assertTrue(p.contains("yarn.resource-types=ascend"), p);
         assertTrue(p.contains("yarn.nodemanager.resource-type.ascend"), p);
         assertTrue(p.contains("DominantResourceCalculator"), p);
+    }
+
+    @Test
+    void underFallbackNeverAnUndeclaredTypeFailsUnderAutoTheApplicationGoesOn() {
+        String problem = YarnResourceCheck.problem(Map.of("spark.yarn.executor.resource.npu.amount", "npu"),
+                Set.of("memory-mb", "vcores"));
+        SparkConf never = new SparkConf(false).set("spark.shuffle.hcomm.fallback", "never");
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> YarnResourceCheck.judge(problem, never));
+        assertEquals(problem, e.getMessage());
+        assertDoesNotThrow(() -> YarnResourceCheck.judge(problem, new SparkConf(false)));
+        assertDoesNotThrow(() -> YarnResourceCheck.judge(null, never));
     }
 
     @Test
