@@ -27,8 +27,8 @@ class CommunicatorConfigTest {
         assertEquals(ShuffleConfig.HCOMM_COMMUNICATOR, ShuffleConfig.of("hcomm-communicator"));
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> ShuffleConfig.of("hccl"));
         assertTrue(e.getMessage().contains("builtin, builtin-network, hcomm, hcomm-tcp, hcomm-communicator, "
-                + "hcomm-arena"), e.getMessage());
-        assertEquals(6, RatioChart.COLORS.length, "a colour per configuration");
+                + "hcomm-arena, hcomm-window"), e.getMessage());
+        assertEquals(7, RatioChart.COLORS.length, "a colour per configuration");
         assertEquals(ShuffleConfig.values().length, RatioChart.COLORS.length);
     }
 
