@@ -2,12 +2,17 @@ package org.apache.spark.shuffle.hcomm.internal.window;
 
 import java.io.ByteArrayInputStream;
 import java.io.InputStream;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
+import java.util.Queue;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import org.apache.spark.serializer.SerializerManager;
 import org.apache.spark.shuffle.FetchFailedException;
@@ -21,16 +26,20 @@ import scala.Tuple2;
 import scala.collection.AbstractIterator;
 
 /**
- * A reduce task's one-sided blocks on the communicator path with windows. A read-ahead thread of the task reads its
- * owners one after the other, each through one {@link WindowExchange}, and queues every block the task wants as soon
- * as its last byte arrived, up to the executor's bytes in flight (as Spark's fetch prefetches), while the task
- * consumes earlier ones. A failure reaches the task as the {@code FetchFailedException} the exchange made, in block
- * order. {@link #close()} (the task completed, perhaps before reading everything) stops the thread, which cancels
- * the exchange under way. The iterator is confined to the task's thread.
+ * A reduce task's one-sided blocks on the communicator path with windows. Read-ahead threads of the task read its
+ * owners at once, each owner through one {@link WindowExchange} (as Spark's fetch asks every owner at once), at most
+ * {@link WindowReads#exchangesPerTask} of them at a time so that the executor's tasks together never wait for a
+ * receive window; each queues every block the task wants as soon as its last byte arrived, up to the executor's bytes
+ * in flight (as Spark's fetch prefetches), while the task consumes earlier ones in the order they arrived. A failure
+ * reaches the task as the {@code FetchFailedException} the exchange made, and stops the other exchanges.
+ * {@link #close()} (the task completed, perhaps before reading everything) stops the threads, which cancel the
+ * exchanges under way. The iterator is confined to the task's thread.
  */
 public final class WindowBlockFetcher extends AbstractIterator<Tuple2<BlockId, InputStream>> implements AutoCloseable {
     private static final Logger LOG = LogCategory.READER.logger();
     private static final Object END = new Object();
+    /** 16 GiB: room to release once per read-ahead thread on close without overflowing the semaphore. */
+    private static final int MAX_BUDGET_KIB = 1 << 24;
 
     /** One partition a task wants from an owner: its block, and its map index (for a fetch failure). */
     public record Wanted(ShuffleBlockId block, int mapIndex) {}
@@ -49,7 +58,11 @@ public final class WindowBlockFetcher extends AbstractIterator<Tuple2<BlockId, I
     /** Bytes queued and not yet taken by the task, in KiB (a block larger than the budget takes all of it). */
     private final Semaphore budget;
     private final int budgetKib;
-    private final Thread readAhead;
+    private final List<Thread> readAhead = new ArrayList<>();
+    /** Owners not yet begun; each read-ahead thread takes the next one when its exchange ended. */
+    private final Queue<OwnerRequest> pending;
+    /** Read-ahead threads still running: the last one to end queues END (unless one failed). */
+    private final AtomicInteger running;
     private volatile boolean stop;
     private Block next;
     private boolean done;
@@ -59,20 +72,29 @@ public final class WindowBlockFetcher extends AbstractIterator<Tuple2<BlockId, I
         this.reads = reads;
         this.readMetrics = readMetrics;
         this.serializers = serializers;
-        this.budgetKib = (int) Math.max(1, Math.min(Integer.MAX_VALUE, reads.maxBytesInFlight >> 10));
+        this.budgetKib = (int) Math.max(1, Math.min(MAX_BUDGET_KIB, reads.maxBytesInFlight >> 10));
         this.budget = new Semaphore(budgetKib);
-        this.readAhead = new Thread(() -> readAll(shuffleId, owners), "hcomm-window-read-shuffle-" + shuffleId);
-        readAhead.setDaemon(true);
-        readAhead.start();
+        List<OwnerRequest> order = new ArrayList<>(owners);
+        Collections.shuffle(order); // as Spark's fetch randomizes its requests: tasks do not all start on one owner
+        this.pending = new ConcurrentLinkedQueue<>(order);
+        int threads = Math.max(1, Math.min(owners.size(), reads.exchangesPerTask));
+        this.running = new AtomicInteger(threads);
+        for (int i = 0; i < threads; i++) {
+            Thread t = new Thread(() -> readAll(shuffleId), "hcomm-window-read-shuffle-" + shuffleId + "-" + i);
+            t.setDaemon(true);
+            readAhead.add(t);
+        }
+        readAhead.forEach(Thread::start);
     }
 
-    /** The read-ahead thread: every owner in turn; the queue ends with END or the failure. */
-    private void readAll(int shuffleId, List<OwnerRequest> owners) {
+    /**
+     * A read-ahead thread: owners from {@link #pending} until none is left; the last thread to end queues END, a
+     * failure is queued at once and stops the others (the task fails on it; what they read meanwhile is not used).
+     */
+    private void readAll(int shuffleId) {
         try {
-            for (OwnerRequest o : owners) {
-                if (stop) {
-                    break;
-                }
+            OwnerRequest o;
+            while (!stop && (o = pending.poll()) != null) {
                 WindowExchange x = new WindowExchange(reads, shuffleId, o);
                 x.open();
                 try {
@@ -88,10 +110,11 @@ public final class WindowBlockFetcher extends AbstractIterator<Tuple2<BlockId, I
                     x.cancel(); // a no-op once the stream ended
                 }
             }
-            queue.add(END);
-        } catch (RuntimeException | Error e) {
-            queue.add(e);
-        } catch (Exception e) { // the exchange's fetch failures are checked, thrown sneakily
+            if (running.decrementAndGet() == 0) {
+                queue.add(END);
+            }
+        } catch (Throwable e) { // RuntimeException, Error, or the exchange's fetch failure (checked, thrown sneakily)
+            stop = true;
             queue.add(e);
         }
     }
@@ -157,18 +180,25 @@ public final class WindowBlockFetcher extends AbstractIterator<Tuple2<BlockId, I
         return new Tuple2<>(id, serializers.wrapStream(id, new ByteArrayInputStream(bytes)));
     }
 
-    /** Stops the read-ahead thread (which cancels the exchange under way) and waits for it, within the read timeout. */
+    /**
+     * Stops the read-ahead threads (which cancel the exchanges under way) and waits for them, together within the
+     * read timeout.
+     */
     @Override
     public void close() {
         stop = true;
-        budget.release(budgetKib); // a thread waiting for room goes on, sees stop and cancels
-        try {
-            readAhead.join(reads.timeoutMillis + 5_000);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-        if (readAhead.isAlive()) {
-            LOG.warn("The window read-ahead thread of a reduce task did not end within the read timeout");
+        budget.release(budgetKib * readAhead.size()); // threads waiting for room go on, see stop and cancel
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(reads.timeoutMillis + 5_000);
+        for (Thread t : readAhead) {
+            try {
+                t.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+            if (t.isAlive()) {
+                LOG.warn("A window read-ahead thread of a reduce task did not end within the read timeout");
+            }
         }
         queue.clear();
         next = null;

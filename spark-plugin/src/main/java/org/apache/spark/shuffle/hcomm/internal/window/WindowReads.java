@@ -33,6 +33,11 @@ public final class WindowReads implements AutoCloseable {
     final long timeoutMillis;
     /** Bytes a task's read-ahead queues before the task consumed them. */
     final long maxBytesInFlight;
+    /**
+     * Owners one task reads at once: the receive windows shared out among the executor's task slots (at least one),
+     * so that its tasks together never wait for a window another task holds.
+     */
+    final int exchangesPerTask;
     private final Map<String, InetSocketAddress> servers;
     private final Map<String, Semaphore> pairs = new ConcurrentHashMap<>();
     private final TransportContext context;
@@ -56,6 +61,24 @@ public final class WindowReads implements AutoCloseable {
             boot.add(new AuthClientBootstrap(conf, env.conf().getAppId(), env.securityManager()));
         }
         this.clients = context.createClientFactory(boot);
+        this.exchangesPerTask = exchangesPerTask(windows.layout().windows(), env);
+    }
+
+    /** {@code windows} shared out among the task slots of {@code env}'s executor (its cores over task cpus). */
+    private static int exchangesPerTask(int windows, SparkEnv env) {
+        int cores = Runtime.getRuntime().availableProcessors();
+        int taskCpus = 1;
+        if (env != null) {
+            cores = env.conf().getInt("spark.executor.cores", cores);
+            taskCpus = env.conf().getInt("spark.task.cpus", 1);
+        }
+        return exchangesPerTask(windows, cores, taskCpus);
+    }
+
+    /** Receive windows per task slot, at least one: {@code windows / (cores / taskCpus)}. */
+    static int exchangesPerTask(int windows, int cores, int taskCpus) {
+        int slots = Math.max(1, cores / Math.max(1, taskCpus));
+        return Math.max(1, windows / slots);
     }
 
     /** True when {@code ownerId} is a member with a window server and a channel that no failure poisoned. */
