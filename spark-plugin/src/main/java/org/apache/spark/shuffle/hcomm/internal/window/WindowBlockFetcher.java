@@ -2,7 +2,9 @@ package org.apache.spark.shuffle.hcomm.internal.window;
 
 import java.io.ByteArrayInputStream;
 import java.io.InputStream;
+import java.io.SequenceInputStream;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
@@ -100,7 +102,7 @@ public final class WindowBlockFetcher extends AbstractIterator<Tuple2<BlockId, I
                 try {
                     WindowExchange.Partition p;
                     while ((p = x.next(() -> stop)) != null) {
-                        budget.acquireUninterruptibly(kib(p.bytes().length));
+                        budget.acquireUninterruptibly(kib(p.length()));
                         if (stop) {
                             break;
                         }
@@ -119,8 +121,8 @@ public final class WindowBlockFetcher extends AbstractIterator<Tuple2<BlockId, I
         }
     }
 
-    private int kib(int bytes) {
-        return Math.min(budgetKib, Math.max(1, bytes >> 10));
+    private int kib(long bytes) {
+        return (int) Math.min(budgetKib, Math.max(1, bytes >> 10));
     }
 
     @Override
@@ -158,7 +160,7 @@ public final class WindowBlockFetcher extends AbstractIterator<Tuple2<BlockId, I
             throw WindowExchange.sneaky(t);
         }
         next = (Block) item;
-        budget.release(kib(next.partition().bytes().length)); // out of the queue: the task's now
+        budget.release(kib(next.partition().length())); // out of the queue: the task's now
         return true;
     }
 
@@ -169,15 +171,16 @@ public final class WindowBlockFetcher extends AbstractIterator<Tuple2<BlockId, I
         }
         Block b = next;
         next = null;
-        byte[] bytes = b.partition().bytes();
-        reads.metrics.bytesReadOneSided.inc(bytes.length);
+        long length = b.partition().length();
+        reads.metrics.bytesReadOneSided.inc(length);
         if (b.crossHost()) {
-            reads.metrics.bytesReadCrossHost.inc(bytes.length);
+            reads.metrics.bytesReadCrossHost.inc(length);
         }
-        readMetrics.incRemoteBytesRead(bytes.length);
+        readMetrics.incRemoteBytesRead(length);
         readMetrics.incRemoteBlocksFetched(1);
         ShuffleBlockId id = b.partition().wanted().block();
-        return new Tuple2<>(id, serializers.wrapStream(id, new ByteArrayInputStream(bytes)));
+        return new Tuple2<>(id, serializers.wrapStream(id, new SequenceInputStream(Collections.enumeration(
+                Arrays.stream(b.partition().chunks()).map(ByteArrayInputStream::new).toList()))));
     }
 
     /**

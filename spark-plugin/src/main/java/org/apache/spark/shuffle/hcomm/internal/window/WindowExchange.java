@@ -24,8 +24,14 @@ import org.slf4j.Logger;
 final class WindowExchange {
     private static final Logger LOG = LogCategory.READER.logger();
 
-    /** One partition of the stream: whether the task wants it, and its bytes once read. */
-    record Partition(WindowBlockFetcher.Wanted wanted, byte[] bytes) {}
+    /**
+     * Bytes of a block are kept in arrays of at most this size: small enough for the young generation (G1 allocates an
+     * array of half a region or more, 512 KiB in a 1 GiB heap, outside it, and collects it expensively).
+     */
+    static final int CHUNK = 256 << 10;
+
+    /** One partition of the stream: whether the task wants it, and its bytes once read, in chunks of CHUNK. */
+    record Partition(WindowBlockFetcher.Wanted wanted, byte[][] chunks, long length) {}
 
     private final WindowReads reads;
     private final int shuffleId;
@@ -99,15 +105,15 @@ final class WindowExchange {
             if (length == 0) {
                 continue;
             }
-            if (length > Integer.MAX_VALUE - 16) {
-                throw failed(w, "block of " + length + " bytes is larger than one array", null);
-            }
-            byte[] bytes = new byte[(int) length];
-            if (!fill(bytes, w, stop)) {
-                return null; // stopped: the caller cancels
+            byte[][] chunks = new byte[(int) ((length + CHUNK - 1) / CHUNK)][];
+            for (int c = 0; c < chunks.length; c++) {
+                chunks[c] = new byte[(int) Math.min(CHUNK, length - (long) c * CHUNK)];
+                if (!fill(chunks[c], w, stop)) {
+                    return null; // stopped: the caller cancels
+                }
             }
             if (w != null) { // else a partition in the range the tracker did not list: no such block is read
-                return new Partition(w, bytes);
+                return new Partition(w, chunks, length);
             }
         }
         finish();
