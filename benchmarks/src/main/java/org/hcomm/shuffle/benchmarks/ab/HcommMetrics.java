@@ -20,7 +20,10 @@ final class HcommMetrics {
      * channels are destroyed, so this waits (bounded) until channels were created, none is live, the one-sided
      * bytes reached {@code oneSidedBytes} (Spark's remote bytes of the jobs so far), and the driver has every report
      * it told the executors to send for {@code stages} ("none live" alone cannot see a report not yet arrived: one
-     * warm-up report that came after the baseline once put 3 of the warm-up's channel ends into a measured run).
+     * warm-up report that came after the baseline once put 3 of the warm-up's channel ends into a measured run). On
+     * the communicator path, which has no stage channels and whose executors report after each task: once an
+     * executor joined a communicator and the one-sided bytes reached {@code oneSidedBytes} (before, every window run
+     * waited out the timeout).
      */
     @SuppressWarnings("rawtypes")
     static Map<String, Long> settled(long timeoutMs, long oneSidedBytes, List<StageMetricsListener.Stage> stages)
@@ -35,8 +38,13 @@ final class HcommMetrics {
                     out.put(g.getKey(), ((Number) g.getValue().getValue()).longValue());
                 }
             }
-            boolean settled = out.getOrDefault("channelsCreated", 0L) > 0 && out.getOrDefault("channelsLive", 1L) == 0
-                    && out.getOrDefault("bytesReadOneSided", 0L) >= oneSidedBytes && allReported(stages);
+            // the endpoint path's stage channels are destroyed and reported; the communicator path has none (its
+            // executors report after each task): there every remote byte counted as one-sided is the sign
+            boolean endpoint = out.getOrDefault("channelsCreated", 0L) > 0 && out.getOrDefault("channelsLive", 1L) == 0
+                    && allReported(stages);
+            boolean communicator = out.getOrDefault("channelsCreated", 0L) == 0
+                    && out.getOrDefault("communicatorsJoined", 0L) > 0;
+            boolean settled = (endpoint || communicator) && out.getOrDefault("bytesReadOneSided", 0L) >= oneSidedBytes;
             if (settled) {
                 return out;
             }
@@ -104,7 +112,7 @@ final class HcommMetrics {
             warnings.add(who + ": " + m.getOrDefault("tasksBeforeCommunicator", 0L) + " reduce task(s) before the "
                     + "communicator, " + m.getOrDefault("outputsNotStaged", 0L) + " map output(s) not staged");
         }
-        if (r.config() == ShuffleConfig.HCOMM_WINDOW) {
+        if (r.config() != ShuffleConfig.HCOMM_STORE) {
             if (m.getOrDefault("windowsOpened", 0L) == 0 && r.shuffleWriteBytes() > 0) {
                 warnings.add(who + ": no window opened although " + r.shuffleWriteBytes()
                         + " shuffle bytes were written");

@@ -15,10 +15,11 @@ public enum ShuffleConfig {
     /**
      * This plugin on the HCCL communicator path: soft HComm behaving as an Atlas A2 server in every executor
      * ({@code HCOMM_SOFT_SOC=Ascend910B3}, so {@code spark.shuffle.hcomm.api=auto} takes the communicator path), with
-     * a short {@code communicator.settle}. Map outputs are copied host to device at commit and every read comes back
-     * device to host (on soft HComm "device memory" is host memory, so both copies are pure overhead here). The
-     * runner waits for the driver's communicator before it times anything ({@code Runner.awaitCommunicator}). Not in
-     * the presets' matrix (they stay as measured); chosen with {@code -Dab.configs=...,hcomm-communicator}.
+     * a short {@code communicator.settle} and the path's defaults (its HCCL buffer as windows: every remote byte is
+     * streamed by its owner host to device, read one-sidedly and copied back device to host; on soft HComm "device
+     * memory" is host memory, so both copies are pure overhead here). The runner waits for the driver's communicator
+     * before it times anything ({@code Runner.awaitCommunicator}). Not in the presets' matrix (they stay as
+     * measured); chosen with {@code -Dab.configs=...,hcomm-communicator}.
      */
     HCOMM_COMMUNICATOR("hcomm-communicator"),
     /**
@@ -28,10 +29,16 @@ public enum ShuffleConfig {
      */
     HCOMM_ARENA("hcomm-arena"),
     /**
-     * The communicator path with its HCCL buffer as a window ({@code communicator.transfer=window}): nothing staged
-     * at commit, every remote byte streamed through the owners' and readers' buffers slice by slice.
+     * The communicator path with its HCCL buffer as a window, set explicitly ({@code communicator.transfer=window},
+     * the path's default): nothing staged at commit, every remote byte streamed through the owners' and readers'
+     * buffers slice by slice.
      */
-    HCOMM_WINDOW("hcomm-window");
+    HCOMM_WINDOW("hcomm-window"),
+    /**
+     * The communicator path with its HCCL buffer as a store ({@code communicator.transfer=store}, the earlier design):
+     * map outputs copied host to device at commit when they fit the arena, read one-sidedly from there.
+     */
+    HCOMM_STORE("hcomm-store");
 
     static final String FORCE_TCP_ENV = "HCOMM_SOFT_FORCE_TCP";
     /** The SoC soft HComm behaves like ({@code aclrtGetSocName}); an Atlas A2 one selects the communicator path. */
@@ -52,18 +59,18 @@ public enum ShuffleConfig {
 
     public boolean isHcomm() {
         return this == HCOMM || this == HCOMM_TCP || this == HCOMM_COMMUNICATOR || this == HCOMM_ARENA
-                || this == HCOMM_WINDOW;
+                || this == HCOMM_WINDOW || this == HCOMM_STORE;
     }
 
     /** Whether this configuration reads through an HCCL communicator (Atlas A2/A3) instead of the endpoint API. */
     public boolean isCommunicator() {
-        return this == HCOMM_COMMUNICATOR || this == HCOMM_WINDOW;
+        return this == HCOMM_COMMUNICATOR || this == HCOMM_WINDOW || this == HCOMM_STORE;
     }
 
     /** What the executors' HCOMM_SOFT_FORCE_TCP must be for this configuration ("unset" for the built-in ones). */
     String expectedForceTcp() {
         return switch (this) {
-            case HCOMM, HCOMM_COMMUNICATOR, HCOMM_ARENA, HCOMM_WINDOW -> "0";
+            case HCOMM, HCOMM_COMMUNICATOR, HCOMM_ARENA, HCOMM_WINDOW, HCOMM_STORE -> "0";
             case HCOMM_TCP -> "1";
             default -> "unset";
         };
@@ -84,6 +91,10 @@ public enum ShuffleConfig {
                     .set("spark.executorEnv." + SOC_ENV, A2_SOC)
                     .set("spark.shuffle.hcomm.communicator.settle", COMMUNICATOR_SETTLE)
                     .set("spark.shuffle.hcomm.communicator.transfer", "window");
+            case HCOMM_STORE -> plugin(conf, false)
+                    .set("spark.executorEnv." + SOC_ENV, A2_SOC)
+                    .set("spark.shuffle.hcomm.communicator.settle", COMMUNICATOR_SETTLE)
+                    .set("spark.shuffle.hcomm.communicator.transfer", "store");
             default -> throw new AssertionError(this);
         }
     }

@@ -62,14 +62,21 @@ final class SummaryReport {
                     + ShuffleConfig.A2_SOC + "` (soft HComm as an Atlas A2 server: `api=auto` takes the HCCL "
                     + "communicator path) and `spark.shuffle.hcomm.communicator.settle="
                     + ShuffleConfig.COMMUNICATOR_SETTLE + "`, each run timed only after the driver's communicator of "
-                    + "all executors formed; its map outputs are copied host to device at commit and every read back "
-                    + "device to host, which on soft HComm (device memory is host memory) is two extra copies of "
-                    + "every byte");
+                    + "all executors formed; with the path's defaults every remote byte is streamed by its owner "
+                    + "through a window of its HCCL buffer and the reader's (host to device, a one-sided read, device "
+                    + "to host), which on soft HComm (device memory is host memory) is two extra copies of every "
+                    + "byte");
         }
         if (preset.configs().contains(ShuffleConfig.HCOMM_WINDOW)) {
-            sb.append("; hcomm-window as hcomm-communicator, with `spark.shuffle.hcomm.communicator.transfer=window`: "
-                    + "nothing is staged at commit, every remote byte is streamed by its owner through a window of "
-                    + "its HCCL buffer and the reader's (host to device, a one-sided read, device to host)");
+            sb.append("; hcomm-window as hcomm-communicator, with `spark.shuffle.hcomm.communicator.transfer=window` "
+                    + "set explicitly (the path's default): nothing is staged at commit, every remote byte is "
+                    + "streamed by its owner through a window of its HCCL buffer and the reader's (host to device, a "
+                    + "one-sided read, device to host)");
+        }
+        if (preset.configs().contains(ShuffleConfig.HCOMM_STORE)) {
+            sb.append("; hcomm-store as hcomm-communicator, with `spark.shuffle.hcomm.communicator.transfer=store` "
+                    + "(the earlier design): map outputs that fit the arena are copied host to device at commit and "
+                    + "read one-sidedly from there, the others by Spark's fetch");
         }
         sb.append(". Shuffle data of the SQL workload is serialised by Spark SQL's row serializer whatever "
                         + "`spark.serializer` says.\n\n");

@@ -27,8 +27,8 @@ class CommunicatorConfigTest {
         assertEquals(ShuffleConfig.HCOMM_COMMUNICATOR, ShuffleConfig.of("hcomm-communicator"));
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> ShuffleConfig.of("hccl"));
         assertTrue(e.getMessage().contains("builtin, builtin-network, hcomm, hcomm-tcp, hcomm-communicator, "
-                + "hcomm-arena, hcomm-window"), e.getMessage());
-        assertEquals(7, RatioChart.COLORS.length, "a colour per configuration");
+                + "hcomm-arena, hcomm-window, hcomm-store"), e.getMessage());
+        assertEquals(8, RatioChart.COLORS.length, "a colour per configuration");
         assertEquals(ShuffleConfig.values().length, RatioChart.COLORS.length);
     }
 
@@ -86,23 +86,29 @@ class CommunicatorConfigTest {
 
     @Test
     void communicatorRunsAreCheckedForTheirCommunicatorAndEndpointRunsForNone() {
-        Map<String, Long> good = Map.of("communicatorsLive", 2L, "bytesStaged", 268_000_000L,
+        Map<String, Long> good = Map.of("communicatorsLive", 2L, "windowsOpened", 12L,
+                "tasksBeforeCommunicator", 0L, "outputsNotStaged", 0L);
+        Map<String, Long> goodStore = Map.of("communicatorsLive", 2L, "bytesStaged", 268_000_000L,
                 "tasksBeforeCommunicator", 0L, "outputsNotStaged", 0L);
         List<String> warnings = new ArrayList<>();
         HcommMetrics.communicatorChecks(run(ShuffleConfig.HCOMM_COMMUNICATOR, 0, 1, 4, good), "ok", warnings);
+        HcommMetrics.communicatorChecks(run(ShuffleConfig.HCOMM_STORE, 0, 1, 4, goodStore), "store", warnings);
         HcommMetrics.communicatorChecks(run(ShuffleConfig.HCOMM, 0, 2, 4, Map.of()), "endpoint", warnings);
         assertEquals(List.of(), warnings);
 
         HcommMetrics.communicatorChecks(run(ShuffleConfig.HCOMM_COMMUNICATOR, 0, 3, 4, Map.of("communicatorsLive",
                 1L, "tasksBeforeCommunicator", 3L)), "late", warnings);
+        HcommMetrics.communicatorChecks(run(ShuffleConfig.HCOMM_STORE, 0, 3, 4, Map.of("communicatorsLive", 2L)),
+                "unstaged", warnings);
         HcommMetrics.communicatorChecks(run(ShuffleConfig.HCOMM, 0, 4, 4, Map.of("communicatorsLive", 2L)),
                 "leaked", warnings);
-        assertEquals(4, warnings.size(), warnings.toString());
+        assertEquals(5, warnings.size(), warnings.toString());
         assertTrue(warnings.get(0).contains("communicatorsLive 1, expected one per executor (2)"), warnings.get(0));
         assertTrue(warnings.get(1).contains("3 reduce task(s) before the communicator"), warnings.get(1));
-        assertTrue(warnings.get(2).contains("no byte staged"), warnings.get(2));
-        assertTrue(warnings.get(3).startsWith("leaked: 2 communicator(s) live on the endpoint path"),
-                warnings.get(3));
+        assertTrue(warnings.get(2).contains("no window opened"), warnings.get(2));
+        assertTrue(warnings.get(3).startsWith("unstaged: no byte staged"), warnings.get(3));
+        assertTrue(warnings.get(4).startsWith("leaked: 2 communicator(s) live on the endpoint path"),
+                warnings.get(4));
     }
 
     @Test
