@@ -5,6 +5,7 @@ import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
 import org.hcomm.bridge.communicator.CommStream;
 import org.hcomm.bridge.communicator.Communicator;
 import org.hcomm.bridge.error.HcommException;
@@ -29,6 +30,7 @@ public final class CommunicatorWindows {
     private final ByteBuffer[] receiveHost;
     private final Deque<CommStream> idle = new ArrayDeque<>();
     private final Set<String> poisoned = ConcurrentHashMap.newKeySet();
+    private volatile Consumer<String> onPoisoned = peer -> { };
 
     CommunicatorWindows(CommunicatorTransport transport, Communicator comm, WindowLayout layout, long timeoutMillis) {
         this.transport = transport;
@@ -48,6 +50,14 @@ public final class CommunicatorWindows {
     /** True once a failed exchange with {@code peerId} left its channel unusable for this communicator. */
     public boolean poisoned(String peerId) {
         return poisoned.contains(peerId);
+    }
+
+    /**
+     * Runs {@code listener} with the peer's id the first time an exchange with it fails (its channel poisoned), on
+     * the thread that closed the failed end; it must not block.
+     */
+    public void onPoisoned(Consumer<String> listener) {
+        onPoisoned = listener;
     }
 
     /** Send windows free now (tests and metrics). */
@@ -158,8 +168,8 @@ public final class CommunicatorWindows {
                     idle.push(end.stream);
                 }
             }
-        } else {
-            poisoned.add(end.peerId);
+        } else if (poisoned.add(end.peerId)) {
+            onPoisoned.accept(end.peerId);
         }
     }
 }

@@ -257,9 +257,10 @@ class CommunicatorFailureSuite extends LocalClusterSuite {
     }
   }
 
-  test("map outputs that do not fit the HCCL buffer's arena are not staged: Spark's fetch reads them, by design, " +
-    "with fallback never too") {
-    val conf = onA2(baseConf).set("spark.shuffle.hcomm.sendArenaSize", "0")
+  test("communicator.transfer=store: map outputs that do not fit the HCCL buffer's arena are not staged: Spark's " +
+    "fetch reads them, by design, with fallback never too") {
+    val conf = onA2(baseConf).set("spark.shuffle.hcomm.communicator.transfer", "store")
+      .set("spark.shuffle.hcomm.sendArenaSize", "0")
     withContext(conf) { c =>
       formed(c)
       assert(c.parallelize(1 to 50000, 4).map(i => (i % 100, i.toLong)).reduceByKey(_ + _, 3).collect().toMap ==
@@ -271,9 +272,11 @@ class CommunicatorFailureSuite extends LocalClusterSuite {
     }
   }
 
-  test("writeTarget=arena: outputs written into the HCCL buffer's arena outlive their communicator; when a new one " +
-    "forms they are copied to Spark's files and read from there, only the lost executor's recomputed") {
-    val conf = onA2(baseConf).set("spark.shuffle.hcomm.writeTarget", "arena")
+  test("communicator.transfer=store, writeTarget=arena: outputs written into the HCCL buffer's arena outlive their " +
+    "communicator; when a new one forms they are copied to Spark's files and read from there, only the lost " +
+    "executor's recomputed") {
+    val conf = onA2(baseConf).set("spark.shuffle.hcomm.communicator.transfer", "store")
+      .set("spark.shuffle.hcomm.writeTarget", "arena")
       .set("spark.shuffle.readHostLocalDisk", "false")
     withContext(conf) { c =>
       formed(c)
@@ -311,54 +314,128 @@ class CommunicatorFailureSuite extends LocalClusterSuite {
     }
   }
 
-  test("a member slow to take up its communicator, maps before it, fallback never: the other member's reduce does " +
-    "not read in it before every member can serve its outputs; later the outputs are published when readers ask") {
-    // Settle holds the forming back while the map stage runs. Then a task on executor 0 holds the monitor its parts
-    // change under, so executor 0 cannot take up the communicator once it joined (as a member slow to build its
-    // parts), and the reduce runs on executor 1 alone. Before CommunicatorReady, executor 1 read in the new communicator as soon as
-    // it had built its own parts, asked executor 0 for outputs it could not yet publish, and the reduce failed:
-    // "map outputs not published for one-sided reads by executor 0 ... fallback=never forbids Spark's fetch".
-    withContext(onA2(baseConf).set("spark.shuffle.hcomm.communicator.settle", "10s")) { c =>
-      TaskGate.using("hold") { case Seq(gate) =>
-        val rdd = c.parallelize(1 to 50000, 4).map(i => (i % 100, i.toLong)).reduceByKey(_ + _, 3)
-        val dep = rdd.dependencies.head.asInstanceOf[org.apache.spark.ShuffleDependency[Int, Long, Long]]
-        c.submitMapStage(dep).get()
-        assert(driverState.communicatorMembers() == null, "the communicator formed before the map stage ended")
-        val owners = c.env.mapOutputTracker.asInstanceOf[org.apache.spark.MapOutputTrackerMaster]
-          .shuffleStatuses(dep.shuffleId).mapStatuses.map(_.location.executorId).toSet
-        assert(owners == Set("0", "1"), s"map outputs on $owners")
-        import scala.concurrent.ExecutionContext.Implicits.global
-        val holder = scala.concurrent.Future {
-          c.parallelize(1 to 2, 2).map { _ =>
-            if (org.apache.spark.SparkEnv.get.executorId == "0") internal.executor.ExecutorProbe.holdingPartsChanges {
-              assert(!internal.executor.ExecutorProbe.readsOneSided(), "executor 0 took up a communicator before " +
-                "the hold")
-              gate.pass()
-            }
-          }.count()
-        }
-        gate.awaitArrivals("the holder on executor 0", 60, holder)(_.exists(_.executorId == "0"))
-        // executor 1 joined (every member did: the init is collective); executor 0 cannot take it up
-        eventually("executor 1 joined the communicator", 90) {
-          c.parallelize(1 to 1, 1).map(_ => org.apache.spark.SparkEnv.get.executorId -> internal.executor
-            .ExecutorRuntime.current().metrics().communicatorsJoined.getCount).collect().head == ("1" -> 1L)
-        }
-        val tasks = new TaskRecorder
-        c.addSparkListener(tasks)
-        assert(rdd.collect().toMap == sums(50000, 100)) // the reduce, on executor 1 alone
-        c.listenerBus.waitUntilEmpty()
-        // a fetch failure would not fail the job (Spark runs the map stage again): no task may have failed
-        assert(tasks.failures.isEmpty, s"tasks failed: ${tasks.failures}")
+  test("writeTarget=arena with windows: the arena does not apply, each executor says so once, map outputs go to " +
+    "Spark's files and every remote byte is streamed from there through windows") {
+    val conf = onA2(baseConf).set("spark.shuffle.hcomm.writeTarget", "arena")
+      .set("spark.shuffle.readHostLocalDisk", "false")
+    withContext(conf) { c =>
+      formed(c)
+      assert(c.parallelize(1 to 100000, 6).map(i => (i % 500, i.toLong)).reduceByKey(_ + _, 4).collect().toMap ==
+        sums(100000, 500))
+      eventually("windows reported")(metric("windowsOpened") > 0 && metric("bytesReadOneSided") > 0)
+      assert(metric("outputsWrittenToArena") == 0 && metric("bytesStaged") == 0 && metric("bytesReadFallback") == 0)
+      val warned = executorLogLines(c, "spark.shuffle.hcomm.writeTarget=arena does not apply to the communicator " +
+        "path with windows")
+      assert(warned.size == executors && warned.values.forall(_ == 1), s"the warning, by executor: $warned")
+    }
+  }
+
+  test("a reader stalled mid-slot past the read timeout (SIGSTOP), fallback never: its owner gives the window up, " +
+    "the pair's channel is poisoned, the driver re-forms the communicator of the same executors, the answer is " +
+    "right") {
+    import scala.concurrent.ExecutionContext.Implicits.global
+    import scala.concurrent.{Await, Future}
+    import scala.concurrent.duration._
+    // a 1 MiB read-ahead and slices: a reader at the gate holds a window mid-stream, its owner waiting for an ACK
+    val conf = onA2(baseConf).set("spark.shuffle.hcomm.readTimeout", "3s")
+      .set("spark.shuffle.hcomm.maxBytesInFlight", "1m")
+      .set("spark.shuffle.hcomm.communicator.bufferSize", "8m")
+      .set("spark.shuffle.hcomm.communicator.sliceSize", "1m")
+    withContext(conf) { c =>
+      formed(c)
+      val epoch = driverState.communicatorEpoch()
+      val members = driverState.communicatorMembers()
+      def value(i: Int): Array[Byte] = {
+        val b = new Array[Byte](1000)
+        new java.util.Random(i).nextBytes(b)
+        b
+      }
+      val n = 48000
+      val want = (0 until n).groupBy(_ % 400).map { case (k, is) => k -> is.map(value(_).foldLeft(0L)(_ + _)).sum }
+      val pids = executorPids(c)
+      val got = TaskGate.using("stall") { case Seq(gate) =>
+        val rdd = c.parallelize(0 until n, 4).map(i => (i % 400, value(i)))
+          .partitionBy(new org.apache.spark.HashPartitioner(4))
+        val job = Future(rdd.mapPartitions { it =>
+          val first = it.next()
+          gate.pass()
+          val sums = scala.collection.mutable.HashMap(first._1 -> first._2.foldLeft(0L)(_ + _))
+          it.foreach { case (k, v) => sums(k) = sums.getOrElse(k, 0L) + v.foldLeft(0L)(_ + _) }
+          sums.iterator
+        }.reduceByKey(_ + _).collect().toMap)
+        val stalled = gate.awaitOnExecutors(pids.size, job).head.executorId
+        signal(pids(stalled), "STOP")
+        try Thread.sleep(8000) // past the owners' read timeout: they give their windows to it up
+        finally signal(pids(stalled), "CONT")
         gate.open()
-        formed(c)
-        scala.concurrent.Await.result(holder, scala.concurrent.duration.Duration(60, "s"))
-        eventually("start-up bytes reported")(metric("bytesReadBeforeCommunicator") > 0)
-        assert(metric("bytesReadFallback") == 0, "Spark's fetch before the communicator is no fallback")
-        // the map outputs were written before any communicator: their owners publish them when readers ask
-        val before = metric("bytesReadOneSided")
-        assert(rdd.collect().toMap == sums(50000, 100))
-        eventually("one-sided bytes reported")(metric("bytesReadOneSided") > before)
-        assert(metric("outputsPublishedLate") > 0 && metric("bytesReadFallback") == 0)
+        Await.result(job, 180.seconds)
+      }
+      assert(got == want)
+      eventually("a failed exchange reported")(metric("windowsPoisoned") > 0)
+      assert(driverState.communicatorEpoch() > epoch, "no communicator was formed again")
+      eventually("the same executors in a new communicator", 60)(driverState.communicatorMembers() == members)
+      assert(metric("bytesReadFallback") == 0)
+      val after = c.parallelize(1 to 30000, 4).map(i => (i % 100, 1L)).reduceByKey(_ + _, 4).collect().toMap
+      assert(after.values.sum == 30000)
+    }
+  }
+
+  Seq("window", "store").foreach { transfer =>
+    test(s"a member slow to take up its communicator, maps before it, fallback never, communicator.transfer=" +
+      s"$transfer: the other member's reduce does not read in it before every member can serve its outputs; later " +
+      "they are read one-sidedly") {
+      // Settle holds the forming back while the map stage runs. Then a task on executor 0 holds the monitor its parts
+      // change under, so executor 0 cannot take up the communicator once it joined (as a member slow to build its
+      // parts), and the reduce runs on executor 1 alone. Before CommunicatorReady, executor 1 read in the new
+      // communicator as soon as it had built its own parts, asked executor 0 for outputs it could not yet publish,
+      // and the reduce failed: "map outputs not published for one-sided reads by executor 0 ... fallback=never
+      // forbids Spark's fetch".
+      withContext(onA2(baseConf).set("spark.shuffle.hcomm.communicator.settle", "10s")
+          .set("spark.shuffle.hcomm.communicator.transfer", transfer)) { c =>
+        TaskGate.using("hold") { case Seq(gate) =>
+          val rdd = c.parallelize(1 to 50000, 4).map(i => (i % 100, i.toLong)).reduceByKey(_ + _, 3)
+          val dep = rdd.dependencies.head.asInstanceOf[org.apache.spark.ShuffleDependency[Int, Long, Long]]
+          c.submitMapStage(dep).get()
+          assert(driverState.communicatorMembers() == null, "the communicator formed before the map stage ended")
+          val owners = c.env.mapOutputTracker.asInstanceOf[org.apache.spark.MapOutputTrackerMaster]
+            .shuffleStatuses(dep.shuffleId).mapStatuses.map(_.location.executorId).toSet
+          assert(owners == Set("0", "1"), s"map outputs on $owners")
+          import scala.concurrent.ExecutionContext.Implicits.global
+          val holder = scala.concurrent.Future {
+            c.parallelize(1 to 2, 2).map { _ =>
+              if (org.apache.spark.SparkEnv.get.executorId == "0") internal.executor.ExecutorProbe.holdingPartsChanges {
+                assert(!internal.executor.ExecutorProbe.readsOneSided(), "executor 0 took up a communicator before " +
+                  "the hold")
+                gate.pass()
+              }
+            }.count()
+          }
+          gate.awaitArrivals("the holder on executor 0", 60, holder)(_.exists(_.executorId == "0"))
+          // executor 1 joined (every member did: the init is collective); executor 0 cannot take it up
+          eventually("executor 1 joined the communicator", 90) {
+            c.parallelize(1 to 1, 1).map(_ => org.apache.spark.SparkEnv.get.executorId -> internal.executor
+              .ExecutorRuntime.current().metrics().communicatorsJoined.getCount).collect().head == ("1" -> 1L)
+          }
+          val tasks = new TaskRecorder
+          c.addSparkListener(tasks)
+          assert(rdd.collect().toMap == sums(50000, 100)) // the reduce, on executor 1 alone
+          c.listenerBus.waitUntilEmpty()
+          // a fetch failure would not fail the job (Spark runs the map stage again): no task may have failed
+          assert(tasks.failures.isEmpty, s"tasks failed: ${tasks.failures}")
+          gate.open()
+          formed(c)
+          scala.concurrent.Await.result(holder, scala.concurrent.duration.Duration(60, "s"))
+          eventually("start-up bytes reported")(metric("bytesReadBeforeCommunicator") > 0)
+          assert(metric("bytesReadFallback") == 0, "Spark's fetch before the communicator is no fallback")
+          // the map outputs were written before any communicator: the store's owners publish them when readers ask,
+          // a window's owners stream them from their files as they stream any output
+          val before = metric("bytesReadOneSided")
+          assert(rdd.collect().toMap == sums(50000, 100))
+          eventually("one-sided bytes reported")(metric("bytesReadOneSided") > before)
+          assert(metric("bytesReadFallback") == 0)
+          if (transfer == "store") assert(metric("outputsPublishedLate") > 0)
+          else assert(metric("windowsOpened") > 0 && metric("bytesStaged") == 0)
+        }
       }
     }
   }

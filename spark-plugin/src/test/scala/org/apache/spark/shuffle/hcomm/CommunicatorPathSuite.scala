@@ -4,25 +4,23 @@ import org.apache.spark.SparkEnv
 
 /**
  * The RDD shuffles of [[HcommShuffleSuite]] on soft HComm behaving as an Atlas A2 server (`HCOMM_SOFT_SOC`
- * Ascend910B3): `spark.shuffle.hcomm.api=auto` takes the HCCL communicator path there, the driver forms the
- * executors' communicator, map outputs are staged into each owner's HCCL buffer by host-to-device copies and read
- * one-sidedly into the reader's, with fallback `never`: the answers and the one-sided bytes are the proof.
+ * Ascend910B3) with the HCCL buffer as a store (`communicator.transfer=store`, the earlier design; windows, the
+ * default, are [[CommunicatorWindowSuite]]'s): `spark.shuffle.hcomm.api=auto` takes the HCCL communicator path there,
+ * the driver forms the executors' communicator, map outputs are staged into each owner's HCCL buffer by host-to-device
+ * copies and read one-sidedly into the reader's, with fallback `never`: the answers and the one-sided bytes are the
+ * proof.
  */
 class CommunicatorPathSuite extends HcommShuffleSuite {
   override protected def extraConf: Seq[(String, String)] = Seq(
     "spark.executorEnv.HCOMM_SOFT_SOC" -> "Ascend910B3",
-    "spark.shuffle.hcomm.communicator.settle" -> "500ms")
+    "spark.shuffle.hcomm.communicator.settle" -> "500ms",
+    "spark.shuffle.hcomm.communicator.transfer" -> "store")
 
   override protected def outputsOnDevice: Boolean = true
 
-  /** The other lines (cross-line pass) run two of these: the path on each line, within the test command's budget. */
-  private val crossLineHere = Set("reduceByKey gives the same sums, read one-sidedly",
-    "the communicator path: one communicator per executor, outputs staged host to device, no endpoint")
-
   override def tags: Map[String, Set[String]] = {
-    val crossLine = super.tags.map { case (name, t) =>
-      name -> (if (crossLineHere(name)) t else t - CrossLine.name)
-    }.filter(_._2.nonEmpty)
+    // the other lines (cross-line pass) run the default, windows: CommunicatorWindowSuite's
+    val crossLine = super.tags.map { case (name, t) => name -> (t - CrossLine.name) }.filter(_._2.nonEmpty)
     // leaks per stage are the endpoint path's concern (a communicator's channels live as long as it): ignored here
     OnAtlasA2.ignoring(crossLine, testNames, "100 consecutive small shuffles")
   }
@@ -35,7 +33,7 @@ class CommunicatorPathSuite extends HcommShuffleSuite {
     }
   }
 
-  test("the communicator path: one communicator per executor, outputs staged host to device, no endpoint", CrossLine) {
+  test("the communicator path: one communicator per executor, outputs staged host to device, no endpoint") {
     // Executors report their counters at a stage's end, asynchronously: a report landing between two reads of the
     // totals moves the later one. Each report has bytesToHost >= bytesReadOneSided (a one-sided byte reaches the
     // host by a device-to-host copy), so the copies are read first here and last at the end: a late report can

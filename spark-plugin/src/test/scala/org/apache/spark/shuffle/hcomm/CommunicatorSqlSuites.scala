@@ -11,8 +11,14 @@ object OnAtlasA2 {
     tags ++ names.filter(_.startsWith(prefix)).map(n => n -> (tags.getOrElse(n, Set.empty) + "org.scalatest.Ignore"))
 }
 
+/** The HCCL buffer as a store (`communicator.transfer=store`, the earlier design; windows are the default). */
+object AsStore {
+  val conf: Seq[(String, String)] = Seq("spark.shuffle.hcomm.communicator.transfer" -> "store")
+}
+
 /**
- * [[SqlAqeSuite]] on the communicator path (executors on soft HComm's Atlas A2 profile), once its communicator formed.
+ * [[SqlAqeSuite]] on the communicator path (executors on soft HComm's Atlas A2 profile) with the HCCL buffer as a
+ * store ([[SqlAqeWindowSuite]] is the same with windows), once its communicator formed.
  * The suite's 64 KB send arena makes the endpoint path publish from Spark's files, which A2/A3 cannot register: here the
  * arena holds the outputs, and the test of a too-small arena is the endpoint path's (on this path such outputs go by
  * Spark's fetch: `CommunicatorFailureSuite`).
@@ -20,7 +26,7 @@ object OnAtlasA2 {
 class SqlAqeA2Suite extends SqlAqeSuite {
   override protected def extraConf: Seq[(String, String)] =
     super.extraConf.filterNot(_._1 == "spark.shuffle.hcomm.sendArenaSize") ++
-      Seq("spark.shuffle.hcomm.sendArenaSize" -> "64m") ++ OnAtlasA2.conf
+      Seq("spark.shuffle.hcomm.sendArenaSize" -> "64m") ++ OnAtlasA2.conf ++ AsStore.conf
 
   // on 4.2 only: the communicator path's tests on the other lines are CommunicatorPathSuite's two
   override def tags: Map[String, Set[String]] = OnAtlasA2.ignoring(
@@ -35,9 +41,12 @@ class SqlAqeA2Suite extends SqlAqeSuite {
   }
 }
 
-/** [[ConcurrentReadersSuite]] on the communicator path: concurrent readers share the executor's pooled streams. */
+/**
+ * [[ConcurrentReadersSuite]] on the communicator path with the HCCL buffer as a store: concurrent readers share the
+ * executor's pooled streams (with windows, the default, [[CommunicatorWindowSuite]]'s readers share owners' windows).
+ */
 class ConcurrentReadersA2Suite extends ConcurrentReadersSuite {
-  override protected def extraConf: Seq[(String, String)] = super.extraConf ++ OnAtlasA2.conf
+  override protected def extraConf: Seq[(String, String)] = super.extraConf ++ OnAtlasA2.conf ++ AsStore.conf
 
   override def beforeAll(): Unit = {
     super.beforeAll()

@@ -5,10 +5,11 @@ import java.util.concurrent.atomic.AtomicLong
 import org.apache.spark.scheduler.{SparkListener, SparkListenerTaskEnd}
 
 /**
- * The communicator path with `communicator.transfer=window` on soft HComm behaving as an Atlas A2 server: an HCCL
- * buffer of 8 MiB (two windows of 2 x 1 MiB per half), fallback `never`, three executors with two task slots each, so
- * several readers of one owner read at once and wait for its windows in turn, and a read-ahead of 1 MiB per task. A shuffle ten times the buffer reaches
- * the readers one-sidedly, every remote byte: nothing is staged at commit and Spark's fetch reads nothing remote.
+ * The communicator path with windows (`communicator.transfer=window`, its default) on soft HComm behaving as an Atlas
+ * A2 server: an HCCL buffer of 8 MiB (two windows of 2 x 1 MiB per half), fallback `never`, three executors with two
+ * task slots each, so several readers of one owner read at once and wait for its windows in turn, and a read-ahead of
+ * 1 MiB per task. A shuffle ten times the buffer reaches the readers one-sidedly, every remote byte: nothing is staged
+ * at commit and Spark's fetch reads nothing remote.
  */
 class CommunicatorWindowSuite extends LocalClusterSuite {
   override protected def executors: Int = 3
@@ -91,7 +92,9 @@ class CommunicatorWindowSuite extends LocalClusterSuite {
     assert(metric("windowsPoisoned") == 0)
   }
 
-  test("groupByKey, sortByKey, cogroup, a skewed repartition and Kryo give the right answers through windows") {
+  // the communicator path's default on every line (cross-line pass)
+  test("groupByKey, sortByKey, cogroup, a skewed repartition and Kryo give the right answers through windows",
+    CrossLine) {
     val before = metric("bytesReadOneSided")
     val groups = sc.parallelize(1 to 20000, 6).map(i => (i % 97, i)).groupByKey(5).mapValues(_.toSet).collect().toMap
     assert(groups == (1 to 20000).groupBy(_ % 97).map { case (k, v) => k -> v.toSet })
@@ -143,6 +146,62 @@ class CommunicatorWindowSuite extends LocalClusterSuite {
     }
     val after = sc.parallelize(1 to 30000, 6).map(i => (i % 100, 1L)).reduceByKey(_ + _, 5).collect().toMap
     assert(after.values.sum == 30000)
+  }
+
+  test("an executor killed mid-slot, as a reader and as an owner: its owners' exchanges fail instead of waiting for " +
+    "its ACKs, its readers get fetch failures naming it, the old communicator retires, the answer is right") {
+    import scala.concurrent.ExecutionContext.Implicits.global
+    import scala.concurrent.{Await, Future}
+    import scala.concurrent.duration._
+    // 12 MB per reduce partition in 6 blocks of 2 MB from 3 owners: each reader takes one record, then stops at the
+    // gate while its read-ahead, held by the 1 MiB budget, keeps a window open with the owner's next slices staged
+    // and signalled, the owner waiting for the ACK of a slot (mid-slot at both ends)
+    val n = 72000
+    def value(i: Int): Array[Byte] = {
+      val b = new Array[Byte](1000)
+      new java.util.Random(i).nextBytes(b)
+      b
+    }
+    val want = (0 until n).groupBy(_ % 600).map { case (k, is) => k -> is.map(i => value(i).foldLeft(0L)(_ + _)).sum }
+    val pids = executorPids(sc)
+    reasons.clear()
+    val (got, victim) = TaskGate.using("midslot") { case Seq(gate) =>
+      val rdd = sc.parallelize(0 until n, 6).map(i => (i % 600, value(i)))
+        .partitionBy(new org.apache.spark.HashPartitioner(6))
+      val job = Future(rdd.mapPartitions { it =>
+        val first = it.next()
+        gate.pass()
+        val sums = scala.collection.mutable.HashMap(first._1 -> first._2.foldLeft(0L)(_ + _))
+        it.foreach { case (k, v) => sums(k) = sums.getOrElse(k, 0L) + v.foldLeft(0L)(_ + _) }
+        sums.iterator
+      }.reduceByKey(_ + _).collect().toMap)
+      val atGate = gate.awaitOnExecutors(pids.size, job)
+      val victim = atGate.head.executorId
+      val process = ProcessHandle.of(pids(victim)).get()
+      assert(process.destroyForcibly(), s"could not kill executor $victim")
+      process.onExit().get(60, java.util.concurrent.TimeUnit.SECONDS)
+      gate.open()
+      (Await.result(job, 180.seconds), victim)
+    }
+    assert(got == want)
+    sc.listenerBus.waitUntilEmpty()
+    import scala.jdk.CollectionConverters._
+    val failed = reasons.asScala.collect { case f: org.apache.spark.FetchFailed if failedReading(victim)(f) => f }
+    assert(failed.exists(_.message.contains("through a window")), s"no window read of executor $victim failed: " +
+      reasons.asScala.toSeq)
+    awaitReplaced(victim)
+    eventually("a communicator of the executors left formed", 90) {
+      Option(driverState.communicatorMembers()).exists(m => m.size() == executors && !m.contains(victim))
+    }
+    // an owner still waiting for the dead reader's ACKs would hold its exchange, and the old communicator with it
+    eventually(s"the old communicators retired: communicatorsLive ${metric("communicatorsLive")}", 90) {
+      sc.parallelize(1 to 12, 12).count()
+      metric("communicatorsLive") == executors
+    }
+    val fallback = metric("bytesReadFallback")
+    val after = sc.parallelize(1 to 30000, 6).map(i => (i % 100, 1L)).reduceByKey(_ + _, 5).collect().toMap
+    assert(after.values.sum == 30000)
+    assert(metric("bytesReadFallback") == fallback)
   }
 
   // last: it lowers the number of executors the application asks for

@@ -465,11 +465,11 @@ class MultiHostSuite extends LocalClusterSuite {
     eventually("no channel live", 60)(metric("channelsLive") == 0)
   }
 
-  test("the communicator path (Atlas A2 profile) across hosts: one communicator over both hosts, HCCS within a " +
-      "host and RoCE between them through the soft NIC, every remote byte one-sided") {
+  test("the communicator path (Atlas A2 profile) with the HCCL buffer as a store across hosts: one communicator " +
+      "over both hosts, HCCS within a host and RoCE between them through the soft NIC, every remote byte one-sided") {
     needsHosts()
     startOn(Seq("spark.executorEnv.HCOMM_SOFT_SOC" -> "Ascend910B3",
-      "spark.shuffle.hcomm.communicator.settle" -> "300ms"))
+      "spark.shuffle.hcomm.communicator.settle" -> "300ms") ++ AsStore.conf)
     eventually("the communicator formed over both hosts", 90) {
       Option(driverState.communicatorMembers()).exists(_.size() == executors)
     }

@@ -112,14 +112,15 @@ public final class HcommConf {
     public static final ConfigEntry<Long> COMMUNICATOR_BUFFER_SIZE = ConfigEntry.derived(PREFIX
                     + "communicator.bufferSize",
             "The communicator path's HCCL buffer on each executor, in device memory (its hcclBufferSize is half of "
-                    + "it, in whole MB, so it is a multiple of 2m): map outputs are staged into sendArenaSize of it "
-                    + "and reads land in receiveBufferSize of it (with communicator.transfer=window its halves are "
-                    + "cut into windows instead). It bounds the device memory the shuffle holds per executor (one "
-                    + "communicator at a time).",
-            "sendArenaSize + receiveBufferSize, rounded up to a multiple of 2m",
-            c -> roundUp(SEND_ARENA_SIZE.get(c) + RECEIVE_BUFFER_SIZE.get(c), HCCL_BUFFER_UNIT) + "b",
-            "a multiple of 2m from 2m to 64g, at least sendArenaSize + receiveBufferSize (communicator.transfer="
-                    + "window: 2 x communicator.slots x communicator.sliceSize)",
+                    + "it, in whole MB, so it is a multiple of 2m): its halves are cut into windows (send, receive) "
+                    + "of communicator.slots x communicator.sliceSize each (communicator.transfer=store: map outputs "
+                    + "are staged into sendArenaSize of it and reads land in receiveBufferSize of it). It bounds the "
+                    + "device memory the shuffle holds per executor (one communicator at a time).",
+            "sendArenaSize + receiveBufferSize, rounded up to a multiple of 2m (communicator.transfer=window: and "
+                    + "at least 2 x communicator.slots x communicator.sliceSize)",
+            c -> defaultCommunicatorBuffer(c) + "b",
+            "a multiple of 2m from 2m to 64g, at least 2 x communicator.slots x communicator.sliceSize "
+                    + "(communicator.transfer=store: sendArenaSize + receiveBufferSize)",
             ConfigEntry.bytes(HCCL_BUFFER_UNIT, 64L << 30));
 
     public static final ConfigEntry<String> COMMUNICATOR_RESOURCE = ConfigEntry.of(PREFIX + "communicator.resource",
@@ -142,12 +143,12 @@ public final class HcommConf {
 
     public static final ConfigEntry<HcommSettings.Transfer> COMMUNICATOR_TRANSFER = ConfigEntry.of(PREFIX
                     + "communicator.transfer",
-            "How the communicator path moves bytes through the HCCL buffer. `store`: each map output is staged "
-                    + "into the buffer when it commits and read from there; outputs that do not fit go by Spark's "
-                    + "fetch. `window`: nothing is staged at commit; owners stream every requested byte from Spark's "
-                    + "files through windows of the buffer, slice by slice with notify handshakes, so shuffles of "
-                    + "any size are read one-sidedly.",
-            "store", "store, window", ConfigEntry.oneOf(HcommSettings.Transfer.class));
+            "How the communicator path moves bytes through the HCCL buffer. `window`: nothing is staged at commit; "
+                    + "owners stream every requested byte from Spark's files through windows of the buffer, slice by "
+                    + "slice with notify handshakes, so shuffles of any size are read one-sidedly. `store` (the "
+                    + "earlier design, kept for comparison until it is retired): each map output is staged into the "
+                    + "buffer when it commits and read from there; outputs that do not fit go by Spark's fetch.",
+            "window", "window, store", ConfigEntry.oneOf(HcommSettings.Transfer.class));
 
     public static final ConfigEntry<Long> COMMUNICATOR_SLOTS = ConfigEntry.of(PREFIX + "communicator.slots",
             "With communicator.transfer=window: slots per window end (k); 2 overlaps one slice's PCIe copy with "
@@ -245,6 +246,16 @@ public final class HcommConf {
                     + "Spark schedules: set spark.executor.resource." + resource + ".amount (and its discovery "
                     + "script), or leave " + COMMUNICATOR_RESOURCE.key() + " empty for device 0");
         }
+    }
+
+    /** The HCCL buffer's default: the store's arena and receive buffer, and with windows one window per half. */
+    private static long defaultCommunicatorBuffer(SparkConf c) {
+        long bytes = roundUp(SEND_ARENA_SIZE.get(c) + RECEIVE_BUFFER_SIZE.get(c), HCCL_BUFFER_UNIT);
+        if (HcommConf.COMMUNICATOR_TRANSFER.get(c) == HcommSettings.Transfer.WINDOW) {
+            bytes = Math.max(bytes, roundUp(2 * HcommConf.COMMUNICATOR_SLOTS.get(c)
+                    * HcommConf.COMMUNICATOR_SLICE_SIZE.get(c), HCCL_BUFFER_UNIT));
+        }
+        return bytes;
     }
 
     private static long roundUp(long bytes, long unit) {

@@ -30,8 +30,8 @@ public final class HcommSettings {
 
     /** The values of {@code spark.shuffle.hcomm.communicator.transfer}. */
     public enum Transfer {
-        STORE,
-        WINDOW
+        WINDOW,
+        STORE
     }
 
     /** The settings of this process and the SparkConf they were read from (weakly: it is only compared). */

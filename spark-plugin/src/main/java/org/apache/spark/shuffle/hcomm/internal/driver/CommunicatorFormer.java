@@ -46,6 +46,7 @@ final class CommunicatorFormer implements AutoCloseable {
     private Runnable onFormed = () -> { };
     private String lastFailure; // why the latest forming failed, or null
     private List<String> failedMembers; // whom the latest failed forming was for, or null
+    private long stale = -1; // the epoch a poisoned pair asked to re-form with the same members, or -1
 
     CommunicatorFormer(long settleMillis, long formTimeoutMillis) {
         this.settleMillis = settleMillis;
@@ -72,6 +73,22 @@ final class CommunicatorFormer implements AutoCloseable {
             pending.cancel(false);
         }
         pending = timer.schedule(this::formIfSettled, settleMillis, TimeUnit.MILLISECONDS);
+    }
+
+    /**
+     * A member's channel to another is poisoned in communicator {@code e}: forms a new one of the same executors
+     * (once per epoch; a report about an earlier communicator, or while one is forming anyway, changes nothing).
+     */
+    synchronized void reform(long e, String why) {
+        if (e != epoch || formed == null || stale == e) {
+            return;
+        }
+        stale = e;
+        LOG.warn("HComm shuffle: communicator {} is re-formed with the same executors: {}", e, why);
+        if (pending != null) {
+            pending.cancel(false);
+        }
+        pending = timer.schedule(this::formIfSettled, 0, TimeUnit.MILLISECONDS);
     }
 
     /** The members of the formed communicator, in rank order, or null while none is formed. */
@@ -103,11 +120,12 @@ final class CommunicatorFormer implements AutoCloseable {
         long e;
         synchronized (this) {
             List<String> ids = candidates.stream().map(Member::executorId).toList();
-            if (candidates.size() < 2 || ids.equals(formed)) {
+            if (candidates.size() < 2 || (ids.equals(formed) && stale != epoch)) {
                 return; // one executor reads nothing remote; the same members have their communicator
             }
             members = candidates;
             e = ++epoch;
+            stale = -1;
         }
         long start = System.nanoTime();
         String failure = form(e, members);

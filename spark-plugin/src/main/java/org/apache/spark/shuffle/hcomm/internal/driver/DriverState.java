@@ -110,6 +110,11 @@ public final class DriverState {
         return former.members();
     }
 
+    /** The epoch of the latest communicator formed or being formed (the communicator path): 0 before the first. */
+    public long communicatorEpoch() {
+        return former.epoch();
+    }
+
     /** Whether a communicator is about to form for the registered executors (the communicator path). */
     public boolean communicatorPending() {
         return former.pending();
@@ -167,6 +172,10 @@ public final class DriverState {
             return Messages.Ack.OK;
         } else if (message instanceof Messages.StageReport s) {
             report(s);
+            return null;
+        } else if (message instanceof Messages.PairPoisoned p) {
+            former.reform(p.epoch(), "executor " + p.executorId() + "'s channel to executor " + p.peerId()
+                    + " is poisoned by a failed window exchange (" + p.why() + ")");
             return null;
         } else if (message instanceof Messages.MetricsReport m) {
             metrics.report(m.executorId(), m.totals());

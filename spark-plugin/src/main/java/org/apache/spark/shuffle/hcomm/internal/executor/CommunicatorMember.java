@@ -51,6 +51,11 @@ final class CommunicatorMember {
                 ? new CommunicatorTransport.WindowSpec(settings.communicatorSlots(), settings.communicatorSliceSize(),
                         settings.readTimeout().toMillis())
                 : null;
+        if (window != null && settings.writeTarget() == HcommSettings.WriteTarget.ARENA) {
+            LOG.warn("HComm on executor {}: {}=arena does not apply to the communicator path with windows ({}=window): "
+                    + "map outputs go to Spark's files, and owners stream them from there through windows", executorId,
+                    HcommConf.WRITE_TARGET.key(), HcommConf.COMMUNICATOR_TRANSFER.key());
+        }
     }
 
     /** True when the HCCL buffer is cut into windows. */

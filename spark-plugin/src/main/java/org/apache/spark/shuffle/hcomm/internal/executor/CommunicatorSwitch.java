@@ -34,11 +34,14 @@ final class CommunicatorSwitch {
     private final BooleanSupplier closed;
     /** Where this member serves its outputs when its HCCL buffer is a window, else null. */
     private final WindowServer windowServer;
+    /** Sends the counters to the driver when no task or stage report would (after a retired communicator closed). */
+    private final Runnable report;
 
     CommunicatorSwitch(String executorId, CommunicatorMember member, PartsGenerations parts, HcommSettings settings,
             Roster roster, String host, ShuffleMetrics metrics, DriverClient driver, BooleanSupplier closed,
-            WindowServer windowServer) {
+            WindowServer windowServer, Runnable report) {
         this.windowServer = windowServer;
+        this.report = report;
         this.executorId = executorId;
         this.member = member;
         this.parts = parts;
@@ -80,7 +83,7 @@ final class CommunicatorSwitch {
         OneSidedParts fresh;
         try {
             fresh = windowServer != null
-                    ? OneSidedParts.windowed(t, j, settings, executorId, host, metrics, windowServer)
+                    ? OneSidedParts.windowed(t, j, settings, executorId, host, metrics, windowServer, driver)
                     : new OneSidedParts(t, j.epoch(), settings, roster, host, metrics, driver);
         } catch (RuntimeException e) { // the parts closed the transport, and the communicator with it
             metrics.communicatorsDestroyed.inc();
@@ -135,6 +138,7 @@ final class CommunicatorSwitch {
         old.retire(executorId, settings.readTimeout().toMillis() + 5000, () -> {
             ExecutorRuntime.runSteps(executorId, old.closeSteps(metrics.communicatorsDestroyed::inc));
             retired.run();
+            report.run(); // communicatorsLive fell: the driver hears it even if no task runs here any more
         });
     }
 }

@@ -87,7 +87,7 @@ public final class ExecutorRuntime implements AutoCloseable {
         this.windowServer = member != null && member.windowed() && host != null
                 ? new WindowServer(executorId, host, metrics, settings.readTimeout().toMillis()) : null;
         this.communicators = member == null ? null : new CommunicatorSwitch(executorId, member, parts, settings,
-                roster, host, metrics, driver, () -> closed, windowServer);
+                roster, host, metrics, driver, () -> closed, windowServer, this::reportOutsideTasks);
     }
 
     /**
@@ -319,6 +319,17 @@ public final class ExecutorRuntime implements AutoCloseable {
             org.apache.spark.TaskContext task = org.apache.spark.TaskContext.get();
             reports.taskEnded(task == null ? new StageAttempt(-1, -1)
                     : new StageAttempt(task.stageId(), task.stageAttemptNumber()));
+        }
+    }
+
+    /**
+     * Sends the counters now when no stage report would (no parts, or windowed ones): after something changed them
+     * outside any task, such as a retired communicator destroyed.
+     */
+    private void reportOutsideTasks() {
+        OneSidedParts p = parts.current();
+        if ((p == null || p.windowed()) && !closed) {
+            reports.taskEnded(new StageAttempt(-1, -1));
         }
     }
 

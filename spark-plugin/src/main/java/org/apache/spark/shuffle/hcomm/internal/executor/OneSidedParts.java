@@ -75,10 +75,23 @@ final class OneSidedParts {
 
     /**
      * The parts of communicator {@code j} on {@code transport}, windowed: every other member with a window server
-     * ({@code j.windowPorts()}) is read through a window.
+     * ({@code j.windowPorts()}) is read through a window; a pair a failed exchange poisoned is reported to
+     * {@code driver}.
      */
     static OneSidedParts windowed(CommunicatorTransport transport, Messages.JoinCommunicator j,
-            HcommSettings settings, String executorId, String host, ShuffleMetrics metrics, WindowServer server) {
+            HcommSettings settings, String executorId, String host, ShuffleMetrics metrics, WindowServer server,
+            DriverClient driver) {
+        // a failed exchange poisons its pair's channel for this communicator: the driver forms a new one to heal it
+        if (driver != null) {
+            transport.windows().onPoisoned(peer -> {
+                try {
+                    driver.pairPoisoned(j.epoch(), peer, "a window exchange between executors " + executorId + " and "
+                            + peer + " did not end balanced");
+                } catch (java.io.IOException e) {
+                    LOG.warn("Executor {} could not tell the driver its channel to {} is poisoned", executorId, peer, e);
+                }
+            });
+        }
         Map<String, InetSocketAddress> servers = new HashMap<>();
         for (int r = 0; r < j.members().size(); r++) {
             int port = j.windowPorts().get(r);

@@ -154,6 +154,11 @@ public final class DriverClient {
         plugin.ask(Wire.pack(new Messages.EnsureStage(stage.stageId(), stage.attempt(), executorId)));
     }
 
+    /** A window exchange with {@code peerId} failed in communicator {@code epoch}, poisoning their channel. */
+    public void pairPoisoned(long epoch, String peerId, String why) throws IOException {
+        plugin.send(Wire.pack(new Messages.PairPoisoned(executorId, epoch, peerId, why)));
+    }
+
     /** After the stage attempt's channels were destroyed: what the end did, and the cumulative counters. */
     public void stageReport(StageAttempt stage, StageEnd end, ShuffleMetrics.Snapshot totals) throws IOException {
         plugin.send(Wire.pack(new Messages.StageReport(executorId, stage.stageId(), stage.attempt(),

@@ -84,6 +84,15 @@ public final class Messages {
     }
 
     /**
+     * Executor → driver (a send) when a window exchange with {@code peerId} failed in communicator {@code epoch}:
+     * their channel is poisoned for that communicator (a late transfer or a stale notify may still arrive on it), so
+     * the driver forms a new one of the same executors, which heals the pair (without it, under fallback
+     * {@code never} the pair could not read from each other until the executors changed). {@code why}: the failure.
+     */
+    public record PairPoisoned(String executorId, long epoch, String peerId, String why) implements Serializable {
+    }
+
+    /**
      * Executor → driver when a map task commits: the map output is readable one-sidedly. {@code indexAddress} holds
      * {@code numPartitions + 1} big-endian longs (Spark's index-file layout), the offsets of each reduce partition
      * from {@code dataAddress}. {@code packedIndex}: the same offsets as partition lengths ({@link PackedIndex}),

@@ -119,8 +119,8 @@ class HcommSettingsTest {
     @Test
     void aCommunicatorBufferThatDoesNotFitNamesTheKeyAndTheAllowedRange() {
         String key = HcommConf.COMMUNICATOR_BUFFER_SIZE.key();
-        String allowed = "a multiple of 2m from 2m to 64g, at least sendArenaSize + receiveBufferSize "
-                + "(communicator.transfer=window: 2 x communicator.slots x communicator.sliceSize)";
+        String allowed = "a multiple of 2m from 2m to 64g, at least 2 x communicator.slots x "
+                + "communicator.sliceSize (communicator.transfer=store: sendArenaSize + receiveBufferSize)";
         assertEquals(allowed, HcommConf.COMMUNICATOR_BUFFER_SIZE.allowed());
         IllegalArgumentException odd = assertThrows(IllegalArgumentException.class,
                 () -> HcommSettings.parse(new SparkConf(false).set(key, "321m")));
@@ -130,11 +130,15 @@ class HcommSettingsTest {
                 () -> HcommSettings.parse(new SparkConf(false).set(key, "128g")));
         assertEquals("Invalid value '128g' for " + key + ": allowed " + allowed + " (out of range)", huge.getMessage());
         IllegalArgumentException small = assertThrows(IllegalArgumentException.class,
-                () -> HcommSettings.parse(new SparkConf(false).set(key, "64m")));
+                () -> HcommSettings.parse(new SparkConf(false).set(key, "64m")
+                        .set(P + "communicator.transfer", "store")));
         assertTrue(small.getMessage().startsWith(key + "=67108864 must hold " + P + "sendArenaSize + " + P
                 + "receiveBufferSize (335544320 bytes)") && small.getMessage().contains(allowed), small.getMessage());
-        // its default, arena + receive buffer, is rounded up to the unit
+        // its default, arena + receive buffer, is rounded up to the unit, and holds one window per half
         assertEquals(6L << 20, HcommSettings.parse(new SparkConf(false).set(P + "sendArenaSize", "1m")
+                .set(P + "receiveBufferSize", "4m").set(P + "communicator.transfer", "store"))
+                .communicatorBufferSize());
+        assertEquals(16L << 20, HcommSettings.parse(new SparkConf(false).set(P + "sendArenaSize", "1m")
                 .set(P + "receiveBufferSize", "4m")).communicatorBufferSize());
         assertEquals(64L << 30, HcommSettings.parse(new SparkConf(false).set(key, "64g")).communicatorBufferSize());
     }
@@ -165,9 +169,12 @@ class HcommSettingsTest {
         }
         IllegalArgumentException transfer = assertThrows(IllegalArgumentException.class, () -> HcommSettings.parse(
                 new SparkConf(false).set(P + "communicator.transfer", "stream")));
-        assertTrue(transfer.getMessage().contains("allowed store, window"), transfer.getMessage());
-        // with the store, the window's own check does not apply
+        assertTrue(transfer.getMessage().contains("allowed window, store"), transfer.getMessage());
+        // windows are the default; with the store, the window's own check does not apply
+        assertEquals(HcommSettings.Transfer.WINDOW, HcommSettings.parse(new SparkConf(false)).communicatorTransfer());
         assertEquals(HcommSettings.Transfer.STORE, HcommSettings.parse(new SparkConf(false)
+                .set(P + "communicator.transfer", "store").set(P + "sendArenaSize", "1m")
+                .set(P + "receiveBufferSize", "4m").set(P + "communicator.bufferSize", "6m")
                 .set(P + "communicator.sliceSize", "64m")).communicatorTransfer());
     }
 
