@@ -6,58 +6,73 @@ import java.io.PrintStream;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.stream.Collectors;
 import org.hcomm.bridge.SoftHcomm;
 import org.hcomm.bridge.error.HcommException;
 import org.hcomm.bridge.install.Finding;
 import org.hcomm.bridge.install.Finding.Check;
 import org.hcomm.bridge.install.Provider;
 import org.hcomm.bridge.transport.CommunicatorTransport;
-import org.hcomm.bridge.transport.PeerChannels;
-import org.hcomm.bridge.transport.PeerSpec;
-import org.hcomm.bridge.transport.ReadBatch;
-import org.hcomm.bridge.transport.Region;
+import org.hcomm.bridge.transport.CommunicatorWindows;
+import org.hcomm.bridge.transport.OwnerEnd;
+import org.hcomm.bridge.transport.ReaderEnd;
 import org.hcomm.bridge.transport.TransportException;
+import org.hcomm.bridge.transport.WindowLayout;
 
 /**
- * The doctor's end-to-end check of the communicator path (Atlas A2/A3), through the shuffle's own transport
- * ({@link CommunicatorTransport}: the same joins, channels, addressing, claim and notifies as an executor's reads):
- * the owner ({@link #main}, a second process from the same class path) makes the root info ({@code HcclGetRootInfo});
- * both form a 2-member transport ({@code HcclCommInitRootInfoConfig}, {@code hcclBufferSize} just large enough for
- * the bytes, then {@code HcclChannelAcquire} of the HCCS channel between them, both ends); the owner stages a pattern
- * into a region of its HCCL buffer ({@link Region#commit}, host to device) and publishes the region's
- * {@link Region#readSource} (an offset into its HCCL buffer); this process reads it one-sidedly into a region of its
- * own ({@code HcommReadOnThread} at the base {@code HcclChannelGetHcclBuffer} gave plus the offset, in batch mode on
- * a stream of {@code HcclThreadAcquireWithStream}, completed by {@code aclrtSynchronizeStream} and copied device to
- * host into the region's mirror) and verifies every byte; both close their transport ({@code HcclCommDestroy}) and
- * (soft HComm) count no live object.
+ * The doctor's end-to-end check of the communicator path (Atlas A2/A3), through the shuffle's own window path
+ * ({@link CommunicatorTransport#formWindowed} and {@link CommunicatorWindows}: the same joins, channels, addressing,
+ * claim and DATA/ACK notifies as an executor's window exchanges): the owner ({@link #main}, a second process from the
+ * same class path) makes the root info ({@code HcclGetRootInfo}); both form a 2-member windowed transport
+ * ({@code HcclCommInitRootInfoConfig} with {@code hcclBufferSize} {@value #BUFFER_MB} MB, then
+ * {@code HcclChannelAcquire} of the HCCS channel between them with the window's notifies, both ends); this process
+ * opens a receive window ({@link ReaderEnd}) and sends its slot offsets, the owner opens a send window for it
+ * ({@link OwnerEnd}) and answers with its own; the owner streams the pattern slice by slice ({@link OwnerEnd#put}:
+ * host to device into its send slot, DATA raised on the reader; from the k-th slice on it first waits for the
+ * reader's ACK of the slot) and this process takes every slice ({@link ReaderEnd#take}: DATA waited for, the owner's
+ * slot read at the base {@code HcclChannelGetHcclBuffer} gave plus the granted offset into its receive slot, ACK
+ * raised, copied device to host) and verifies every byte; both ends finish balanced and close, both close their
+ * transport ({@code HcclCommDestroy}) and (soft HComm) count no live object. The HCCL buffer holds one window per
+ * half whatever {@code --bytes} is: the bytes stream through it.
  *
- * <p>Owner protocol, one line each way: the owner prints {@code ROOT <rootInfoHex> <name>}, then
- * {@code STAGED <readSource>} once the bytes are on its device; the reader sends {@code DONE}, the owner closes its
- * transport and answers {@code BYE <noLiveObjects|unknown>}. Any failure answers {@code ERROR <what>}. Readiness
- * travels out of band after the bytes landed, as in the plugin.
+ * <p>Owner protocol, one line each way: the owner prints {@code ROOT <rootInfoHex> <name>}; the reader sends
+ * {@code SLOTS <o1,o2,...>} (its receive slots' offsets), the owner answers {@code GRANTED <o1,o2,...>} (its send
+ * slots' offsets), streams the bytes and, once every ACK came ({@link OwnerEnd#finish}), prints
+ * {@code SENT <slices>}; the reader sends {@code DONE}, the owner closes its transport and answers
+ * {@code BYE <noLiveObjects|unknown>}. Any failure answers {@code ERROR <what>}. Offsets, never addresses, cross
+ * the control lines; slices are signalled by notifies only, as in the plugin.
  */
 final class CommunicatorEndToEnd {
-    private static final long PIECE = 16L << 20;
+    /** The window: {@value #SLOTS} slots of {@link #SLICE} bytes at each end (the plugin's default layout). */
+    static final int SLOTS = 2;
+    static final long SLICE = 4L << 20;
+    /**
+     * {@code hcclBufferSize} in MB: the HCCL buffer is twice it, so each half (send, receive) holds exactly one
+     * window of {@link #SLOTS} x {@link #SLICE}, whatever the bytes read.
+     */
+    static final int BUFFER_MB = (int) (SLOTS * SLICE >> 20);
+    /** The windows' read timeout: how long a notify wait or a slice may take before the exchange fails. */
+    private static final long WINDOW_TIMEOUT_MILLIS = 10_000;
     private static final String OWNER = "owner";
+    private static final String READER = "reader";
     private static final Duration SETUP = Duration.ofSeconds(60);
 
     private CommunicatorEndToEnd() {}
 
-    /** {@code hcclBufferSize} in MB for {@code bytes}: the HCCL buffer is twice it, at least the bytes read. */
-    static int bufferMb(long bytes) {
-        return (int) Math.max(1, (bytes + (2L << 20) - 1) / (2L << 20));
+    static CommunicatorTransport.WindowSpec window() {
+        return new CommunicatorTransport.WindowSpec(SLOTS, SLICE, WINDOW_TIMEOUT_MILLIS);
     }
 
     static Finding run(Provider provider, String address, long bytes, int ownerDevice, int readerDevice) {
-        int bufferMb = bufferMb(bytes);
         String[] step = {"starting the owner process"};
         OwnerProcess owner = null;
         try {
             owner = OwnerProcess.start(CommunicatorEndToEnd.class, address, Long.toString(bytes),
-                    Integer.toString(ownerDevice), Integer.toString(bufferMb));
-            return read(owner, address, bytes, ownerDevice, readerDevice, bufferMb, step);
+                    Integer.toString(ownerDevice));
+            return read(owner, address, bytes, ownerDevice, readerDevice, step);
         } catch (Exception | Error e) {
             String ownerSaid = "";
             if (owner != null) {
@@ -83,41 +98,64 @@ final class CommunicatorEndToEnd {
     /** The two members, in rank order: the owner (rank 0) and this process, both on {@code address}. */
     private static List<CommunicatorTransport.Member> members(String address) {
         return List.of(new CommunicatorTransport.Member(OWNER, address),
-                new CommunicatorTransport.Member("reader", address));
+                new CommunicatorTransport.Member(READER, address));
+    }
+
+    /** Slot offsets as they cross the control lines: {@code o1,o2,...}. */
+    static String offsets(long[] slots) {
+        return Arrays.stream(slots).mapToObj(Long::toString).collect(Collectors.joining(","));
+    }
+
+    static long[] parseOffsets(String line) {
+        return Arrays.stream(line.split(",")).mapToLong(Long::parseLong).toArray();
     }
 
     private static Finding read(OwnerProcess owner, String address, long bytes, int ownerDevice, int device,
-            int bufferMb, String[] step) throws Exception {
+            String[] step) throws Exception {
         step[0] = "waiting for the owner's root info (HcclGetRootInfo on device " + ownerDevice + ")";
         String[] root = owner.expect("ROOT", SETUP);
         if (SoftHcomm.isActive()) {
             SoftHcomm.configure("if_ip", address);
         }
-        double seconds;
+        long nanos = 0;
         long wrong = -1;
+        long slices;
+        boolean roce;
         step[0] = "joining the 2-rank communicator as rank 1 on device " + device + " and acquiring the channel to "
                 + "rank 0 (both ends call HcclChannelAcquire)";
-        try (CommunicatorTransport t = CommunicatorTransport.form(HexFormat.of().parseHex(root[1]),
-                members(address), 1, device, bufferMb, root[2])) {
-            step[0] = "waiting for the owner to stage " + bytes + " bytes host to device";
-            long src = Long.parseLong(owner.expect("STAGED", SETUP)[1]);
-            Region into = t.allocate("doctor-read", bytes);
-            PeerChannels peers = t.connect(List.of(new PeerSpec(OWNER, new byte[0], 0, false, "doctor")));
-            step[0] = "reading one-sidedly";
-            long start = System.nanoTime();
-            try (ReadBatch batch = t.newReadBatch()) {
-                for (long at = 0; at < bytes; at += PIECE) {
-                    batch.read(peers.channel(0), into.address() + at, src + at, Math.min(PIECE, bytes - at));
-                }
-                batch.await(); // the bytes are in the region's mirror then
+        try (CommunicatorTransport t = CommunicatorTransport.formWindowed(HexFormat.of().parseHex(root[1]),
+                members(address), 1, device, BUFFER_MB, root[2], window())) {
+            WindowLayout layout = t.windows().layout();
+            slices = layout.sliceCount(bytes);
+            step[0] = "opening a receive window of " + SLOTS + " slots x " + (SLICE >> 20) + " MiB";
+            ReaderEnd r = t.windows().openReader(OWNER, SETUP.toMillis());
+            if (r == null) {
+                throw new IllegalStateException("no receive window became free within " + SETUP.toSeconds() + " s");
             }
-            seconds = (System.nanoTime() - start) / 1e9;
-            step[0] = "verifying the bytes read";
-            ByteBuffer got = into.buffer();
-            for (long at = 0; at < bytes && wrong < 0; at += PIECE) {
-                int len = (int) Math.min(PIECE, bytes - at);
-                long w = EndToEnd.firstWrong(got.slice((int) at, len), at / 8, len);
-                wrong = w < 0 ? -1 : at + w;
+            try (r) {
+                roce = r.roce();
+                step[0] = "waiting for the owner to open a send window for this process's slots";
+                owner.send("SLOTS " + offsets(r.slotOffsets()));
+                r.attach(parseOffsets(owner.expect("GRANTED", SETUP)[1]));
+                for (long j = 0; j < slices; j++) {
+                    int len = layout.sliceLength(bytes, j);
+                    step[0] = "taking slice " + (j + 1) + " of " + slices + " through the window (DATA waited for, "
+                            + "the owner's slot read, ACK raised)";
+                    long start = System.nanoTime();
+                    ByteBuffer got = r.take(len);
+                    nanos += System.nanoTime() - start;
+                    step[0] = "verifying the bytes read";
+                    long at = j * layout.sliceBytes();
+                    long w = wrong >= 0 ? -1 : EndToEnd.firstWrong(got, at / 8, len);
+                    if (w >= 0) {
+                        wrong = at + w; // every slice is still taken: the window ends balanced
+                    }
+                }
+                step[0] = "waiting for the owner to finish its window (its last ACKs)";
+                long sent = Long.parseLong(owner.expect("SENT", SETUP)[1]);
+                if (sent != slices) {
+                    throw new IllegalStateException("the owner put " + sent + " slices, this process took " + slices);
+                }
             }
             step[0] = "destroying the communicator (HcclCommDestroy)";
         }
@@ -130,45 +168,67 @@ final class CommunicatorEndToEnd {
         owner.send("DONE");
         String[] bye = owner.expect("BYE", SETUP);
         String live = EndToEnd.liveObjects(bye[1]);
+        double seconds = Math.max(nanos, 1) / 1e9;
         String summary = String.format("read %d MiB one-sidedly from a second process through a 2-rank HCCL "
-                + "communicator (devices %d and %d, hcclBufferSize %d MB, 1 HCCS channel): %.2f GB/s "
-                + "(HcommReadOnThread in batch mode at the channel's view of the owner's HCCL buffer, completed by "
-                + "aclrtSynchronizeStream, through the shuffle's CommunicatorTransport); staged host to device by "
-                + "the owner, copied device to host here, every byte verified; both destroyed their communicator "
-                + "(HcclCommDestroy); %s", bytes >> 20, ownerDevice, device, bufferMb, bytes / seconds / 1e9, live);
+                + "communicator (devices %d and %d, hcclBufferSize %d MB: one window per half, 1 %s channel) in %d "
+                + "slices through a window of %d slots x %d MiB, as the shuffle's window path moves them: %.2f GB/s "
+                + "(the reader's time in take); per slice the owner staged it host to device into its send slot "
+                + "and raised DATA%s, the reader waited for DATA, %s, raised ACK and copied the slot device to host "
+                + "(HcommReadOnThread in batch mode, completed by aclrtSynchronizeStreamWithTimeout), every byte "
+                + "verified; both window ends finished balanced (every DATA and ACK waited for); both destroyed "
+                + "their communicator (HcclCommDestroy); %s", bytes >> 20, ownerDevice, device, BUFFER_MB,
+                roce ? "RoCE" : "HCCS", slices, SLOTS, SLICE >> 20, bytes / seconds / 1e9,
+                roce ? " after writing it into the reader's receive slot" : "",
+                roce ? "found the slice written into its receive slot (over RoCE the owner writes, then DATA)"
+                        : "read the owner's slot at the channel's base + its offset over HCCS",
+                live);
         return live.startsWith("left") ? Finding.fail(Check.END_TO_END, summary, "report this leak to the project")
                 : Finding.pass(Check.END_TO_END, summary);
     }
 
     /**
-     * The owner process: {@code CommunicatorEndToEnd <address> <bytes> <device> <bufferMb> <loader options>}; ends
-     * on {@code DONE} or at the end of its input.
+     * The owner process: {@code CommunicatorEndToEnd <address> <bytes> <device> <loader options>}; ends on
+     * {@code DONE} or at the end of its input.
      */
     public static void main(String[] args) {
         Doctor.quietJdkLogging();
         PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         try {
-            OwnerProcess.load(args, 4);
+            OwnerProcess.load(args, 3);
             long bytes = Long.parseLong(args[1]);
             int device = Integer.parseInt(args[2]);
-            int bufferMb = Integer.parseInt(args[3]);
             if (SoftHcomm.isActive()) {
                 SoftHcomm.configure("if_ip", args[0]);
             }
             byte[] root = CommunicatorTransport.rootInfo(device);
             String name = "hcomm-doctor-" + ProcessHandle.current().pid();
             out.println("ROOT " + HexFormat.of().formatHex(root) + " " + name);
-            try (CommunicatorTransport t = CommunicatorTransport.form(root, members(args[0]), 0, device, bufferMb,
-                    name)) {
-                Region staged = t.allocate("doctor-staged", bytes);
-                ByteBuffer mirror = staged.buffer();
-                for (long at = 0; at < bytes; at += PIECE) {
-                    int len = (int) Math.min(PIECE, bytes - at);
-                    EndToEnd.fill(mirror.slice((int) at, len), at / 8, len);
+            try (CommunicatorTransport t = CommunicatorTransport.formWindowed(root, members(args[0]), 0, device,
+                    BUFFER_MB, name, window())) {
+                String slots = in.readLine();
+                if (slots == null) {
+                    return; // the reader gave up before opening its window
                 }
-                staged.commit(0, bytes);
-                out.println("STAGED " + staged.readSource(0));
+                if (!slots.startsWith("SLOTS ")) {
+                    throw new IllegalStateException("expected SLOTS, the reader sent '" + slots + "'");
+                }
+                WindowLayout layout = t.windows().layout();
+                OwnerEnd end = t.windows().openOwner(READER, parseOffsets(slots.substring("SLOTS ".length())),
+                        SETUP.toMillis());
+                if (end == null) {
+                    throw new IllegalStateException("no send window became free within " + SETUP.toSeconds() + " s");
+                }
+                try (end) {
+                    out.println("GRANTED " + offsets(end.slotOffsets()));
+                    for (long j = 0; j < layout.sliceCount(bytes); j++) {
+                        int len = layout.sliceLength(bytes, j);
+                        EndToEnd.fill(end.staging(), j * layout.sliceBytes() / 8, len);
+                        end.put(len);
+                    }
+                    end.finish();
+                }
+                out.println("SENT " + end.slicesPut());
                 in.readLine(); // DONE, or the end of input when the reader gave up
             }
             out.println("BYE " + EndToEnd.liveWord());

@@ -264,9 +264,21 @@ class DoctorTest {
         }
         r.expect("product", "PASS", "SoC Ascend910B3 (soft HComm's profile", "Atlas A2",
                 "api auto takes the communicator path");
-        r.expect("end-to-end", "PASS", "read 256 MiB", "2-rank HCCL communicator", "hcclBufferSize 128 MB", "GB/s",
-                "HcommReadOnThread in batch mode", "every byte verified", "HcclCommDestroy",
-                "no live object left in either process");
+        r.expect("end-to-end", "PASS", "read 256 MiB", "2-rank HCCL communicator", "hcclBufferSize 8 MB", "GB/s",
+                "1 HCCS channel", "in 64 slices through a window of 2 slots x 4 MiB", "raised DATA",
+                "read the owner's slot at the channel's base + its offset over HCCS", "raised ACK",
+                "HcommReadOnThread in batch mode", "every byte verified", "both window ends finished balanced",
+                "HcclCommDestroy", "no live object left in either process");
+        assertEquals(0, r.exit, r.output);
+    }
+
+    @Test
+    void aReadOfMoreThanOneWindowThatIsNoWholeNumberOfSlicesEndsWithAShortSlice() throws Exception {
+        // 3 slices of 4 MiB through 2 slots (the third waits for slot 0's ACK), the last one 8 bytes: the HCCL
+        // buffer stays one window per half
+        Run r = doctor(null, A2, "--bytes", Long.toString((8L << 20) + 8));
+        r.expect("end-to-end", "PASS", "read 8 MiB", "hcclBufferSize 8 MB", "in 3 slices", "every byte verified",
+                "both window ends finished balanced", "no live object left in either process");
         assertEquals(0, r.exit, r.output);
     }
 
@@ -282,11 +294,11 @@ class DoctorTest {
     @Test
     void aCommunicatorThatCannotFormFailsTheEndToEndCheckNamingTheCallAndCode() throws Exception {
         Map<String, String> env = new HashMap<>(A2);
-        env.put("HCOMM_SOFT_DEVICE_MEM_MB", "1"); // less than the 2 x 4 MB HCCL buffer each rank allocates
+        env.put("HCOMM_SOFT_DEVICE_MEM_MB", "1"); // less than the 2 x 8 MB HCCL buffer each rank allocates
         Run r = doctor(null, env, "--bytes", "8388608");
         r.onlyFails("end-to-end");
         r.expect("end-to-end", "FAIL", "failed while joining the 2-rank communicator",
-                "HcclCommInitRootInfoConfig failed: 24 HCCL_E_OOM", "hcclBufferSize 4 MB");
+                "HcclCommInitRootInfoConfig failed: 24 HCCL_E_OOM", "hcclBufferSize 8 MB");
     }
 
     @Test
@@ -306,7 +318,7 @@ class DoctorTest {
                 + f.headers().resolveSibling("hccl"), "HcclCommConfig 2104 bytes", "an older version, without "
                 + "[hcclBufferName, hcclQos, hcclSymWinMaxMemSizePerRank, hcclChannelSqDepth]");
         r.expect("product", "PASS", "SoC Ascend910B3", "Atlas A2", "the communicator path");
-        r.expect("end-to-end", "PASS", "read 8 MiB", "hcclBufferSize 4 MB", "every byte verified",
+        r.expect("end-to-end", "PASS", "read 8 MiB", "hcclBufferSize 8 MB", "in 2 slices", "every byte verified",
                 "CANN does not count live objects");
         assertEquals(0, r.exit, r.output);
     }
