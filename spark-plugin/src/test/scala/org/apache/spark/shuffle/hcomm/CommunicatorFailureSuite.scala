@@ -38,36 +38,42 @@ class CommunicatorFailureSuite extends LocalClusterSuite {
     k -> v.map(_.toLong).sum
   }
 
-  test("an executor killed during the reduce stage: the reads of its outputs fail, Spark recomputes them and the " +
-    "answer is right; a new communicator forms with its replacement and the next shuffle is one-sided again") {
-    withContext(onA2(baseConf.set("spark.shuffle.hcomm.readTimeout", "10s"))) { c =>
-      formed(c)
-      val tasks = new TaskRecorder
-      c.addSparkListener(tasks)
-      val (got, victim, readers) = killOwnerMidReduce(c, 200000)
-      assert(got == sums(200000, 1000))
-      c.listenerBus.waitUntilEmpty()
-      assert(!tasks.failures.isEmpty, "no task failed: the kill did not hit the job")
-      // the other executor's reduce task, at the gate when the victim died, read its outputs: those reads failed
-      assert(readers.nonEmpty && readers.forall(r => tasks.failures.asScala.exists(f =>
-        f.taskId == r.attempt && failedReading(victim)(f.reason))),
-        s"readers of the dead executor's outputs: $readers; failures: ${tasks.failures}")
-      awaitReplaced(victim, c)
-      // the executors changed: the driver forms a new communicator of the survivors and the replacement (epoch 2),
-      // each member switches to it and retires the old one, and the next shuffle is read one-sidedly again
-      eventually("a new communicator with the replacement", 90) {
-        Option(driverState.communicatorMembers()).exists(m =>
-          m.asScala.toSet == liveExecutors(c).toSet && !m.contains(victim))
+  Seq("window", "store").foreach { transfer =>
+    test(s"communicator.transfer=$transfer: an executor killed during the reduce stage: the reads of its outputs " +
+      "fail, Spark recomputes them and the answer is right; a new communicator forms with its replacement and the " +
+      "next shuffle is one-sided again") {
+      withContext(onA2(baseConf.set("spark.shuffle.hcomm.readTimeout", "10s"))
+          .set("spark.shuffle.hcomm.communicator.transfer", transfer)) { c =>
+        formed(c)
+        val tasks = new TaskRecorder
+        c.addSparkListener(tasks)
+        val (got, victim, readers) = killOwnerMidReduce(c, 200000)
+        assert(got == sums(200000, 1000))
+        c.listenerBus.waitUntilEmpty()
+        assert(!tasks.failures.isEmpty, "no task failed: the kill did not hit the job")
+        // the other executor's reduce task, at the gate when the victim died, read its outputs: those reads failed
+        // (a window reader's read-ahead starts when the task makes its reader, before the gate, and may have read the
+        // small outputs already: CommunicatorWindowSuite kills an executor mid-slot instead)
+        assert(readers.nonEmpty && (transfer == "window" || readers.forall(r => tasks.failures.asScala.exists(f =>
+          f.taskId == r.attempt && failedReading(victim)(f.reason)))),
+          s"readers of the dead executor's outputs: $readers; failures: ${tasks.failures}")
+        awaitReplaced(victim, c)
+        // the executors changed: the driver forms a new communicator of the survivors and the replacement (epoch 2),
+        // each member switches to it and retires the old one, and the next shuffle is read one-sidedly again
+        eventually("a new communicator with the replacement", 90) {
+          Option(driverState.communicatorMembers()).exists(m =>
+            m.asScala.toSet == liveExecutors(c).toSet && !m.contains(victim))
+        }
+        val (oneSided, spark) = (metric("bytesReadOneSided"), metric("bytesReadFallback"))
+        assert(c.parallelize(1 to 20000, 6).map(i => (i % 7, 1)).reduceByKey(_ + _, 4).collect().toMap ==
+          (1 to 20000).groupBy(_ % 7).map { case (k, v) => k -> v.size })
+        eventually("one-sided bytes of the later shuffle reported")(metric("bytesReadOneSided") > oneSided)
+        // executors report their counters when a reduce stage's channels are destroyed: the later shuffle's are the
+        // first sure to be after the new communicator formed
+        eventually("every executor in the new communicator", 60)(metric("communicatorsJoined") >= 2 * executors - 1)
+        assert(metric("bytesReadFallback") == spark, "the later shuffle went by Spark's fetch")
+        eventually("the old communicators retired", 60)(metric("communicatorsLive") == executors)
       }
-      val (oneSided, spark) = (metric("bytesReadOneSided"), metric("bytesReadFallback"))
-      assert(c.parallelize(1 to 20000, 6).map(i => (i % 7, 1)).reduceByKey(_ + _, 4).collect().toMap ==
-        (1 to 20000).groupBy(_ % 7).map { case (k, v) => k -> v.size })
-      eventually("one-sided bytes of the later shuffle reported")(metric("bytesReadOneSided") > oneSided)
-      // executors report their counters when a reduce stage's channels are destroyed: the later shuffle's are the
-      // first sure to be after the new communicator formed
-      eventually("every executor in the new communicator", 60)(metric("communicatorsJoined") >= 2 * executors - 1)
-      assert(metric("bytesReadFallback") == spark, "the later shuffle went by Spark's fetch")
-      eventually("the old communicators retired", 60)(metric("communicatorsLive") == executors)
     }
   }
 
@@ -354,7 +360,8 @@ class CommunicatorFailureSuite extends LocalClusterSuite {
       val want = (0 until n).groupBy(_ % 400).map { case (k, is) => k -> is.map(value(_).foldLeft(0L)(_ + _)).sum }
       val pids = executorPids(c)
       val got = TaskGate.using("stall") { case Seq(gate) =>
-        val rdd = c.parallelize(0 until n, 4).map(i => (i % 400, value(i)))
+        // 16 blocks of 0.75 MB per reduce partition, 8 from the other executor: more than the budget holds
+        val rdd = c.parallelize(0 until n, 16).map(i => (i % 400, value(i)))
           .partitionBy(new org.apache.spark.HashPartitioner(4))
         val job = Future(rdd.mapPartitions { it =>
           val first = it.next()

@@ -76,19 +76,22 @@ final class CommunicatorFormer implements AutoCloseable {
     }
 
     /**
-     * A member's channel to another is poisoned in communicator {@code e}: forms a new one of the same executors
-     * (once per epoch; a report about an earlier communicator, or while one is forming anyway, changes nothing).
+     * A member's channel to another is poisoned in communicator {@code e}: once the executors stayed unchanged for the
+     * settle time, forms a new one of them (once per epoch; a report about an earlier communicator changes nothing).
+     * A poisoning often comes with a member's death, whose removal reaches the former a little later: waiting for
+     * the settle time, as for any change, keeps the dead member out of the new communicator (a join would wait for
+     * it until the form timeout).
      */
     synchronized void reform(long e, String why) {
         if (e != epoch || formed == null || stale == e) {
             return;
         }
         stale = e;
-        LOG.warn("HComm shuffle: communicator {} is re-formed with the same executors: {}", e, why);
+        LOG.warn("HComm shuffle: communicator {} is to be re-formed with the executors there are: {}", e, why);
         if (pending != null) {
             pending.cancel(false);
         }
-        pending = timer.schedule(this::formIfSettled, 0, TimeUnit.MILLISECONDS);
+        pending = timer.schedule(this::formIfSettled, settleMillis, TimeUnit.MILLISECONDS);
     }
 
     /** The members of the formed communicator, in rank order, or null while none is formed. */

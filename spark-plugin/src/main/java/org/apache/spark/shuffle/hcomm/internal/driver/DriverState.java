@@ -174,8 +174,7 @@ public final class DriverState {
             report(s);
             return null;
         } else if (message instanceof Messages.PairPoisoned p) {
-            former.reform(p.epoch(), "executor " + p.executorId() + "'s channel to executor " + p.peerId()
-                    + " is poisoned by a failed window exchange (" + p.why() + ")");
+            poisoned(p);
             return null;
         } else if (message instanceof Messages.MetricsReport m) {
             metrics.report(m.executorId(), m.totals());
@@ -183,6 +182,14 @@ public final class DriverState {
             return null;
         }
         throw new IllegalArgumentException("unknown message " + message);
+    }
+
+    /** A pair's channel is poisoned: re-form the communicator, unless one of them is gone (its removal re-forms). */
+    private synchronized void poisoned(Messages.PairPoisoned p) {
+        if (executors.containsKey(p.executorId()) && executors.containsKey(p.peerId())) {
+            former.reform(p.epoch(), "executor " + p.executorId() + "'s channel to executor " + p.peerId()
+                    + " is poisoned by a failed window exchange (" + p.why() + ")");
+        }
     }
 
     private synchronized void register(Messages.RegisterExecutor r, RpcEndpointRef agent) {
@@ -341,6 +348,7 @@ public final class DriverState {
             }
         }
         directory.executorRemoved(executorId);
+        metrics.executorRemoved(executorId); // what it held live went with it
     }
 
     public synchronized void shuffleRemoved(int shuffleId) {

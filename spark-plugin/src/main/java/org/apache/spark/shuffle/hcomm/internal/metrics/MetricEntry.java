@@ -169,6 +169,14 @@ public enum MetricEntry {
         return kind;
     }
 
+    /**
+     * Whether the metric is a level of what an executor holds now (live channels, live communicators): an executor
+     * that is gone holds none, so its last report no longer counts in the driver's total (counters keep it).
+     */
+    boolean level() {
+        return this == CHANNELS_LIVE || this == COMMUNICATORS_LIVE;
+    }
+
     /** What one executor's value sums into the driver's gauge, or null for a metric only executors have. */
     ToLongFunction<ShuffleMetrics.Snapshot> driverTotal() {
         return driverTotal;

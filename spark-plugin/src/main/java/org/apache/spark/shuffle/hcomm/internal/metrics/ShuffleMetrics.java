@@ -128,6 +128,7 @@ public final class ShuffleMetrics implements Source {
         }
     }
     private final Map<String, Snapshot> reported; // driver only
+    private final java.util.Set<String> gone = ConcurrentHashMap.newKeySet(); // driver only: executors removed
 
     /** Registers every {@link MetricEntry} of its side, each only through its entry. */
     private ShuffleMetrics(boolean driver) {
@@ -145,8 +146,7 @@ public final class ShuffleMetrics implements Source {
             for (MetricEntry m : MetricEntry.values()) {
                 if (m.onDriver()) {
                     ToLongFunction<Snapshot> f = m.driverTotal();
-                    registry.register(m.metricName(),
-                            (Gauge<Long>) () -> reported.values().stream().mapToLong(f).sum());
+                    registry.register(m.metricName(), (Gauge<Long>) () -> total(m, reported));
                 }
             }
         } else {
@@ -300,6 +300,18 @@ public final class ShuffleMetrics implements Source {
         reported.put(executorId, s);
     }
 
+    /** Driver: executor {@code executorId} is gone; its counters still count, its levels no longer do. */
+    public void executorRemoved(String executorId) {
+        gone.add(executorId);
+    }
+
+    /** The cluster's total of {@code m} over {@code reports} (a level without the executors that are gone). */
+    private long total(MetricEntry m, Map<String, Snapshot> reports) {
+        ToLongFunction<Snapshot> f = m.driverTotal();
+        return reports.entrySet().stream().filter(e -> !m.level() || !gone.contains(e.getKey()))
+                .mapToLong(e -> f.applyAsLong(e.getValue())).sum();
+    }
+
     /** Driver: the cluster's total of one metric by name (for tests and the example job). */
     public long clusterTotal(String name) {
         Gauge<?> g = registry.getGauges().get(name);
@@ -311,11 +323,11 @@ public final class ShuffleMetrics implements Source {
      * with each other (gauges read one by one can straddle a report: channels created 15, destroyed 16).
      */
     public Map<String, Long> clusterTotals() {
-        java.util.List<Snapshot> now = java.util.List.copyOf(reported.values());
+        Map<String, Snapshot> now = Map.copyOf(reported);
         Map<String, Long> totals = new java.util.TreeMap<>();
         for (MetricEntry m : MetricEntry.values()) {
             if (m.onDriver()) {
-                totals.put(m.metricName(), now.stream().mapToLong(m.driverTotal()).sum());
+                totals.put(m.metricName(), total(m, now));
             }
         }
         return totals;

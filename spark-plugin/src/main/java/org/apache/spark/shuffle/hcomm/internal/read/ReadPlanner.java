@@ -116,8 +116,8 @@ public final class ReadPlanner {
      */
     public static ReadPlanner windowed(String executorId, String host, Fallback fallback, ShuffleMetrics metrics,
             WindowReads windows) {
-        return new ReadPlanner(executorId, host, fallback, metrics, null, null, null, null,
-                metrics.bytesReadFallback, windows);
+        return new ReadPlanner(executorId, host, fallback, metrics, null, null, null,
+                new Blame(executorId, null, null), metrics.bytesReadFallback, windows);
     }
 
     private boolean canRead() {
@@ -207,8 +207,10 @@ public final class ReadPlanner {
                     fallback.outsideOneSided("outside|" + owner.executorId(), () -> LOG.info("Shuffle blocks from "
                             + "executor {} are fetched by Spark's transfer: {}", owner.executorId(), why));
                     sparkBlocks.add(new Tuple2<>(owner, ScalaCollections.toSeq(o.blocks())));
-                } else {
-                    fallBack(shuffleId, owner, o.blocks(), sparkBlocks, why);
+                } else { // a poisoned pair: under never a fetch failure, as Spark's stage retry comes most likely
+                    // after the driver formed the communicator again to heal it (a task error would abort the job)
+                    ownerUnreadable(new StageAttempt(context.stageId(), context.stageAttemptNumber()), shuffleId,
+                            owner, o.blocks(), sparkBlocks, why);
                 }
                 continue;
             }
