@@ -347,6 +347,7 @@ class CommunicatorFailureSuite extends LocalClusterSuite {
       .set("spark.shuffle.hcomm.maxBytesInFlight", "1m")
       .set("spark.shuffle.hcomm.communicator.bufferSize", "8m")
       .set("spark.shuffle.hcomm.communicator.sliceSize", "1m")
+      .set("spark.shuffle.hcomm.communicator.slots", "2")
     withContext(conf) { c =>
       formed(c)
       val epoch = driverState.communicatorEpoch()

@@ -65,7 +65,8 @@ class SqlAqeWindowSuite extends SqlAqeSuite {
   override protected def extraConf: Seq[(String, String)] = super.extraConf ++ OnAtlasA2.conf ++ Seq(
     "spark.shuffle.hcomm.communicator.transfer" -> "window",
     "spark.shuffle.hcomm.communicator.bufferSize" -> "8m",
-    "spark.shuffle.hcomm.communicator.sliceSize" -> "1m")
+    "spark.shuffle.hcomm.communicator.sliceSize" -> "1m",
+    "spark.shuffle.hcomm.communicator.slots" -> "2")
 
   override def beforeAll(): Unit = {
     super.beforeAll()

@@ -20,6 +20,7 @@ class CommunicatorWindowSuite extends LocalClusterSuite {
     "spark.shuffle.hcomm.communicator.transfer" -> "window",
     "spark.shuffle.hcomm.communicator.bufferSize" -> "8m",
     "spark.shuffle.hcomm.communicator.sliceSize" -> "1m",
+    "spark.shuffle.hcomm.communicator.slots" -> "2",
     "spark.shuffle.hcomm.readTimeout" -> "20s",
     // a read-ahead budget smaller than one block: a task must still get every block (it hung once)
     "spark.shuffle.hcomm.maxBytesInFlight" -> "1m",

@@ -493,6 +493,7 @@ class MultiHostSuite extends LocalClusterSuite {
       "spark.shuffle.hcomm.communicator.transfer" -> "window",
       "spark.shuffle.hcomm.communicator.bufferSize" -> "8m",
       "spark.shuffle.hcomm.communicator.sliceSize" -> "1m",
+      "spark.shuffle.hcomm.communicator.slots" -> "2",
       "spark.executorEnv.HCOMM_SOFT_ROCE_LAND_DELAY_MS" -> "2",
       "spark.executorEnv.HCOMM_SOFT_ROCE_READ_FENCE" -> "0",
       "spark.executorEnv.HCOMM_SOFT_NOTIFY_FLAG" -> "1"))

@@ -151,9 +151,10 @@ public final class HcommConf {
             "window", "window, store", ConfigEntry.oneOf(HcommSettings.Transfer.class));
 
     public static final ConfigEntry<Long> COMMUNICATOR_SLOTS = ConfigEntry.of(PREFIX + "communicator.slots",
-            "With communicator.transfer=window: slots per window end (k); 2 overlaps one slice's PCIe copy with "
-                    + "the other's transfer. Each channel carries 3 + 2k notifies.",
-            "2", "an integer from 1 to 30", raw -> {
+            "With communicator.transfer=window: slots per window end (k); 2 or more overlap one slice's PCIe copy "
+                    + "with another's transfer, more keep a window's link busy with small slices. Each channel "
+                    + "carries 3 + 2k notifies.",
+            "4", "an integer from 1 to 30", raw -> {
                 long v = Long.parseLong(java.util.Objects.requireNonNull(raw, "no value"));
                 if (v < 1 || v > 30) {
                     throw new IllegalArgumentException("out of range");
@@ -165,7 +166,7 @@ public final class HcommConf {
                     + "communicator.sliceSize",
             "With communicator.transfer=window: the bytes one slot holds (S); each half of the HCCL buffer holds "
                     + "(bufferSize / 2) / (slots x sliceSize) windows.",
-            "4m", "a multiple of readChunkSize from 1m to 64m", ConfigEntry.bytes(MIB, 64 * MIB));
+            "1m", "a multiple of readChunkSize from 1m to 64m", ConfigEntry.bytes(MIB, 64 * MIB));
 
     public static final List<ConfigEntry<?>> ENTRIES = List.of(PROVIDER, LIBRARY_PATH, RECEIVE_BUFFER_SIZE,
             READ_CHUNK_SIZE, SEND_ARENA_SIZE, WRITE_TARGET, PUBLISHED_INDEX_MAX_BYTES, READ_STRATEGY, MAX_BYTES_IN_FLIGHT, CHANNEL_SETUP_TIMEOUT, READ_TIMEOUT,

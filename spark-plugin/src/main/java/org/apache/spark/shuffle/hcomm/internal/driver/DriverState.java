@@ -23,7 +23,8 @@ import org.slf4j.Logger;
  * The driver's view: every executor's endpoint and agent, which executors have channels for which stage attempt, and
  * (in its {@link OutputDirectory}) every published map output. Provisions a stage attempt as a full mesh of its
  * executors (one channel per executor pair) and tells both ends; announces stage ends; asks the new owner of moved
- * map outputs to publish them. Thread-safe (one lock, which also guards the directory; nothing blocks under it).
+ * map outputs to publish them; hands the executors' reports to the HComm tab's {@link TabContent}. Thread-safe (one
+ * lock, which also guards the directory and the tab's rows; nothing blocks under it).
  */
 public final class DriverState {
     private static final Logger LOG = LogCategory.DRIVER_STATE.logger();
@@ -57,9 +58,8 @@ public final class DriverState {
     /** Ended stage attempt → destroy reports its end is to bring (see {@link #destroyCallsExpected}). */
     private final Map<StageAttempt, Integer> ended = boundedMap();
     private final Map<StageAttempt, StageEnd> reportedEnds = boundedMap();
-    private final ReportedRows rows = new ReportedRows();
-    /** Where a stage attempt's row goes when a report changes it after the attempt ended (the event log). */
-    private volatile java.util.function.Consumer<ShuffleSummary.StageRow> lateRows = row -> { };
+    /** The HComm tab's rows, guarded by this object's lock. */
+    private final TabContent tab;
     private long registrations; // executors registered so far; a plan needs extending only when it moved
 
     /** The driver state of this JVM, or null when the plugin's driver component is not running here. */
@@ -86,6 +86,9 @@ public final class DriverState {
         // channel names carry the application, so two applications on the same hosts never pair up
         this.appTag = Long.toHexString(java.util.concurrent.ThreadLocalRandom.current().nextLong() >>> 16);
         this.former = former;
+        // the tab asks these under this lock: whether an attempt ended, an executor's host (or null)
+        this.tab = new TabContent(this, ended::containsKey,
+                id -> executors.containsKey(id) ? executors.get(id).host() : null, former);
         former.onFormed(this::reprovisionAll);
     }
 
@@ -178,7 +181,7 @@ public final class DriverState {
             return null;
         } else if (message instanceof Messages.MetricsReport m) {
             metrics.report(m.executorId(), m.totals());
-            attribute(m.executorId(), new StageAttempt(m.stageId(), m.attempt()), m.totals());
+            tab.report(m.executorId(), new StageAttempt(m.stageId(), m.attempt()), m.totals());
             return null;
         }
         throw new IllegalArgumentException("unknown message " + message);
@@ -361,57 +364,17 @@ public final class DriverState {
             metrics.report(s.executorId(), s.totals());
             reportedEnds.merge(stage, new StageEnd(s.destroyCalls(), s.channelsDestroyed()), StageEnd::plus);
         }
-        attribute(s.executorId(), stage, s.totals());
+        tab.report(s.executorId(), stage, s.totals());
     }
 
-    /**
-     * Counts an executor's report in the UI's rows and, when its stage attempt has already ended, hands the changed
-     * row on (outside the lock).
-     */
-    private void attribute(String executorId, StageAttempt stage, ShuffleMetrics.Snapshot totals) {
-        ShuffleSummary.StageRow late;
-        synchronized (this) {
-            rows.report(executorId, stage, totals);
-            late = ended.containsKey(stage) ? rows.stageRow(stage) : null;
-        }
-        if (late != null) {
-            lateRows.accept(late);
-        }
-    }
-
-    /** Where rows changed after their stage attempt ended go (the driver component posts them as events). */
-    void onLateRow(java.util.function.Consumer<ShuffleSummary.StageRow> sink) {
-        lateRows = sink;
-    }
-
-    /** A stage attempt's row, or null when no report named it. */
-    synchronized ShuffleSummary.StageRow stageRow(StageAttempt stage) {
-        return rows.stageRow(stage);
-    }
-
-    /** The rows of the executors that reported since the last call. */
-    synchronized List<ShuffleSummary.ExecutorRow> changedExecutors() {
-        return rows.drainChanged(this::hostOf);
-    }
-
-    private String hostOf(String executorId) {
-        ExecutorInfo e = executors.get(executorId);
-        return e == null ? null : e.host();
+    /** What the HComm tab shows, and what the driver component posts of it as events. */
+    TabContent tab() {
+        return tab;
     }
 
     /** What the HComm tab shows, as of now: per stage attempt, per executor, and the communicator. */
     public ShuffleSummary summary() {
-        ShuffleSummary.CommunicatorRow communicator = communicatorRow();
-        synchronized (this) {
-            return new ShuffleSummary(rows.stageRows(), rows.executorRows(this::hostOf), communicator);
-        }
-    }
-
-    /** The communicator path's state on the driver. */
-    ShuffleSummary.CommunicatorRow communicatorRow() {
-        List<String> members = former.members();
-        return new ShuffleSummary.CommunicatorRow(former.epoch(), members == null ? List.of() : members,
-                former.lastFailure());
+        return tab.summary();
     }
 
     private StageEnd reportedEnd(int stageId, int attempt) {

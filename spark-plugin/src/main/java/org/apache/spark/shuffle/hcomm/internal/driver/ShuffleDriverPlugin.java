@@ -40,7 +40,7 @@ public final class ShuffleDriverPlugin implements DriverPlugin {
         state.install();
         java.util.function.Consumer<SparkListenerEvent> events = e -> sc.listenerBus().post(e);
         StageListener listener = new StageListener(state, events);
-        state.onLateRow(listener::post);
+        state.tab().onLateRow(listener::post);
         sc.addSparkListener(listener);
         if (sc.ui().isDefined()) { // spark.ui.enabled=false: no tab; the events still go to the event log
             SparkUI ui = sc.ui().get();
@@ -96,7 +96,7 @@ public final class ShuffleDriverPlugin implements DriverPlugin {
         public void onStageCompleted(SparkListenerStageCompleted event) {
             StageAttempt stage = key(event.stageInfo());
             state.endStage(stage);
-            post(state.stageRow(stage));
+            post(state.tab().stageRow(stage));
         }
 
         /**
@@ -107,8 +107,8 @@ public final class ShuffleDriverPlugin implements DriverPlugin {
             if (row != null) {
                 events.accept(new ShuffleEvents.StageShuffle(row));
             }
-            state.changedExecutors().forEach(e -> events.accept(new ShuffleEvents.ExecutorShuffle(e)));
-            ShuffleSummary.CommunicatorRow now = state.communicatorRow();
+            state.tab().changedExecutors().forEach(e -> events.accept(new ShuffleEvents.ExecutorShuffle(e)));
+            ShuffleSummary.CommunicatorRow now = state.tab().communicatorRow();
             synchronized (this) {
                 if (now.equals(communicatorPosted)) {
                     return;

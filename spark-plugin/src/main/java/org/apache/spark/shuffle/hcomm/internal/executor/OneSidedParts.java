@@ -22,6 +22,7 @@ import org.apache.spark.shuffle.hcomm.internal.read.StageLeases;
 import org.apache.spark.shuffle.hcomm.internal.rpc.DriverClient;
 import org.apache.spark.shuffle.hcomm.internal.rpc.Messages;
 import org.apache.spark.shuffle.hcomm.internal.write.MapOutputPublisher;
+import org.apache.spark.shuffle.hcomm.internal.window.WindowReadPlanner;
 import org.apache.spark.shuffle.hcomm.internal.window.WindowReads;
 import org.apache.spark.shuffle.hcomm.internal.window.WindowServer;
 import org.apache.spark.shuffle.hcomm.internal.write.MovedOutputs;
@@ -102,7 +103,8 @@ final class OneSidedParts {
         WindowReads reads = new WindowReads(executorId, j.epoch(), transport.windows(), servers, metrics,
                 settings.readTimeout().toMillis(), settings.maxBytesInFlight());
         return new OneSidedParts(transport, j.epoch(), reads, server,
-                ReadPlanner.windowed(executorId, host, settings.fallback(), metrics, reads));
+                ReadPlanner.windowed(executorId, settings.fallback(), metrics,
+                        new WindowReadPlanner(host, settings.fallback(), reads)));
     }
 
     boolean windowed() {

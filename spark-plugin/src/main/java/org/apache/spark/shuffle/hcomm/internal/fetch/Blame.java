@@ -137,7 +137,7 @@ public final class Blame {
         if (cause instanceof TransportException && stageEnded(stage)) {
             return endedWhileReading(stage, what, cause);
         }
-        return sneaky(new FetchFailedException(read.owner(), shuffleId, read.mapId(), read.mapIndex(),
+        return SneakyThrow.of(new FetchFailedException(read.owner(), shuffleId, read.mapId(), read.mapIndex(),
                 reduceId, what, cause));
     }
 
@@ -164,14 +164,8 @@ public final class Blame {
             reduceId = id.startReduceId();
         }
         int mapIndex = (Integer) first._3();
-        return sneaky(new FetchFailedException(owner, shuffleId, mapId, mapIndex, reduceId,
+        return SneakyThrow.of(new FetchFailedException(owner, shuffleId, mapId, mapIndex, reduceId,
                 "HComm cannot read shuffle " + shuffleId + " from executor " + owner.executorId() + ": "
                         + why + ", and " + HcommConf.FALLBACK.key() + "=never forbids Spark's fetch", null));
-    }
-
-    /** Throws a checked exception (Spark's FetchFailedException) through Scala iterator and stream signatures. */
-    @SuppressWarnings("unchecked")
-    private static <T extends Throwable> RuntimeException sneaky(Throwable t) throws T {
-        throw (T) t;
     }
 }

@@ -1,5 +1,6 @@
 package org.apache.spark.shuffle.hcomm.internal.read;
 
+import java.io.InputStream;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -26,9 +27,6 @@ import org.apache.spark.shuffle.hcomm.internal.fetch.ReadResources;
 import org.apache.spark.shuffle.hcomm.internal.metrics.ShuffleMetrics;
 import org.apache.spark.shuffle.hcomm.internal.rpc.Messages;
 import org.apache.spark.shuffle.hcomm.internal.rpc.StageAttempt;
-import org.apache.spark.shuffle.hcomm.internal.window.WindowBlockFetcher;
-import org.apache.spark.shuffle.hcomm.internal.window.WindowProtocol;
-import org.apache.spark.shuffle.hcomm.internal.window.WindowReads;
 import org.apache.spark.storage.BlockId;
 import org.apache.spark.storage.BlockManagerId;
 import org.apache.spark.storage.ShuffleBlockId;
@@ -45,14 +43,27 @@ import scala.collection.Seq;
  * one-sidedly when the stage attempt has a READY channel to it and its outputs are in the directory (asking the
  * driver again, and the owner to publish outputs that moved to it, when the tracker names outputs the directory
  * lacks); the rest fall back, or fail, as {@link Fallback} decides. Starts the one-sided reads
- * ({@link OneSidedBlockFetcher}) and holds the stage's channels until the task completes. One per executor;
+ * ({@link OneSidedBlockFetcher}) and holds the stage's channels until the task completes. On the communicator path
+ * with windows a {@link RemotePlanner} of that path plans the remote owners' blocks instead. One per executor;
  * thread-safe: task threads plan concurrently, and what it keeps lives in its thread-safe collaborators.
  */
 public final class ReadPlanner {
     private static final Logger LOG = LogCategory.READER.logger();
 
     /** A remote owner's blocks as the tracker lists them. */
-    private record OwnerBlocks(BlockManagerId owner, List<Tuple3<BlockId, Object, Object>> blocks) {
+    public record OwnerBlocks(BlockManagerId owner, List<Tuple3<BlockId, Object, Object>> blocks) {
+    }
+
+    /**
+     * The plan of a path whose reads are not the store's (the window path's: {@code window.WindowReadPlanner}): for
+     * the remote owners' blocks of a task, starts what reads them one-sidedly, adds those Spark's fetch reads to
+     * {@code sparkBlocks}, and closes what it started when the task completes. Thread-safe, as the planner.
+     */
+    public interface RemotePlanner {
+        /** The blocks read one-sidedly, their reads already under way, or null when there are none. */
+        scala.collection.Iterator<Tuple2<BlockId, InputStream>> plan(int shuffleId, List<OwnerBlocks> remote,
+                List<Tuple2<BlockManagerId, Seq<Tuple3<BlockId, Object, Object>>>> sparkBlocks, TaskContext context,
+                ShuffleReadMetricsReporter readMetrics);
     }
 
     private final String executorId;
@@ -66,8 +77,8 @@ public final class ReadPlanner {
     private final Blame blame;
     /** Where the remote bytes Spark's fetch reads for this planner's tasks are counted. */
     private final Counter sparkBytes;
-    /** Non-null on the communicator path with windows: remote blocks are read through them. */
-    private final WindowReads windows;
+    /** Non-null on the communicator path with windows: it plans the remote blocks. */
+    private final RemotePlanner remotePlanner;
 
     /** A planner of an executor with a transport. */
     public ReadPlanner(String executorId, String host, Fallback fallback, ShuffleMetrics metrics,
@@ -82,8 +93,8 @@ public final class ReadPlanner {
 
     private ReadPlanner(String executorId, String host, Fallback fallback, ShuffleMetrics metrics,
             ReadResources resources, StageLeases leases, DirectoryCache directories, Blame blame, Counter sparkBytes,
-            WindowReads windows) {
-        this.windows = windows;
+            RemotePlanner remotePlanner) {
+        this.remotePlanner = remotePlanner;
         this.sparkBytes = sparkBytes;
         this.executorId = executorId;
         this.host = host;
@@ -111,17 +122,17 @@ public final class ReadPlanner {
     }
 
     /**
-     * The planner of an executor on the communicator path whose HCCL buffer is a window: a member's blocks are read
-     * through {@code windows}, the rest by Spark's fetch.
+     * The planner of an executor on the communicator path whose HCCL buffer is a window: {@code windows} plans the
+     * remote owners' blocks (a member's read through a window, the rest by Spark's fetch).
      */
-    public static ReadPlanner windowed(String executorId, String host, Fallback fallback, ShuffleMetrics metrics,
-            WindowReads windows) {
-        return new ReadPlanner(executorId, host, fallback, metrics, null, null, null,
-                new Blame(executorId, null, null), metrics.bytesReadFallback, windows);
+    public static ReadPlanner windowed(String executorId, Fallback fallback, ShuffleMetrics metrics,
+            RemotePlanner windows) {
+        return new ReadPlanner(executorId, null, fallback, metrics, null, null, null, null,
+                metrics.bytesReadFallback, windows);
     }
 
     private boolean canRead() {
-        return windows != null || (resources != null && resources.open());
+        return remotePlanner != null || (resources != null && resources.open());
     }
 
     /** The plan of the reduce task {@code context} reading partitions [startPartition, endPartition) of a shuffle. */
@@ -140,8 +151,9 @@ public final class ReadPlanner {
                 remote.add(new OwnerBlocks(entry._1(), new ArrayList<>(ScalaCollections.asJava(entry._2()))));
             }
         }
-        if (windows != null) {
-            return planWindows(shuffleId, remote, sparkBlocks, context, readMetrics, env);
+        if (remotePlanner != null) {
+            return new ReadPlan(remotePlanner.plan(shuffleId, remote, sparkBlocks, context, readMetrics), sparkBlocks,
+                    new FallbackCountingMetrics(readMetrics, metrics, sparkBytes));
         }
         StageAttempt stage = new StageAttempt(context.stageId(), context.stageAttemptNumber());
         OneSidedBlockFetcher fetcher = null;
@@ -190,68 +202,6 @@ public final class ReadPlanner {
         return new ReadPlan(fetcher, sparkBlocks, new FallbackCountingMetrics(readMetrics, metrics, sparkBytes));
     }
 
-    /**
-     * The plan on the communicator path with windows: each member owner's blocks as ranges of its map outputs, read
-     * through a window when the task reads ({@link WindowBlockFetcher}); a non-member's blocks by Spark's fetch, by
-     * design; a poisoned channel's and blocks of other kinds as {@link Fallback} decides.
-     */
-    private ReadPlan planWindows(int shuffleId, List<OwnerBlocks> remote,
-            List<Tuple2<BlockManagerId, Seq<Tuple3<BlockId, Object, Object>>>> sparkBlocks, TaskContext context,
-            ShuffleReadMetricsReporter readMetrics, SparkEnv env) {
-        List<WindowBlockFetcher.OwnerRequest> requests = new ArrayList<>();
-        for (OwnerBlocks o : remote) {
-            BlockManagerId owner = o.owner();
-            if (!windows.readable(owner.executorId())) {
-                String why = windows.unreadable(owner.executorId());
-                if (!windows.member(owner.executorId())) {
-                    fallback.outsideOneSided("outside|" + owner.executorId(), () -> LOG.info("Shuffle blocks from "
-                            + "executor {} are fetched by Spark's transfer: {}", owner.executorId(), why));
-                    sparkBlocks.add(new Tuple2<>(owner, ScalaCollections.toSeq(o.blocks())));
-                } else { // a poisoned pair: under never a fetch failure, as Spark's stage retry comes most likely
-                    // after the driver formed the communicator again to heal it (a task error would abort the job)
-                    ownerUnreadable(new StageAttempt(context.stageId(), context.stageAttemptNumber()), shuffleId,
-                            owner, o.blocks(), sparkBlocks, why);
-                }
-                continue;
-            }
-            Map<Long, Map<Integer, WindowBlockFetcher.Wanted>> wanted = new LinkedHashMap<>();
-            Map<Long, int[]> span = new LinkedHashMap<>();
-            List<Tuple3<BlockId, Object, Object>> otherKinds = new ArrayList<>();
-            for (Tuple3<BlockId, Object, Object> b : o.blocks()) {
-                if (!(b._1() instanceof ShuffleBlockId id)) {
-                    otherKinds.add(b);
-                    continue;
-                }
-                wanted.computeIfAbsent(id.mapId(), k -> new HashMap<>()).put(id.reduceId(),
-                        new WindowBlockFetcher.Wanted(id, (Integer) b._3()));
-                int[] s = span.computeIfAbsent(id.mapId(), k -> new int[] {id.reduceId(), id.reduceId() + 1});
-                s[0] = Math.min(s[0], id.reduceId());
-                s[1] = Math.max(s[1], id.reduceId() + 1);
-            }
-            if (!otherKinds.isEmpty()) {
-                fallBack(shuffleId, owner, otherKinds, sparkBlocks, "blocks of a kind HComm does not read ("
-                        + otherKinds.get(0)._1() + ")");
-            }
-            if (wanted.isEmpty()) {
-                continue;
-            }
-            List<WindowProtocol.Range> ranges = new ArrayList<>();
-            for (var e : span.entrySet()) {
-                ranges.add(new WindowProtocol.Range(shuffleId, e.getKey(), e.getValue()[0], e.getValue()[1]));
-            }
-            requests.add(new WindowBlockFetcher.OwnerRequest(owner, !owner.host().equals(host), ranges, wanted));
-        }
-        WindowBlockFetcher fetcher = requests.isEmpty() ? null : new WindowBlockFetcher(windows, shuffleId, requests,
-                readMetrics, env.serializerManager());
-        context.addTaskCompletionListener(ctx -> {
-            ctx.taskMetrics().mergeShuffleReadMetrics(); // as in plan(): a task that stops reading early
-            if (fetcher != null) {
-                fetcher.close();
-            }
-        });
-        return new ReadPlan(fetcher, sparkBlocks, new FallbackCountingMetrics(readMetrics, metrics, sparkBytes));
-    }
-
     /** Starts the one-sided reads of {@code oneSided}, or sends them to Spark when no receive buffer is free. */
     private OneSidedBlockFetcher start(StageAttempt stage, int shuffleId, List<MapRead> oneSided,
             List<Tuple2<BlockManagerId, Seq<Tuple3<BlockId, Object, Object>>>> sparkBlocks,
@@ -269,8 +219,9 @@ public final class ReadPlanner {
                 oneSided, bytes, readMetrics, env.serializerManager());
         if (fetcher == null) {
             for (MapRead r : oneSided) {
-                fallBack(shuffleId, r.owner(), r.blocks(), sparkBlocks, "no free receive buffer chunks within "
-                        + HcommConf.READ_TIMEOUT.key() + " (raise " + HcommConf.RECEIVE_BUFFER_SIZE.key() + ")");
+                fallBack(fallback, shuffleId, r.owner(), r.blocks(), sparkBlocks, "no free receive buffer chunks "
+                        + "within " + HcommConf.READ_TIMEOUT.key() + " (raise " + HcommConf.RECEIVE_BUFFER_SIZE.key()
+                        + ")");
             }
         }
         return fetcher;
@@ -331,7 +282,7 @@ public final class ReadPlanner {
                     offsets(where, shuffleId, m.getKey(), first, end)));
         }
         if (!otherKinds.isEmpty()) {
-            fallBack(shuffleId, owner, otherKinds, sparkBlocks, "blocks of a kind HComm does not read ("
+            fallBack(fallback, shuffleId, owner, otherKinds, sparkBlocks, "blocks of a kind HComm does not read ("
                     + otherKinds.get(0)._1() + ")");
         }
         if (!stale.isEmpty()) {
@@ -390,19 +341,25 @@ public final class ReadPlanner {
     private void ownerUnreadable(StageAttempt stage, int shuffleId, BlockManagerId owner,
             List<Tuple3<BlockId, Object, Object>> blocks,
             List<Tuple2<BlockManagerId, Seq<Tuple3<BlockId, Object, Object>>>> sparkBlocks, String why) {
-        fallBackOrFail(owner, blocks, sparkBlocks, why,
+        fallBackOrFail(fallback, owner, blocks, sparkBlocks, why,
                 () -> blame.ownerFailed(stage, shuffleId, owner, blocks.get(0), why));
     }
 
-    private void fallBack(int shuffleId, BlockManagerId owner, List<Tuple3<BlockId, Object, Object>> blocks,
+    /**
+     * Blocks HComm cannot read for {@code reason}: Spark's fetch reads them (warned once per owner and reason), or,
+     * as {@code fallback} decides, the task fails. Both paths' planners use it.
+     */
+    public static void fallBack(Fallback fallback, int shuffleId, BlockManagerId owner,
+            List<Tuple3<BlockId, Object, Object>> blocks,
             List<Tuple2<BlockManagerId, Seq<Tuple3<BlockId, Object, Object>>>> sparkBlocks, String reason) {
-        fallBackOrFail(owner, blocks, sparkBlocks, reason, () -> new IllegalStateException("HComm cannot read "
-                + blocks.size() + " blocks of shuffle " + shuffleId + " from executor " + owner.executorId() + ": "
-                + reason + ", and " + HcommConf.FALLBACK.key() + "=never forbids Spark's fetch"));
+        fallBackOrFail(fallback, owner, blocks, sparkBlocks, reason, () -> new IllegalStateException("HComm cannot "
+                + "read " + blocks.size() + " blocks of shuffle " + shuffleId + " from executor " + owner.executorId()
+                + ": " + reason + ", and " + HcommConf.FALLBACK.key() + "=never forbids Spark's fetch"));
     }
 
     /** Spark's fetch reads these blocks (warned once per owner and reason), or, as {@link Fallback} decides, fails. */
-    private void fallBackOrFail(BlockManagerId owner, List<Tuple3<BlockId, Object, Object>> blocks,
+    public static void fallBackOrFail(Fallback fallback, BlockManagerId owner,
+            List<Tuple3<BlockId, Object, Object>> blocks,
             List<Tuple2<BlockManagerId, Seq<Tuple3<BlockId, Object, Object>>>> sparkBlocks, String reason,
             Supplier<RuntimeException> failure) {
         fallback.fallBackOrFail(failure, owner.executorId() + "|" + reason,

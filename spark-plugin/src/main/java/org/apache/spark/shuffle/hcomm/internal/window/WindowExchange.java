@@ -7,6 +7,7 @@ import java.util.function.BooleanSupplier;
 
 import org.apache.spark.shuffle.FetchFailedException;
 import org.apache.spark.shuffle.hcomm.internal.conf.LogCategory;
+import org.apache.spark.shuffle.hcomm.internal.fetch.SneakyThrow;
 import org.apache.spark.storage.BlockManagerId;
 import org.hcomm.bridge.transport.ReaderEnd;
 import org.hcomm.bridge.transport.TransportException;
@@ -79,7 +80,7 @@ final class WindowExchange {
             throw failed(null, "interrupted while opening the window", e);
         } catch (Exception e) { // sendRpcSync and the sneaky fetch failures throw checked exceptions
             if (e instanceof FetchFailedException) {
-                throw sneaky(e);
+                throw SneakyThrow.of(e);
             }
             throw failed(null, "opening the window failed: " + e, e);
         }
@@ -231,14 +232,8 @@ final class WindowExchange {
         long mapId = w == null ? -1 : w.block().mapId();
         int reduceId = w == null ? -1 : w.block().reduceId();
         int mapIndex = w == null ? -1 : w.mapIndex();
-        return sneaky(new FetchFailedException(owner, shuffleId, mapId, mapIndex, reduceId, "HComm cannot read "
+        return SneakyThrow.of(new FetchFailedException(owner, shuffleId, mapId, mapIndex, reduceId, "HComm cannot read "
                 + "shuffle " + shuffleId + " from executor " + owner.executorId() + " through a window: " + why,
                 cause));
-    }
-
-    /** Throws a checked exception (Spark's FetchFailedException) through unchecked signatures. */
-    @SuppressWarnings("unchecked")
-    static <T extends Throwable> RuntimeException sneaky(Throwable t) throws T {
-        throw (T) t;
     }
 }

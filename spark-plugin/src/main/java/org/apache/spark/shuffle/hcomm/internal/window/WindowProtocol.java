@@ -35,13 +35,7 @@ public final class WindowProtocol {
     public record Granted(long windowId, long[] ownerSlots, long[][] lengths) {
         /** Bytes the window streams: every partition of every range, end to end. */
         public long totalBytes() {
-            long t = 0;
-            for (long[] r : lengths) {
-                for (long l : r) {
-                    t += l;
-                }
-            }
-            return t;
+            return WindowProtocol.totalBytes(lengths);
         }
     }
 
@@ -88,6 +82,17 @@ public final class WindowProtocol {
             }
         }
         return b.flip();
+    }
+
+    /** The sum of {@code lengths}: what a window granted with these lengths streams. */
+    public static long totalBytes(long[][] lengths) {
+        long t = 0;
+        for (long[] r : lengths) {
+            for (long l : r) {
+                t += l;
+            }
+        }
+        return t;
     }
 
     public static ByteBuffer encode(Refused r) {

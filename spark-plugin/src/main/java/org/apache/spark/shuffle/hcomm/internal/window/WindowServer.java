@@ -220,7 +220,7 @@ public final class WindowServer implements AutoCloseable {
                 }
                 granted.onSuccess(WindowProtocol.encode(new WindowProtocol.Granted(id, end.slotOffsets(), lengths)));
                 metrics.windowsServed.inc();
-                stream(end, new WindowProtocol.Granted(id, new long[0], lengths).totalBytes());
+                stream(end, WindowProtocol.totalBytes(lengths));
                 end.finish();
             } catch (IOException | RuntimeException e) {
                 if (end != null) {

@@ -138,7 +138,7 @@ class HcommSettingsTest {
         assertEquals(6L << 20, HcommSettings.parse(new SparkConf(false).set(P + "sendArenaSize", "1m")
                 .set(P + "receiveBufferSize", "4m").set(P + "communicator.transfer", "store"))
                 .communicatorBufferSize());
-        assertEquals(16L << 20, HcommSettings.parse(new SparkConf(false).set(P + "sendArenaSize", "1m")
+        assertEquals(8L << 20, HcommSettings.parse(new SparkConf(false).set(P + "sendArenaSize", "1m")
                 .set(P + "receiveBufferSize", "4m")).communicatorBufferSize());
         assertEquals(64L << 30, HcommSettings.parse(new SparkConf(false).set(key, "64g")).communicatorBufferSize());
     }
@@ -150,12 +150,12 @@ class HcommSettingsTest {
         HcommSettings ok = HcommSettings.parse(window.clone().set(P + "communicator.bufferSize", "16m")
                 .set(P + "communicator.sliceSize", "2m"));
         assertEquals(HcommSettings.Transfer.WINDOW, ok.communicatorTransfer());
-        assertEquals(2, ok.communicatorSlots());
+        assertEquals(4, ok.communicatorSlots());
         assertEquals(2L << 20, ok.communicatorSliceSize());
         IllegalArgumentException small = assertThrows(IllegalArgumentException.class, () -> HcommSettings.parse(
-                window.clone().set(P + "communicator.bufferSize", "8m")));
-        assertEquals(P + "communicator.bufferSize=8388608 must hold one window per half: 2 x " + P
-                + "communicator.slots x " + P + "communicator.sliceSize = 16777216 bytes; raise it, or lower " + P
+                window.clone().set(P + "communicator.bufferSize", "6m")));
+        assertEquals(P + "communicator.bufferSize=6291456 must hold one window per half: 2 x " + P
+                + "communicator.slots x " + P + "communicator.sliceSize = 8388608 bytes; raise it, or lower " + P
                 + "communicator.slots or " + P + "communicator.sliceSize", small.getMessage());
         IllegalArgumentException slice = assertThrows(IllegalArgumentException.class, () -> HcommSettings.parse(
                 window.clone().set(P + "communicator.sliceSize", "3m").set(P + "readChunkSize", "2m")));

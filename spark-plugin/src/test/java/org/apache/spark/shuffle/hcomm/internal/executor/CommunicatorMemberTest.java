@@ -82,7 +82,8 @@ class CommunicatorMemberTest {
     @Test
     void anHcclBufferThatCannotHoldArenaAndReceiveBufferFailsValidation() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> HcommConf.validate(
-                new SparkConf(false).set(HcommConf.COMMUNICATOR_BUFFER_SIZE.key(), "64m")));
+                new SparkConf(false).set(HcommConf.COMMUNICATOR_BUFFER_SIZE.key(), "64m")
+                        .set(HcommConf.COMMUNICATOR_TRANSFER.key(), "store")));
         assertTrue(e.getMessage().contains(HcommConf.COMMUNICATOR_BUFFER_SIZE.key()), e.getMessage());
     }
 }
