@@ -10,7 +10,8 @@ import org.hcomm.bridge.error.HcommException;
  * each; slice {@code j} uses slot {@code j mod k} and, from the k-th on, first waits for the reader's ACK of that
  * slot. Over HCCS the reader reads the slot through its channel; over RoCE the owner writes it into the reader's
  * receive slot (the channel's base plus the slot's offset), then raises DATA on the same channel, as HCCL's RoCE
- * templates do: over RoCE a notify after a read proves nothing, one after a write lands after its bytes. See
+ * templates do: over RoCE a notify after a read proves nothing, one after a write lands after its bytes. A
+ * cancelled exchange may {@link #signal()} slices without bytes, for waits its reader queued ahead. See
  * {@link WindowEnd} for the rules.
  */
 public final class OwnerEnd extends WindowEnd {
@@ -41,6 +42,20 @@ public final class OwnerEnd extends WindowEnd {
         if (length <= 0 || length > layout.sliceBytes()) {
             throw new IllegalArgumentException("slice length " + length + " not in (0, " + layout.sliceBytes() + "]");
         }
+        raise(length);
+    }
+
+    /**
+     * Signals the next slice without staging bytes (an exchange being cancelled whose reader already queued its
+     * wait for it, {@link ReaderEnd#slicesIssued()}): waits for the slot's ACK as {@link #put} does, then raises
+     * DATA only; what the reader reads of the slot is stale and dropped.
+     */
+    public void signal() throws TransportException {
+        raise(0);
+    }
+
+    /** Slice {@code next}: waits for its slot, stages {@code length} bytes (none: DATA only), raises DATA. */
+    private void raise(int length) throws TransportException {
         long j = next;
         int s = layout.slotOf(j);
         unbalanced();
@@ -48,15 +63,18 @@ public final class OwnerEnd extends WindowEnd {
             batch("wait for the ACK of slot " + s, () -> stream.waitForPeer(link.handle(), layout.ackNotify(s),
                     waitSeconds()), true);
         }
-        try {
-            Acl.toDevice(comm.device(), comm.bufferAddress() + layout.sendSlot(window, s), hostAddress, length);
-        } catch (HcommException e) {
-            throw new TransportException(e.call(), e.code(), "staging a slice for " + peerId + ": " + e.getMessage(),
-                    e);
-        }
         long src = comm.bufferAddress() + layout.sendSlot(window, s);
+        if (length > 0) {
+            try {
+                Acl.toDevice(comm.device(), src, hostAddress, length);
+            } catch (HcommException e) {
+                throw new TransportException(e.call(), e.code(), "staging a slice for " + peerId + ": "
+                        + e.getMessage(), e);
+            }
+        }
         batch("raise DATA of slot " + s, () -> {
-            if (link.roce()) { // the write, then DATA on the same queue pair: DATA lands after the bytes
+            // the write, then DATA on the same queue pair: DATA lands after the bytes
+            if (link.roce() && length > 0) {
                 stream.write(link.handle(), link.base() + readerSlots[s], src, length);
             }
             stream.notifyPeer(link.handle(), layout.dataNotify(s));
@@ -77,7 +95,7 @@ public final class OwnerEnd extends WindowEnd {
         balance();
     }
 
-    /** Slices staged so far. */
+    /** Slices staged or signalled so far. */
     public long slicesPut() {
         return next;
     }

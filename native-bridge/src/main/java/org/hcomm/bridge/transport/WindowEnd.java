@@ -87,17 +87,31 @@ public abstract sealed class WindowEnd implements AutoCloseable permits OwnerEnd
                 step.run();
                 stream.flush();
             }
-            if (await) {
-                stream.await(windows.timeoutMillis);
-            }
-        } catch (HcommException e) {
-            unbalanced();
-            throw new TransportException(e.call(), e.code(), what + " with " + peerId + " (window " + window + "): "
-                    + e.getMessage(), e);
-        } catch (IllegalStateException e) {
-            unbalanced();
-            throw new TransportException(what, -1, what + " with " + peerId + ": " + e.getMessage(), e);
+        } catch (HcommException | IllegalStateException e) {
+            throw failed(what, e);
         }
+        if (await) {
+            await(what);
+        }
+    }
+
+    /** Waits within the read timeout for the batches queued so far (issued without waiting). */
+    final void await(String what) throws TransportException {
+        try {
+            stream.await(windows.timeoutMillis);
+        } catch (HcommException | IllegalStateException e) {
+            throw failed(what, e);
+        }
+    }
+
+    /** The end is unbalanced; {@code e} as the transport's exception. */
+    private TransportException failed(String what, RuntimeException e) {
+        unbalanced();
+        if (e instanceof HcommException h) {
+            return new TransportException(h.call(), h.code(), what + " with " + peerId + " (window " + window + "): "
+                    + h.getMessage(), h);
+        }
+        return new TransportException(what, -1, what + " with " + peerId + ": " + e.getMessage(), e);
     }
 
     /** Seconds a notify wait may take: the read timeout, rounded up (CANN's waits count seconds). */

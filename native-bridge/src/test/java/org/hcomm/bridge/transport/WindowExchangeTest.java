@@ -22,8 +22,10 @@ import org.junit.jupiter.api.Timeout;
 /**
  * Window exchanges on soft HComm under the Atlas A2 profile, members on threads of one process (as
  * {@link CommunicatorTransportTest}): a stream ten times the HCCL buffer passes through a window intact over HCCS and
- * over RoCE, several owners serve one reader at once, a cancelled exchange still ends balanced, and an owner or a
- * reader that dies mid-stream fails the other end's next slice within the read timeout and poisons that channel.
+ * over RoCE, several owners serve one reader at once, over HCCS with two slots the reader reads one slice ahead
+ * (with one slot or over RoCE it does not), a cancelled exchange still ends balanced (also with a read ahead its
+ * owner had not begun), and an owner or a reader that dies mid-stream fails the other end's next slice within the
+ * read timeout and poisons that channel.
  * Nothing is left live.
  */
 @Timeout(120)
@@ -60,13 +62,8 @@ class WindowExchangeTest {
         Future<Long> served = pool.submit(() -> {
             try (OwnerEnd o = owner.windows().openOwner(readerId, r.slotOffsets(), 5_000)) {
                 assertNotNull(o);
-                r.attach(o.slotOffsets());
-                for (long j = 0; j < l.sliceCount(data.length); j++) {
-                    int len = l.sliceLength(data.length, j);
-                    o.staging().put(data, (int) (j * l.sliceBytes()), len);
-                    o.put(len);
-                }
-                o.finish();
+                r.attach(o.slotOffsets(), data.length);
+                serve(o, data);
                 return o.slicesPut();
             }
         });
@@ -83,6 +80,41 @@ class WindowExchangeTest {
         }
         assertEquals(l.sliceCount(data.length), served.get());
         return got;
+    }
+
+    /** exec-1's reader end and exec-0's owner end of one window. */
+    record Ends(ReaderEnd reader, OwnerEnd owner) {}
+
+    /** Opens a window from exec-0 to exec-1, attached with {@code totalBytes} (-1: the one-argument attach). */
+    static Ends open(List<CommunicatorTransport> t, long totalBytes) throws TransportException {
+        ReaderEnd r = t.get(1).windows().openReader("exec-0", 5_000);
+        OwnerEnd o = t.get(0).windows().openOwner("exec-1", r.slotOffsets(), 5_000);
+        if (totalBytes < 0) {
+            r.attach(o.slotOffsets());
+        } else {
+            r.attach(o.slotOffsets(), totalBytes);
+        }
+        return new Ends(r, o);
+    }
+
+    /** Both ends close balanced: windows back, nothing poisoned, and the channel carries the next exchange intact. */
+    static void closedBalancedTheChannelServesAgain(List<CommunicatorTransport> t, Ends e) throws Exception {
+        assertTrue(e.reader().balanced(), "the reader ended balanced");
+        assertTrue(e.owner().balanced(), "the owner ended balanced");
+        e.owner().close();
+        e.reader().close();
+        assertFalse(t.get(1).windows().poisoned("exec-0"));
+        assertFalse(t.get(0).windows().poisoned("exec-1"));
+        assertEquals(t.get(1).windows().layout().windows(), t.get(1).windows().freeReceiveWindows());
+        byte[] data = new byte[3 * MIB + 5];
+        new Random(5).nextBytes(data);
+        ExecutorService pool = Executors.newCachedThreadPool();
+        try {
+            assertArrayEquals(data, exchange(t.get(0), "exec-0", t.get(1), "exec-1", data, pool),
+                    "the same channel after the exchange");
+        } finally {
+            pool.shutdownNow();
+        }
     }
 
     private static boolean attached(ReaderEnd r) {
@@ -189,9 +221,9 @@ class WindowExchangeTest {
         ExecutorService pool = Executors.newCachedThreadPool();
         try {
             WindowLayout l = t.get(1).windows().layout();
-            ReaderEnd r = t.get(1).windows().openReader("exec-0", 5_000);
-            OwnerEnd o = t.get(0).windows().openOwner("exec-1", r.slotOffsets(), 5_000);
-            r.attach(o.slotOffsets());
+            Ends ends = open(t, 5 * l.sliceBytes());
+            ReaderEnd r = ends.reader();
+            OwnerEnd o = ends.owner();
             Future<?> owner = pool.submit(() -> {
                 for (int j = 0; j < 5; j++) {
                     o.staging().put(new byte[(int) l.sliceBytes()]);
@@ -201,17 +233,13 @@ class WindowExchangeTest {
                 return null;
             });
             r.take((int) l.sliceBytes());
+            assertEquals(2, r.slicesIssued(), "slice 1 read ahead");
             for (int j = 1; j < 5; j++) {
-                r.skip();
+                r.skip(); // slice 1 only awaited, not issued twice
             }
+            assertTrue(r.balanced());
             owner.get();
-            o.close();
-            r.close();
-            assertFalse(t.get(1).windows().poisoned("exec-0"));
-            byte[] data = new byte[MIB];
-            new Random(3).nextBytes(data);
-            assertArrayEquals(data, exchange(t.get(0), "exec-0", t.get(1), "exec-1", data, pool),
-                    "the same channel after a skipped exchange");
+            closedBalancedTheChannelServesAgain(t, ends);
         } finally {
             pool.shutdownNow();
             closeAll(t);
@@ -223,12 +251,12 @@ class WindowExchangeTest {
         List<CommunicatorTransport> t = form(3_000, "h", "h");
         try {
             WindowLayout l = t.get(1).windows().layout();
-            ReaderEnd r = t.get(1).windows().openReader("exec-0", 5_000);
-            OwnerEnd o = t.get(0).windows().openOwner("exec-1", r.slotOffsets(), 5_000);
-            r.attach(o.slotOffsets());
+            Ends ends = open(t, 2 * l.sliceBytes());
+            ReaderEnd r = ends.reader();
+            OwnerEnd o = ends.owner();
             o.staging().put(new byte[(int) l.sliceBytes()]);
             o.put((int) l.sliceBytes());
-            r.take((int) l.sliceBytes());
+            r.take((int) l.sliceBytes()); // slice 1's wait queued ahead
             t.get(0).close(); // the owner's communicator ends with a slice still due
             long start = System.nanoTime();
             TransportException e = assertThrows(TransportException.class, () -> r.take((int) l.sliceBytes()));
@@ -248,9 +276,9 @@ class WindowExchangeTest {
         List<CommunicatorTransport> t = form(3_000, "h", "h");
         try {
             WindowLayout l = t.get(1).windows().layout();
-            ReaderEnd r = t.get(1).windows().openReader("exec-0", 5_000);
-            OwnerEnd o = t.get(0).windows().openOwner("exec-1", r.slotOffsets(), 5_000);
-            r.attach(o.slotOffsets());
+            Ends ends = open(t, -1); // no length: no read ahead, so slot 1 is never read nor acknowledged
+            ReaderEnd r = ends.reader();
+            OwnerEnd o = ends.owner();
             for (int j = 0; j < l.slots(); j++) { // both slots signalled; the reader takes one, then dies
                 o.staging().put(new byte[(int) l.sliceBytes()]);
                 o.put((int) l.sliceBytes());
@@ -268,6 +296,106 @@ class WindowExchangeTest {
             o.close();
             assertTrue(t.get(0).windows().poisoned("exec-1"), "the channel to the dead reader is poisoned");
             assertEquals(l.windows() - 1, t.get(0).windows().freeSendWindows(), "the failed window is quarantined");
+        } finally {
+            closeAll(t);
+        }
+    }
+
+    /**
+     * Over HCCS with two slots the reader issues slice j + 1's read before it copies slice j to the host: one
+     * slice ahead, never more; the end is unbalanced while that read is in flight and balanced after the last.
+     */
+    @Test
+    void overHccsWithTwoSlotsTheReaderReadsOneSliceAheadAndEndsBalanced() throws Exception {
+        takeEverySlice(2, true, "h", "h");
+    }
+
+    /** With one slot, or over RoCE, nothing is read ahead: each take ends balanced with nothing queued. */
+    @Test
+    void withOneSlotOrOverRoceEachSliceIsReadThenCopiedAsBefore() throws Exception {
+        takeEverySlice(1, false, "h", "h");
+        takeEverySlice(2, false, "h0", "h1");
+    }
+
+    /** Streams 7.x slices through a window of {@code slots}, checking after each take what is queued ahead. */
+    private static void takeEverySlice(int slots, boolean ahead, String... hosts) throws Exception {
+        List<CommunicatorTransport> t = CommunicatorTransportTest.form(1,
+                new CommunicatorTransport.WindowSpec(slots, SLICE, 10_000), hosts);
+        ExecutorService pool = Executors.newCachedThreadPool();
+        String where = slots + " slots, hosts " + String.join(",", hosts);
+        try {
+            WindowLayout l = t.get(1).windows().layout();
+            assertEquals(slots, l.slots());
+            byte[] data = new byte[(int) (7 * l.sliceBytes()) + 321];
+            new Random(slots).nextBytes(data);
+            Ends e = open(t, data.length);
+            Future<?> owner = pool.submit(() -> serve(e.owner(), data));
+            byte[] got = new byte[data.length];
+            long n = l.sliceCount(data.length);
+            for (long j = 0; j < n; j++) {
+                int len = l.sliceLength(data.length, j);
+                e.reader().take(len).get(got, (int) (j * l.sliceBytes()), len);
+                assertEquals(ahead ? Math.min(j + 2, n) : j + 1, e.reader().slicesIssued(), "issued after taking "
+                        + "slice " + j + ", " + where);
+                assertEquals(!ahead || j + 1 == n, e.reader().balanced(), "balanced only with no read in flight, "
+                        + "slice " + j + ", " + where);
+            }
+            owner.get();
+            e.owner().close();
+            e.reader().close();
+            assertArrayEquals(data, got, where);
+            assertFalse(t.get(1).windows().poisoned("exec-0"), where);
+            assertFalse(t.get(0).windows().poisoned("exec-1"), where);
+            try (ReaderEnd again = t.get(1).windows().openReader("exec-0", 5_000)) {
+                assertThrows(IllegalArgumentException.class, () -> again.attach(new long[l.slots()], -1));
+                assertThrows(IllegalStateException.class, () -> again.take(1), "nothing attached");
+            }
+        } finally {
+            pool.shutdownNow();
+            closeAll(t);
+        }
+    }
+
+    private static Void serve(OwnerEnd o, byte[] data) throws TransportException {
+        WindowLayout l = o.layout;
+        for (long j = 0; j < l.sliceCount(data.length); j++) {
+            int len = l.sliceLength(data.length, j);
+            o.staging().put(data, (int) (j * l.sliceBytes()), len);
+            o.put(len);
+        }
+        o.finish();
+        return null;
+    }
+
+    /**
+     * A reader cancels with slice 1's wait queued ahead of anything its owner began: the owner, told how many the
+     * reader issued, signals slice 1 without bytes; the reader skips it (awaiting what it queued), both ends end
+     * balanced, nothing is poisoned and the channel serves the next exchange.
+     */
+    @Test
+    void aCancelAfterAReadAheadEndsBalancedWhenTheOwnerSignalsTheReadersHorizon() throws Exception {
+        List<CommunicatorTransport> t = form(3_000, "h", "h");
+        try {
+            int slice = (int) SLICE;
+            Ends e = open(t, 6L * slice);
+            e.owner().staging().put(new byte[slice]);
+            e.owner().put(slice); // the owner begins slice 0 only, then the reader cancels
+            e.reader().take(slice);
+            assertEquals(2, e.reader().slicesIssued());
+            assertFalse(e.reader().balanced(), "slice 1's wait is queued");
+            // what the owner answers the reader's Cancel: the slices it began, or those the reader issued if more
+            long horizon = Math.max(e.owner().slicesPut(), e.reader().slicesIssued());
+            long start = System.nanoTime();
+            while (e.owner().slicesPut() < horizon) {
+                e.owner().signal();
+            }
+            while (e.reader().slicesTaken() < horizon) {
+                e.reader().skip();
+            }
+            e.owner().finish();
+            long ms = (System.nanoTime() - start) / 1_000_000;
+            assertTrue(ms < 2_000, "no wait ran into the timeout: " + ms + " ms");
+            closedBalancedTheChannelServesAgain(t, e);
         } finally {
             closeAll(t);
         }

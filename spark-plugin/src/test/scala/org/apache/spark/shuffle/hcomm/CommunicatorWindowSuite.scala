@@ -131,6 +131,22 @@ class CommunicatorWindowSuite extends LocalClusterSuite {
     assert(metric("windowsPoisoned") == poisoned, "a cancelled window poisoned its channel")
   }
 
+  test("a reduce task that stops after a block of several slices cancels with a slice read ahead, still balanced") {
+    val poisoned = metric("windowsPoisoned")
+    // blocks of about 2 MB through 1 MiB slices: a reader hands its first block on after its third slice, reading
+    // the next ahead, then stops; its Cancel names that slice, which the owner signals if it had not begun it
+    val firsts = sc.parallelize(0 until 3, 3).flatMap { m =>
+      val random = new scala.util.Random(m) // incompressible: the blocks stay 2 MB through shuffle compression
+      (0 until 12000).map(i => (i % 3, Array.fill(500)(random.nextInt().toByte)))
+    }
+      .partitionBy(new org.apache.spark.HashPartitioner(3))
+      .mapPartitions(it => it.take(1).map(_._1)).collect()
+    assert(firsts.length == 3)
+    val again = sc.parallelize(0 until 20000, 6).map(i => (i % 50, 1L)).reduceByKey(_ + _, 4).collect().toMap
+    assert(again == (0 until 20000).groupBy(_ % 50).map { case (k, v) => k -> v.size.toLong })
+    assert(metric("windowsPoisoned") == poisoned, "a window cancelled with a read ahead poisoned its channel")
+  }
+
   test("an owner killed while its readers wait: a fetch failure naming it, the stage recomputed, the answer right") {
     val n = 200000
     reasons.clear()

@@ -19,8 +19,9 @@ import org.slf4j.Logger;
  * receive window, asks the owner's window server to stream the request's ranges ({@link WindowProtocol.Fetch}), and
  * cuts the slices it takes through the window into the partitions the grant lists, in order. A failure (the owner
  * refused, died or stalled past the read timeout) is a {@link FetchFailedException} naming the owner and the block
- * being read; {@link #cancel()} asks the owner to stop and still takes the slices it signalled, so the window ends
- * balanced. Confined to one thread (the fetcher's read-ahead thread).
+ * being read; {@link #cancel()} asks the owner to stop, naming the slices it queued a wait for (one read ahead),
+ * and still takes the slices the owner signalled, so the window ends balanced. Confined to one thread (the
+ * fetcher's read-ahead thread).
  */
 final class WindowExchange {
     private static final Logger LOG = LogCategory.READER.logger();
@@ -72,7 +73,7 @@ final class WindowExchange {
                 throw failed(null, "executor " + ownerId + " refused the window: " + r.reason(), null);
             }
             granted = (WindowProtocol.Granted) answer;
-            end.attach(granted.ownerSlots());
+            end.attach(granted.ownerSlots(), granted.totalBytes());
             total = granted.totalBytes();
             reads.metrics.windowsOpened.inc();
         } catch (InterruptedException e) {
@@ -171,9 +172,12 @@ final class WindowExchange {
         try {
             if (granted != null && slicesTaken < layout.sliceCount(total)) {
                 ByteBuffer reply = reads.client(ownerId).sendRpcSync(WindowProtocol.encode(
-                        new WindowProtocol.Cancel(granted.windowId())), reads.timeoutMillis);
+                        new WindowProtocol.Cancel(granted.windowId(), end.slicesIssued())), reads.timeoutMillis);
                 long signalled = ((WindowProtocol.Cancelled) WindowProtocol.decode(reply)).slicesSignalled();
-                while (signalled >= 0 && end.slicesTaken() < signalled) {
+                // the owner signals at least the slices this end queued a wait for; one that no longer knows the
+                // window (-1) finished or failed: a wait queued ahead is still awaited (met, or the window fails)
+                long until = Math.max(signalled, end.slicesIssued());
+                while (end.slicesTaken() < until) {
                     end.skip();
                 }
             }

@@ -12,15 +12,19 @@ import java.util.List;
  *       wants streamed → {@link Granted} (the window's id, the owner's send slots, the exact length of every
  *       partition of every range, from the owner's index) or {@link Refused} (why; {@code epoch} when the owner is
  *       not in the reader's communicator, so the reader may try again).</li>
- *   <li>{@link Cancel} (reader → owner): stop cutting slices → {@link Cancelled}, at once (how many slices the
- *       owner began, each to be signalled: the reader waits for and acknowledges each, so the window ends
- *       balanced).</li>
+ *   <li>{@link Cancel} (reader → owner): stop cutting slices, and how many slices the reader queued a DATA wait
+ *       for (it reads one ahead) → {@link Cancelled}, at once (how many slices the owner began, or more: every
+ *       slice up to the reader's count it had not begun it signals without bytes; the reader waits for and
+ *       acknowledges each, so the window ends balanced).</li>
  * </ul>
+ * Versions: a {@link Cancel} that names no count ({@code slicesIssued} -1) goes out in the first encoding (kind 2,
+ * the window id only), one that does in the second (kind 3); both decode.
  * No message travels per slice. Immutable records; a malformed message throws {@link IllegalArgumentException}.
  */
 public final class WindowProtocol {
     private static final byte FETCH = 1;
     private static final byte CANCEL = 2;
+    private static final byte CANCEL_ISSUED = 3;
     private static final byte GRANTED = 11;
     private static final byte REFUSED = 12;
     private static final byte CANCELLED = 13;
@@ -42,8 +46,17 @@ public final class WindowProtocol {
     /** {@code epochMismatch}: the owner is not in the reader's communicator (yet, or any more). */
     public record Refused(boolean epochMismatch, String reason) {}
 
-    public record Cancel(long windowId) {}
+    /**
+     * {@code slicesIssued}: slices the reader queued a DATA wait for, each of which the owner signals; -1 when the
+     * reader does not say (then it waits only for those the owner began).
+     */
+    public record Cancel(long windowId, long slicesIssued) {
+        public Cancel(long windowId) {
+            this(windowId, -1);
+        }
+    }
 
+    /** Slices the owner signalled or will signal (-1: it knows no such window): the reader takes that many. */
     public record Cancelled(long slicesSignalled) {}
 
     public static ByteBuffer encode(Fetch f) {
@@ -62,7 +75,10 @@ public final class WindowProtocol {
     }
 
     public static ByteBuffer encode(Cancel c) {
-        return ByteBuffer.allocate(9).put(CANCEL).putLong(c.windowId()).flip();
+        if (c.slicesIssued() < 0) {
+            return ByteBuffer.allocate(9).put(CANCEL).putLong(c.windowId()).flip();
+        }
+        return ByteBuffer.allocate(17).put(CANCEL_ISSUED).putLong(c.windowId()).putLong(c.slicesIssued()).flip();
     }
 
     public static ByteBuffer encode(Granted g) {
@@ -124,6 +140,14 @@ public final class WindowProtocol {
                 }
                 case CANCEL:
                     return new Cancel(b.getLong());
+                case CANCEL_ISSUED: {
+                    long window = b.getLong();
+                    long issued = b.getLong();
+                    if (issued < 0) {
+                        throw new IllegalArgumentException("a cancel naming " + issued + " slices issued");
+                    }
+                    return new Cancel(window, issued);
+                }
                 case GRANTED: {
                     long window = b.getLong();
                     long[] slots = longs(b, b.getInt());

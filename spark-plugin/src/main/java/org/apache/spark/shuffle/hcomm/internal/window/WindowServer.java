@@ -150,7 +150,7 @@ public final class WindowServer implements AutoCloseable {
             } else if (m instanceof WindowProtocol.Cancel c) {
                 Exchange e = exchanges.get(c.windowId());
                 callback.onSuccess(WindowProtocol.encode(new WindowProtocol.Cancelled(e == null ? -1
-                        : e.cancel())));
+                        : e.cancel(c.slicesIssued()))));
             } else {
                 callback.onFailure(new IllegalArgumentException("not a request: " + m));
             }
@@ -171,6 +171,10 @@ public final class WindowServer implements AutoCloseable {
         /** Slices this exchange began to stage (counted before each {@link OwnerEnd#put}): all get signalled. */
         private long begun;
         private boolean cancelRequested;
+        /** Slices the plan cuts the stream into, once streaming began: no cancel makes the owner signal more. */
+        private long planned;
+        /** Slices to signal in all once cancelled: {@link #begun}, or up to the waits the reader queued ahead. */
+        private long horizon;
 
         Exchange(long id, WindowProtocol.Fetch fetch, CommunicatorWindows windows, RpcResponseCallback granted) {
             this.id = id;
@@ -180,12 +184,31 @@ public final class WindowServer implements AutoCloseable {
         }
 
         /**
-         * The reader cancels: no slice is begun after this; returns how many were begun, each of which gets its DATA
-         * (a put waiting for its slot's ACK goes on once the reader, skipping, acknowledges).
+         * The reader cancels: no slice is begun after this; returns how many were begun, or the reader's
+         * {@code slicesIssued} (at most the plan's) when more, each of which gets its DATA (a put waiting for its
+         * slot's ACK goes on once the reader, skipping, acknowledges; a slice not begun is signalled without bytes,
+         * {@link #signalAhead}).
          */
-        synchronized long cancel() {
+        synchronized long cancel(long slicesIssued) {
             cancelRequested = true;
-            return begun;
+            horizon = Math.max(horizon, Math.max(begun, Math.min(slicesIssued, planned)));
+            return horizon;
+        }
+
+        /** Cancelled without the reader's count (the server closing). */
+        long cancel() {
+            return cancel(-1);
+        }
+
+        /** After a cancel, DATA without bytes for each slice the reader queued a wait for that was not begun. */
+        private void signalAhead(OwnerEnd end) throws TransportException {
+            long upTo;
+            synchronized (this) {
+                upTo = cancelRequested ? horizon : 0;
+            }
+            while (end.slicesPut() < upTo) {
+                end.signal();
+            }
         }
 
         /** Counts the next slice as begun, unless the reader cancelled. */
@@ -221,6 +244,7 @@ public final class WindowServer implements AutoCloseable {
                 granted.onSuccess(WindowProtocol.encode(new WindowProtocol.Granted(id, end.slotOffsets(), lengths)));
                 metrics.windowsServed.inc();
                 stream(end, WindowProtocol.totalBytes(lengths));
+                signalAhead(end);
                 end.finish();
             } catch (IOException | RuntimeException e) {
                 if (end != null) {
@@ -246,6 +270,9 @@ public final class WindowServer implements AutoCloseable {
         /** The ranges end to end, cut into slices of the layout's size; stops early when the reader cancels. */
         private void stream(OwnerEnd end, long total) throws IOException, TransportException {
             WindowLayout layout = windows.layout();
+            synchronized (this) { // before the first slice: a reader cannot read ahead of what it was not sent
+                planned = layout.sliceCount(total);
+            }
             ShuffleBlockResolver resolver = SparkEnv.get().shuffleManager().shuffleBlockResolver();
             ByteBuffer staging = end.staging();
             byte[] copy = new byte[64 << 10];
