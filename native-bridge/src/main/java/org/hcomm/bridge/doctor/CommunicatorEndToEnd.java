@@ -136,7 +136,8 @@ final class CommunicatorEndToEnd {
                 roce = r.roce();
                 step[0] = "waiting for the owner to open a send window for this process's slots";
                 owner.send("SLOTS " + offsets(r.slotOffsets()));
-                r.attach(parseOffsets(owner.expect("GRANTED", SETUP)[1]));
+                // the stream's length, as the shuffle attaches it: over HCCS the reader reads one slice ahead
+                r.attach(parseOffsets(owner.expect("GRANTED", SETUP)[1]), bytes);
                 for (long j = 0; j < slices; j++) {
                     int len = layout.sliceLength(bytes, j);
                     step[0] = "taking slice " + (j + 1) + " of " + slices + " through the window (DATA waited for, "
