@@ -339,9 +339,6 @@ class CommunicatorFailureSuite extends LocalClusterSuite {
   test("a reader stalled mid-slot past the read timeout (SIGSTOP), fallback never: its owner gives the window up, " +
     "the pair's channel is poisoned, the driver re-forms the communicator of the same executors, the answer is " +
     "right") {
-    import scala.concurrent.ExecutionContext.Implicits.global
-    import scala.concurrent.{Await, Future}
-    import scala.concurrent.duration._
     // a 1 MiB read-ahead and slices: a reader at the gate holds a window mid-stream, its owner waiting for an ACK
     val conf = onA2(baseConf).set("spark.shuffle.hcomm.readTimeout", "3s")
       .set("spark.shuffle.hcomm.maxBytesInFlight", "1m")
@@ -352,32 +349,15 @@ class CommunicatorFailureSuite extends LocalClusterSuite {
       formed(c)
       val epoch = driverState.communicatorEpoch()
       val members = driverState.communicatorMembers()
-      def value(i: Int): Array[Byte] = {
-        val b = new Array[Byte](1000)
-        new java.util.Random(i).nextBytes(b)
-        b
-      }
-      val n = 48000
-      val want = (0 until n).groupBy(_ % 400).map { case (k, is) => k -> is.map(value(_).foldLeft(0L)(_ + _)).sum }
       val pids = executorPids(c)
-      val got = TaskGate.using("stall") { case Seq(gate) =>
-        // 16 blocks of 0.75 MB per reduce partition, 8 from the other executor: more than the budget holds
-        val rdd = c.parallelize(0 until n, 16).map(i => (i % 400, value(i)))
-          .partitionBy(new org.apache.spark.HashPartitioner(4))
-        val job = Future(rdd.mapPartitions { it =>
-          val first = it.next()
-          gate.pass()
-          val sums = scala.collection.mutable.HashMap(first._1 -> first._2.foldLeft(0L)(_ + _))
-          it.foreach { case (k, v) => sums(k) = sums.getOrElse(k, 0L) + v.foldLeft(0L)(_ + _) }
-          sums.iterator
-        }.reduceByKey(_ + _).collect().toMap)
-        val stalled = gate.awaitOnExecutors(pids.size, job).head.executorId
+      // 16 blocks of 0.75 MB per reduce partition, 8 from the other executor: more than the budget holds
+      val (got, _) = midReadStrike(c, 48000, keys = 400, maps = 16, reduces = 4) { atGate =>
+        val stalled = atGate.head.executorId
         signal(pids(stalled), "STOP")
         try Thread.sleep(8000) // past the owners' read timeout: they give their windows to it up
         finally signal(pids(stalled), "CONT")
-        gate.open()
-        Await.result(job, 180.seconds)
       }
+      val want = byteSums(48000, 400)
       assert(got == want)
       eventually("a failed exchange reported")(metric("windowsPoisoned") > 0)
       assert(driverState.communicatorEpoch() > epoch, "no communicator was formed again")

@@ -167,39 +167,19 @@ class CommunicatorWindowSuite extends LocalClusterSuite {
 
   test("an executor killed mid-slot, as a reader and as an owner: its owners' exchanges fail instead of waiting for " +
     "its ACKs, its readers get fetch failures naming it, the old communicator retires, the answer is right") {
-    import scala.concurrent.ExecutionContext.Implicits.global
-    import scala.concurrent.{Await, Future}
-    import scala.concurrent.duration._
     // 12 MB per reduce partition in 6 blocks of 2 MB from 3 owners: each reader takes one record, then stops at the
     // gate while its read-ahead, held by the 1 MiB budget, keeps a window open with the owner's next slices staged
     // and signalled, the owner waiting for the ACK of a slot (mid-slot at both ends)
-    val n = 72000
-    def value(i: Int): Array[Byte] = {
-      val b = new Array[Byte](1000)
-      new java.util.Random(i).nextBytes(b)
-      b
-    }
-    val want = (0 until n).groupBy(_ % 600).map { case (k, is) => k -> is.map(i => value(i).foldLeft(0L)(_ + _)).sum }
     val pids = executorPids(sc)
     reasons.clear()
-    val (got, victim) = TaskGate.using("midslot") { case Seq(gate) =>
-      val rdd = sc.parallelize(0 until n, 6).map(i => (i % 600, value(i)))
-        .partitionBy(new org.apache.spark.HashPartitioner(6))
-      val job = Future(rdd.mapPartitions { it =>
-        val first = it.next()
-        gate.pass()
-        val sums = scala.collection.mutable.HashMap(first._1 -> first._2.foldLeft(0L)(_ + _))
-        it.foreach { case (k, v) => sums(k) = sums.getOrElse(k, 0L) + v.foldLeft(0L)(_ + _) }
-        sums.iterator
-      }.reduceByKey(_ + _).collect().toMap)
-      val atGate = gate.awaitOnExecutors(pids.size, job)
+    val (got, victim) = midReadStrike(sc, 72000, keys = 600, maps = 6, reduces = 6) { atGate =>
       val victim = atGate.head.executorId
       val process = ProcessHandle.of(pids(victim)).get()
       assert(process.destroyForcibly(), s"could not kill executor $victim")
       process.onExit().get(60, java.util.concurrent.TimeUnit.SECONDS)
-      gate.open()
-      (Await.result(job, 180.seconds), victim)
+      victim
     }
+    val want = byteSums(72000, 600)
     assert(got == want)
     sc.listenerBus.waitUntilEmpty()
     import scala.jdk.CollectionConverters._

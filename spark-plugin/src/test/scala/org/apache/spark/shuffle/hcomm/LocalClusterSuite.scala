@@ -183,6 +183,44 @@ abstract class LocalClusterSuite extends AnyFunSuite with BeforeAndAfterAll {
     pids
   }
 
+  /** 1,000 bytes of random, incompressible data seeded by `i`. */
+  protected def randomValue(i: Int): Array[Byte] = {
+    val b = new Array[Byte](1000)
+    new java.util.Random(i).nextBytes(b)
+    b
+  }
+
+  /** For each key `i % keys`, i in 0 until n: the sum of every byte of `randomValue(i)`, computed here. */
+  protected def byteSums(n: Int, keys: Int): Map[Int, Long] =
+    (0 until n).groupBy(_ % keys).map { case (k, is) => k -> is.map(randomValue(_).foldLeft(0L)(_ + _)).sum }
+
+  /**
+   * Shuffles (i % keys, randomValue(i)) for i in 0 until n from `maps` map tasks into `reduces` partitions on `c`;
+   * each reduce task takes one record and waits at a gate, its read-ahead meanwhile held by the budget mid-stream
+   * (with more blocks per owner than `maxBytesInFlight` holds, a window stays open, its owner waiting for an ACK).
+   * Once a task waits on every executor, `strike` runs with the arrivals, then the gate opens. Returns the byte sums
+   * the job computed (as `byteSums`, unchecked) and what `strike` returned.
+   */
+  protected def midReadStrike[T](c: SparkContext, n: Int, keys: Int, maps: Int, reduces: Int)(
+      strike: Seq[GateArrival] => T): (Map[Int, Long], T) = {
+    import scala.concurrent.ExecutionContext.Implicits.global
+    val executorsNow = liveExecutors(c).size
+    TaskGate.using("midread") { case Seq(gate) =>
+      val rdd = c.parallelize(0 until n, maps).map(i => (i % keys, randomValue(i)))
+        .partitionBy(new HashPartitioner(reduces))
+      val job = Future(rdd.mapPartitions { it =>
+        val first = it.next()
+        gate.pass()
+        val sums = scala.collection.mutable.HashMap(first._1 -> first._2.foldLeft(0L)(_ + _))
+        it.foreach { case (k, v) => sums(k) = sums.getOrElse(k, 0L) + v.foldLeft(0L)(_ + _) }
+        sums.iterator
+      }.reduceByKey(_ + _).collect().toMap)
+      val struck = strike(gate.awaitOnExecutors(executorsNow, job))
+      gate.open()
+      (Await.result(job, 180.seconds), struck)
+    }
+  }
+
   /**
    * Runs a shuffle of (i % 1000, i) for i in 1..n (8 map tasks, 6 reduce partitions, summed per key) on `c` and kills
    * an executor holding a map output in its reduce stage: once every executor has a reduce task there with its
