@@ -183,19 +183,12 @@ abstract class LocalClusterSuite extends AnyFunSuite with BeforeAndAfterAll {
     pids
   }
 
-  /** 1,000 bytes of random, incompressible data seeded by `i`. */
-  protected def randomValue(i: Int): Array[Byte] = {
-    val b = new Array[Byte](1000)
-    new java.util.Random(i).nextBytes(b)
-    b
-  }
-
-  /** For each key `i % keys`, i in 0 until n: the sum of every byte of `randomValue(i)`, computed here. */
+  /** For each key `i % keys`, i in 0 until n: the sum of every byte of `RandomValues(i)`, computed here. */
   protected def byteSums(n: Int, keys: Int): Map[Int, Long] =
-    (0 until n).groupBy(_ % keys).map { case (k, is) => k -> is.map(randomValue(_).foldLeft(0L)(_ + _)).sum }
+    (0 until n).groupBy(_ % keys).map { case (k, is) => k -> is.map(RandomValues(_).foldLeft(0L)(_ + _)).sum }
 
   /**
-   * Shuffles (i % keys, randomValue(i)) for i in 0 until n from `maps` map tasks into `reduces` partitions on `c`;
+   * Shuffles (i % keys, RandomValues(i)) for i in 0 until n from `maps` map tasks into `reduces` partitions on `c`;
    * each reduce task takes one record and waits at a gate, its read-ahead meanwhile held by the budget mid-stream
    * (with more blocks per owner than `maxBytesInFlight` holds, a window stays open, its owner waiting for an ACK).
    * Once a task waits on every executor, `strike` runs with the arrivals, then the gate opens. Returns the byte sums
@@ -206,7 +199,7 @@ abstract class LocalClusterSuite extends AnyFunSuite with BeforeAndAfterAll {
     import scala.concurrent.ExecutionContext.Implicits.global
     val executorsNow = liveExecutors(c).size
     TaskGate.using("midread") { case Seq(gate) =>
-      val rdd = c.parallelize(0 until n, maps).map(i => (i % keys, randomValue(i)))
+      val rdd = c.parallelize(0 until n, maps).map(i => (i % keys, RandomValues(i)))
         .partitionBy(new HashPartitioner(reduces))
       val job = Future(rdd.mapPartitions { it =>
         val first = it.next()
@@ -266,4 +259,14 @@ abstract class LocalClusterSuite extends AnyFunSuite with BeforeAndAfterAll {
 
   /** The cluster's total of one HcommShuffle metric, as the executors last reported it. */
   protected def metric(name: String): Long = driverState.clusterTotal(name)
+}
+
+/** Shuffle values for tasks (an object, so a task's closure does not capture its suite). */
+object RandomValues {
+  /** 1,000 bytes of random, incompressible data seeded by `i`. */
+  def apply(i: Int): Array[Byte] = {
+    val b = new Array[Byte](1000)
+    new java.util.Random(i).nextBytes(b)
+    b
+  }
 }
