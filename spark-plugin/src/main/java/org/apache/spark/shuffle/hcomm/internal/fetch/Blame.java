@@ -137,7 +137,7 @@ public final class Blame {
         if (cause instanceof TransportException && stageEnded(stage)) {
             return endedWhileReading(stage, what, cause);
         }
-        return SneakyThrow.of(new FetchFailedException(read.owner(), shuffleId, read.mapId(), read.mapIndex(),
+        return sneaky(new FetchFailedException(read.owner(), shuffleId, read.mapId(), read.mapIndex(),
                 reduceId, what, cause));
     }
 
@@ -164,8 +164,18 @@ public final class Blame {
             reduceId = id.startReduceId();
         }
         int mapIndex = (Integer) first._3();
-        return SneakyThrow.of(new FetchFailedException(owner, shuffleId, mapId, mapIndex, reduceId,
+        return sneaky(new FetchFailedException(owner, shuffleId, mapId, mapIndex, reduceId,
                 "HComm cannot read shuffle " + shuffleId + " from executor " + owner.executorId() + ": "
                         + why + ", and " + HcommConf.FALLBACK.key() + "=never forbids Spark's fetch", null));
+    }
+
+    /**
+     * Throws {@code t} as it is (Spark's {@code FetchFailedException}, which a read must raise unwrapped so that Spark
+     * recomputes the owner's map outputs) through signatures that declare none: Scala iterators, streams, lambdas.
+     * Declared to return so that a caller can write {@code throw Blame.sneaky(t)}. The window reads use it too.
+     */
+    @SuppressWarnings("unchecked")
+    public static <T extends Throwable> RuntimeException sneaky(Throwable t) throws T {
+        throw (T) t;
     }
 }

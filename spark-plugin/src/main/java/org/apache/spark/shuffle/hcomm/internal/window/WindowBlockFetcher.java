@@ -20,7 +20,7 @@ import org.apache.spark.serializer.SerializerManager;
 import org.apache.spark.shuffle.FetchFailedException;
 import org.apache.spark.shuffle.ShuffleReadMetricsReporter;
 import org.apache.spark.shuffle.hcomm.internal.conf.LogCategory;
-import org.apache.spark.shuffle.hcomm.internal.fetch.SneakyThrow;
+import org.apache.spark.shuffle.hcomm.internal.fetch.Blame;
 import org.apache.spark.storage.BlockId;
 import org.apache.spark.storage.BlockManagerId;
 import org.apache.spark.storage.ShuffleBlockId;
@@ -153,12 +153,12 @@ public final class WindowBlockFetcher extends AbstractIterator<Tuple2<BlockId, I
             // made again on the task's thread: a fetch failure registers with the task that constructs it, which is
             // how Spark's executor tells it from a task error (one made on the read-ahead thread would be retried)
             org.apache.spark.FetchFailed r = (org.apache.spark.FetchFailed) f.toTaskFailedReason();
-            throw SneakyThrow.of(new FetchFailedException(r.bmAddress(), r.shuffleId(), r.mapId(),
+            throw Blame.sneaky(new FetchFailedException(r.bmAddress(), r.shuffleId(), r.mapId(),
                     r.mapIndex(), r.reduceId(), f.getMessage(), f.getCause()));
         }
         if (item instanceof Throwable t) {
             done = true;
-            throw SneakyThrow.of(t);
+            throw Blame.sneaky(t);
         }
         next = (Block) item;
         budget.release(kib(next.partition().length())); // out of the queue: the task's now

@@ -7,7 +7,7 @@ import java.util.function.BooleanSupplier;
 
 import org.apache.spark.shuffle.FetchFailedException;
 import org.apache.spark.shuffle.hcomm.internal.conf.LogCategory;
-import org.apache.spark.shuffle.hcomm.internal.fetch.SneakyThrow;
+import org.apache.spark.shuffle.hcomm.internal.fetch.Blame;
 import org.apache.spark.storage.BlockManagerId;
 import org.hcomm.bridge.transport.ReaderEnd;
 import org.hcomm.bridge.transport.TransportException;
@@ -81,7 +81,7 @@ final class WindowExchange {
             throw failed(null, "interrupted while opening the window", e);
         } catch (Exception e) { // sendRpcSync and the sneaky fetch failures throw checked exceptions
             if (e instanceof FetchFailedException) {
-                throw SneakyThrow.of(e);
+                throw Blame.sneaky(e);
             }
             throw failed(null, "opening the window failed: " + e, e);
         }
@@ -236,7 +236,7 @@ final class WindowExchange {
         long mapId = w == null ? -1 : w.block().mapId();
         int reduceId = w == null ? -1 : w.block().reduceId();
         int mapIndex = w == null ? -1 : w.mapIndex();
-        return SneakyThrow.of(new FetchFailedException(owner, shuffleId, mapId, mapIndex, reduceId, "HComm cannot read "
+        return Blame.sneaky(new FetchFailedException(owner, shuffleId, mapId, mapIndex, reduceId, "HComm cannot read "
                 + "shuffle " + shuffleId + " from executor " + owner.executorId() + " through a window: " + why,
                 cause));
     }
