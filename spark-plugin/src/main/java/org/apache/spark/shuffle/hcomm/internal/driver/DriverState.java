@@ -1,12 +1,9 @@
 package org.apache.spark.shuffle.hcomm.internal.driver;
 
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.atomic.AtomicReference;
 
 import org.apache.spark.rpc.RpcEndpointRef;
@@ -20,11 +17,11 @@ import org.apache.spark.shuffle.hcomm.internal.ui.ShuffleSummary;
 import org.slf4j.Logger;
 
 /**
- * The driver's view: every executor's endpoint and agent, which executors have channels for which stage attempt, and
- * (in its {@link OutputDirectory}) every published map output. Provisions a stage attempt as a full mesh of its
- * executors (one channel per executor pair) and tells both ends; announces stage ends; asks the new owner of moved
- * map outputs to publish them; hands the executors' reports to the HComm tab's {@link TabContent}. Thread-safe (one
- * lock, which also guards the directory and the tab's rows; nothing blocks under it).
+ * The driver's view: every executor's endpoint and agent, which executors have channels for which stage attempt (its
+ * {@link StageLedger}), and (in its {@link OutputDirectory}) every published map output. Provisions a stage attempt as
+ * a full mesh of its executors (one channel per executor pair) and tells both ends; announces stage ends; asks the new
+ * owner of moved map outputs to publish them; hands the executors' reports to the HComm tab's {@link TabContent}.
+ * Thread-safe (one lock, which also guards the ledger, the directory and the tab's rows; nothing blocks under it).
  */
 public final class DriverState {
     private static final Logger LOG = LogCategory.DRIVER_STATE.logger();
@@ -38,13 +35,6 @@ public final class DriverState {
             boolean communicator) {
     }
 
-    private static final class StagePlan {
-        final Set<String> members = new LinkedHashSet<>();
-        long registrationsSeen = -1; // the registration count when the mesh was last extended
-    }
-
-    /** Stage attempts remembered after their end (so late provisioning does not recreate channels): bounded. */
-    private static final int ENDED_KEPT = 4096;
     private static final long MOVED_ASK_SECONDS = 10;
 
     private final String appTag;
@@ -54,10 +44,7 @@ public final class DriverState {
     /** The NPU of each executor on the communicator path. */
     private final NpuAssignment devices = new NpuAssignment();
     private final OutputDirectory directory = new OutputDirectory(executors::containsKey);
-    private final Map<StageAttempt, StagePlan> stages = new HashMap<>();
-    /** Ended stage attempt → destroy reports its end is to bring (see {@link #destroyCallsExpected}). */
-    private final Map<StageAttempt, Integer> ended = boundedMap();
-    private final Map<StageAttempt, StageEnd> reportedEnds = boundedMap();
+    private final StageLedger stages = new StageLedger();
     /** The HComm tab's rows, guarded by this object's lock. */
     private final TabContent tab;
     private long registrations; // executors registered so far; a plan needs extending only when it moved
@@ -87,7 +74,7 @@ public final class DriverState {
         this.appTag = Long.toHexString(java.util.concurrent.ThreadLocalRandom.current().nextLong() >>> 16);
         this.former = former;
         // the tab asks these under this lock: whether an attempt ended, an executor's host (or null)
-        this.tab = new TabContent(this, ended::containsKey,
+        this.tab = new TabContent(this, stages::ended,
                 id -> executors.containsKey(id) ? executors.get(id).host() : null, former);
         former.onFormed(this::reprovisionAll);
     }
@@ -99,11 +86,7 @@ public final class DriverState {
     private void reprovisionAll() {
         List<StageAttempt> running;
         synchronized (this) {
-            running = new ArrayList<>(stages.keySet());
-            for (StagePlan plan : stages.values()) {
-                plan.members.clear();
-                plan.registrationsSeen = -1;
-            }
+            running = stages.forgetMeshes();
         }
         running.forEach(this::provision);
     }
@@ -214,14 +197,9 @@ public final class DriverState {
             }
         }
         tell(joining, new Messages.Peers(appTag, others, List.of()));
-        stages.forEach((stage, plan) -> {
-            if (plan.members.add(joining.executorId())) {
-                tell(joining, new Messages.ProvisionStage(stage.stageId(), stage.attempt()));
-            }
-            if (plan.registrationsSeen == registrations - 1) {
-                plan.registrationsSeen = registrations; // the mesh is whole again: EnsureStage stays O(1)
-            }
-        });
+        for (StageAttempt stage : stages.joined(joining.executorId(), registrations)) {
+            tell(joining, new Messages.ProvisionStage(stage.stageId(), stage.attempt()));
+        }
         if (r.communicator()) {
             int device = devices.register(r.executorId(), r.host(), r.device());
             LOG.info("HComm shuffle: executor {} on {} registered for the communicator path, NPU {} ({})",
@@ -280,18 +258,11 @@ public final class DriverState {
      * with the executors, not with their pairs). Idempotent.
      */
     synchronized void provision(StageAttempt stage) {
-        if (ended.containsKey(stage)) {
-            return;
-        }
-        StagePlan plan = stages.computeIfAbsent(stage, k -> new StagePlan());
-        if (plan.registrationsSeen == registrations) {
-            return; // nobody registered since the mesh was built: every EnsureStage after the first is O(1)
-        }
-        plan.registrationsSeen = registrations;
-        Object order = Wire.pack(new Messages.ProvisionStage(stage.stageId(), stage.attempt())); // packed once
-        for (ExecutorInfo e : executors.values()) {
-            if (plan.members.add(e.executorId())) {
-                e.agent().send(order);
+        List<String> tell = stages.provision(stage, executors.keySet(), registrations);
+        if (!tell.isEmpty()) {
+            Object order = Wire.pack(new Messages.ProvisionStage(stage.stageId(), stage.attempt())); // packed once
+            for (String id : tell) {
+                executors.get(id).agent().send(order);
             }
         }
     }
@@ -309,35 +280,15 @@ public final class DriverState {
     void endStage(StageAttempt stage) {
         List<ExecutorInfo> members = new ArrayList<>();
         synchronized (this) {
-            if (ended.containsKey(stage)) {
+            List<String> tell = stages.end(stage, executors::containsKey);
+            if (tell == null) {
                 return;
             }
-            StagePlan plan = stages.remove(stage);
-            if (plan != null) {
-                for (String id : plan.members) {
-                    ExecutorInfo e = executors.get(id);
-                    if (e != null) {
-                        members.add(e);
-                    }
-                }
-            }
-            // each live member of a mesh of two or more holds channel ends and reports their destroy; one alone
-            // holds none (an executor removed since is not waited for)
-            ended.put(stage, plan != null && plan.members.size() > 1 ? members.size() : 0);
+            tell.forEach(id -> members.add(executors.get(id)));
         }
         for (ExecutorInfo e : members) {
             e.agent().send(Wire.pack(new Messages.EndStage(stage.stageId(), stage.attempt())));
         }
-    }
-
-    /** A map that keeps its {@link #ENDED_KEPT} latest entries. */
-    static <K, V> Map<K, V> boundedMap() {
-        return new LinkedHashMap<>(64, 0.75f, false) {
-            @Override
-            protected boolean removeEldestEntry(Map.Entry<K, V> eldest) {
-                return size() > ENDED_KEPT;
-            }
-        };
     }
 
     synchronized void executorRemoved(String executorId) {
@@ -362,7 +313,7 @@ public final class DriverState {
         StageAttempt stage = new StageAttempt(s.stageId(), s.attempt());
         synchronized (this) {
             metrics.report(s.executorId(), s.totals());
-            reportedEnds.merge(stage, new StageEnd(s.destroyCalls(), s.channelsDestroyed()), StageEnd::plus);
+            stages.reported(stage, new StageEnd(s.destroyCalls(), s.channelsDestroyed()));
         }
         tab.report(s.executorId(), stage, s.totals());
     }
@@ -377,10 +328,6 @@ public final class DriverState {
         return tab.summary();
     }
 
-    private StageEnd reportedEnd(int stageId, int attempt) {
-        return reportedEnds.getOrDefault(new StageAttempt(stageId, attempt), StageEnd.NOTHING);
-    }
-
     /**
      * For tests and the benchmarks: the destroy calls a stage attempt's end is to bring, one per live executor that
      * holds channel ends of it (0 for a stage without a parent stage: it reads no shuffle and gets no channels), or -1
@@ -388,12 +335,12 @@ public final class DriverState {
      * complete when {@link #destroyCallsOf} reaches it.
      */
     public synchronized int destroyCallsExpected(int stageId, int attempt) {
-        return ended.getOrDefault(new StageAttempt(stageId, attempt), -1);
+        return stages.destroyCallsExpected(new StageAttempt(stageId, attempt));
     }
 
     /** For tests and the example job: destroy calls the executors reported for a stage attempt. */
     public synchronized int destroyCallsOf(int stageId, int attempt) {
-        return reportedEnd(stageId, attempt).destroyCalls();
+        return stages.reportedEnd(new StageAttempt(stageId, attempt)).destroyCalls();
     }
 
     /**
@@ -401,7 +348,7 @@ public final class DriverState {
      * cumulative metrics, so no baseline read before the stage can be stale).
      */
     public synchronized int channelsDestroyedOf(int stageId, int attempt) {
-        return reportedEnd(stageId, attempt).channelsDestroyed();
+        return stages.reportedEnd(new StageAttempt(stageId, attempt)).channelsDestroyed();
     }
 
     /** For tests and the example job: the cluster total of a metric of the HcommShuffle source. */

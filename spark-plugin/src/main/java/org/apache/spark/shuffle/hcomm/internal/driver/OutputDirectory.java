@@ -25,9 +25,9 @@ final class OutputDirectory {
     /** Shuffle → map id → where the output lives, as its owner published it. */
     private final Map<Integer, Map<Long, Messages.Published>> shuffles = new HashMap<>();
     /** Shuffles removed (so an answer that arrives after the removal records nothing): bounded. */
-    private final Set<Integer> removedShuffles = Collections.newSetFromMap(DriverState.boundedMap());
+    private final Set<Integer> removedShuffles = Collections.newSetFromMap(StageLedger.boundedMap());
     /** Executors not registered whose publications were dropped (warned once each): bounded. */
-    private final Set<String> unregisteredPublishers = Collections.newSetFromMap(DriverState.boundedMap());
+    private final Set<String> unregisteredPublishers = Collections.newSetFromMap(StageLedger.boundedMap());
 
     OutputDirectory(Predicate<String> registered) {
         this.registered = registered;

@@ -25,8 +25,8 @@ import org.apache.spark.shuffle.hcomm.internal.ui.ShuffleSummary;
 final class ReportedRows {
     private final Map<String, Map<String, Long>> latest = new TreeMap<>();
     private final Set<String> changed = new LinkedHashSet<>(); // executors reported since drainChanged
-    private final Map<StageAttempt, Map<String, Long>> perStage = DriverState.boundedMap();
-    private final Map<StageAttempt, Integer> reports = DriverState.boundedMap();
+    private final Map<StageAttempt, Map<String, Long>> perStage = StageLedger.boundedMap();
+    private final Map<StageAttempt, Integer> reports = StageLedger.boundedMap();
 
     /** Attributes the growth of {@code executorId}'s counters since its previous report to {@code stage}. */
     void report(String executorId, StageAttempt stage, ShuffleMetrics.Snapshot totals) {
