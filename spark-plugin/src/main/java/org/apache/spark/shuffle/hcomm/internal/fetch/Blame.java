@@ -34,14 +34,35 @@ public final class Blame {
      */
     private static final long STAGE_END_GRACE_MS = 2_000;
 
+    /** Whether a stage attempt ended, waiting up to the given milliseconds for the driver's word. */
+    @FunctionalInterface
+    interface StageEnds {
+        boolean awaitEnd(StageAttempt stage, long millis) throws InterruptedException;
+    }
+
     private final String executorId;
+    private final StageEnds stageEnds;
     private final StageChannels channels;
     private final ReadResources resources;
 
+    /** For reads over a stage attempt's channels: the attempt ends when its channels' end arrives. */
     public Blame(String executorId, StageChannels channels, ReadResources resources) {
+        this(executorId, channels::awaitEnd, channels, resources);
+    }
+
+    private Blame(String executorId, StageEnds stageEnds, StageChannels channels, ReadResources resources) {
         this.executorId = executorId;
+        this.stageEnds = stageEnds;
         this.channels = channels;
         this.resources = resources;
+    }
+
+    /**
+     * For reads through windows ({@link #ownerFailed} only): they use no stage channels, so no stage attempt's end
+     * is ever what failed them.
+     */
+    public static Blame forWindows(String executorId) {
+        return new Blame(executorId, (stage, millis) -> false, null, null);
     }
 
     /**
@@ -97,11 +118,8 @@ public final class Blame {
      * driver's word): then the task is a zombie of a failed attempt, and the owner it read from is not to blame.
      */
     boolean stageEnded(StageAttempt stage) {
-        if (channels == null) { // the communicator path with windows has no stage channels: a stage never ends here
-            return false;
-        }
         try {
-            return channels.awaitEnd(stage, STAGE_END_GRACE_MS);
+            return stageEnds.awaitEnd(stage, STAGE_END_GRACE_MS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return false;

@@ -44,7 +44,7 @@ public final class WindowReadPlanner implements ReadPlanner.RemotePlanner {
         this.host = host;
         this.fallback = fallback;
         this.windows = windows;
-        this.blame = new Blame(windows.executorId, null, null);
+        this.blame = Blame.forWindows(windows.executorId);
     }
 
     @Override
