@@ -39,11 +39,11 @@ import org.hcomm.bridge.transport.WindowLayout;
  * half whatever {@code --bytes} is: the bytes stream through it.
  *
  * <p>Owner protocol, one line each way: the owner prints {@code ROOT <rootInfoHex> <name>}; the reader sends
- * {@code SLOTS <o1,o2,...>} (its receive slots' offsets), the owner answers {@code GRANTED <o1,o2,...>} (its send
- * slots' offsets), streams the bytes and, once every ACK came ({@link OwnerEnd#finish}), prints
- * {@code SENT <slices>}; the reader sends {@code DONE}, the owner closes its transport and answers
- * {@code BYE <noLiveObjects|unknown>}. Any failure answers {@code ERROR <what>}. Offsets, never addresses, cross
- * the control lines; slices are signalled by notifies only, as in the plugin.
+ * {@code SLOTS <lane> <o1,o2,...>} (the lane of the channel its window took, its receive slots' offsets), the owner
+ * answers {@code GRANTED <o1,o2,...>} (its send slots' offsets), streams the bytes and, once every ACK came
+ * ({@link OwnerEnd#finish}), prints {@code SENT <slices>}; the reader sends {@code DONE}, the owner closes its
+ * transport and answers {@code BYE <noLiveObjects|unknown>}. Any failure answers {@code ERROR <what>}. Offsets, never
+ * addresses, cross the control lines; slices are signalled by notifies only, as in the plugin.
  */
 final class CommunicatorEndToEnd {
     /** The window: {@value #SLOTS} slots of {@link #SLICE} bytes at each end (the plugin's default layout). */
@@ -135,7 +135,7 @@ final class CommunicatorEndToEnd {
             try (r) {
                 roce = r.roce();
                 step[0] = "waiting for the owner to open a send window for this process's slots";
-                owner.send("SLOTS " + offsets(r.slotOffsets()));
+                owner.send("SLOTS " + r.lane() + " " + offsets(r.slotOffsets()));
                 // the stream's length, as the shuffle attaches it: over HCCS the reader reads one slice ahead
                 r.attach(parseOffsets(owner.expect("GRANTED", SETUP)[1]), bytes);
                 for (long j = 0; j < slices; j++) {
@@ -215,8 +215,9 @@ final class CommunicatorEndToEnd {
                     throw new IllegalStateException("expected SLOTS, the reader sent '" + slots + "'");
                 }
                 WindowLayout layout = t.windows().layout();
-                OwnerEnd end = t.windows().openOwner(READER, parseOffsets(slots.substring("SLOTS ".length())),
-                        SETUP.toMillis());
+                String[] laneAndSlots = slots.split(" ");
+                OwnerEnd end = t.windows().openOwner(READER, Integer.parseInt(laneAndSlots[1]),
+                        parseOffsets(laneAndSlots[2]), SETUP.toMillis());
                 if (end == null) {
                     throw new IllegalStateException("no send window became free within " + SETUP.toSeconds() + " s");
                 }

@@ -3,8 +3,11 @@ package org.hcomm.bridge.transport;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.Deque;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import org.hcomm.bridge.communicator.CommStream;
 import org.hcomm.bridge.communicator.Communicator;
@@ -16,10 +19,14 @@ import org.hcomm.bridge.error.HcommStatus;
  * "The HCCL buffer as a window"): two {@link SlotPool}s (send half, receive half, {@link WindowLayout#windows()}
  * each), the streams window ends use (pooled: CANN gives no communicator thread back), one slice of host memory per
  * window and half, and the peers whose channel a failed exchange poisoned. An owner opens an {@link OwnerEnd} for a
- * reader that asked, a reader a {@link ReaderEnd} per owner it reads; at most one window per channel and direction
- * at a time (a notify is a flag), which the callers keep. Thread-safe.
+ * reader that asked, a reader a {@link ReaderEnd} per owner it reads. A notify is a flag, so a window uses a lane of
+ * its channel ({@link WindowLayout#lanes()}) in its direction alone: a reader's end takes a free lane to its owner,
+ * the owner's end the lane the reader named, once the owner's previous end in that lane closed (whose last ACKs
+ * could otherwise merge with the next window's first). Thread-safe.
  */
 public final class CommunicatorWindows {
+    private static final int ANY_LANE = -1;
+
     final CommunicatorTransport transport;
     final Communicator comm;
     final WindowLayout layout;
@@ -30,6 +37,9 @@ public final class CommunicatorWindows {
     private final ByteBuffer[] receiveHost;
     private final Deque<CommStream> idle = new ArrayDeque<>();
     private final Set<String> poisoned = ConcurrentHashMap.newKeySet();
+    /** Lanes in use, by peer: as a reader (its ends' lanes to that owner) and as an owner. Guarded by itself. */
+    private final Map<String, boolean[]> readerLanes = new HashMap<>();
+    private final Map<String, boolean[]> ownerLanes = new HashMap<>();
     private volatile Consumer<String> onPoisoned = peer -> { };
 
     CommunicatorWindows(CommunicatorTransport transport, Communicator comm, WindowLayout layout, long timeoutMillis) {
@@ -71,11 +81,17 @@ public final class CommunicatorWindows {
     }
 
     /**
-     * The owner's end of an exchange with reader {@code peerId}, whose receive slots are {@code readerSlots}; null
-     * when no send window became free within {@code waitMillis}.
+     * The owner's end of an exchange with reader {@code peerId} in the lane the reader's end took
+     * ({@link ReaderEnd#lane()}), whose receive slots are {@code readerSlots}; null when the owner's previous end in
+     * that lane did not close or no send window became free within {@code waitMillis}.
      */
-    public OwnerEnd openOwner(String peerId, long[] readerSlots, long waitMillis) throws TransportException {
+    public OwnerEnd openOwner(String peerId, int lane, long[] readerSlots, long waitMillis)
+            throws TransportException {
         CommPeers.Link link = linkTo(peerId);
+        if (lane < 0 || lane >= layout.lanes()) {
+            throw new TransportException("open", HcommStatus.HCCL_E_PARA.code(), peerId + " named lane " + lane
+                    + ", its channel has " + layout.lanes(), null);
+        }
         if (readerSlots.length != layout.slots()) {
             throw new TransportException("open", HcommStatus.HCCL_E_PARA.code(), peerId + " offered "
                     + readerSlots.length + " receive slots, this window has " + layout.slots(), null);
@@ -87,31 +103,53 @@ public final class CommunicatorWindows {
                         + "it", null);
             }
         }
-        int w = lease(send, waitMillis);
-        if (w < 0) {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMillis);
+        if (takeLane(ownerLanes, peerId, lane, deadline) < 0) {
             return null;
         }
+        int w = -1;
         try {
-            return (OwnerEnd) transport.trackWindow(new OwnerEnd(this, link, peerId, w, send, stream(),
+            w = lease(send, remaining(deadline));
+            if (w < 0) {
+                giveLane(ownerLanes, peerId, lane);
+                return null;
+            }
+            return (OwnerEnd) transport.trackWindow(new OwnerEnd(this, link, peerId, lane, w, send, stream(),
                     host(sendHost, w), readerSlots));
         } catch (RuntimeException | TransportException e) {
-            send.release(w);
+            if (w >= 0) {
+                send.release(w);
+            }
+            giveLane(ownerLanes, peerId, lane);
             throw e;
         }
     }
 
-    /** The reader's end of an exchange with owner {@code peerId}; null when no receive window became free in time. */
+    /**
+     * The reader's end of an exchange with owner {@code peerId}, in a free lane of its channel; null when no lane to
+     * that owner or no receive window became free within {@code waitMillis}.
+     */
     public ReaderEnd openReader(String peerId, long waitMillis) throws TransportException {
         CommPeers.Link link = linkTo(peerId);
-        int w = lease(receive, waitMillis);
-        if (w < 0) {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMillis);
+        int lane = takeLane(readerLanes, peerId, ANY_LANE, deadline);
+        if (lane < 0) {
             return null;
         }
+        int w = -1;
         try {
-            return (ReaderEnd) transport.trackWindow(new ReaderEnd(this, link, peerId, w, receive, stream(),
+            w = lease(receive, remaining(deadline));
+            if (w < 0) {
+                giveLane(readerLanes, peerId, lane);
+                return null;
+            }
+            return (ReaderEnd) transport.trackWindow(new ReaderEnd(this, link, peerId, lane, w, receive, stream(),
                     host(receiveHost, w)));
         } catch (RuntimeException | TransportException e) {
-            receive.release(w);
+            if (w >= 0) {
+                receive.release(w);
+            }
+            giveLane(readerLanes, peerId, lane);
             throw e;
         }
     }
@@ -127,6 +165,46 @@ public final class CommunicatorWindows {
                     + " is poisoned for this communicator by an earlier failed window exchange", null);
         }
         return link;
+    }
+
+    /**
+     * Takes {@code lane} (or, {@link #ANY_LANE}, the lowest free one) of the channel to {@code peerId} in
+     * {@code lanes}, waiting until {@code deadline} (nanoTime) for it to be free; returns it, or -1 on time out.
+     */
+    private int takeLane(Map<String, boolean[]> lanes, String peerId, int lane, long deadline) {
+        synchronized (lanes) {
+            boolean[] used = lanes.computeIfAbsent(peerId, k -> new boolean[layout.lanes()]);
+            while (true) {
+                for (int l = 0; l < used.length; l++) {
+                    if (!used[l] && (lane == ANY_LANE || l == lane)) {
+                        used[l] = true;
+                        return l;
+                    }
+                }
+                long wait = remaining(deadline);
+                if (wait <= 0) {
+                    return -1;
+                }
+                try {
+                    lanes.wait(wait);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return -1;
+                }
+            }
+        }
+    }
+
+    private static void giveLane(Map<String, boolean[]> lanes, String peerId, int lane) {
+        synchronized (lanes) {
+            lanes.get(peerId)[lane] = false;
+            lanes.notifyAll();
+        }
+    }
+
+    /** Milliseconds to {@code deadline} (nanoTime), at least 0. */
+    private static long remaining(long deadline) {
+        return Math.max(0, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()));
     }
 
     private static int lease(SlotPool pool, long waitMillis) {
@@ -162,6 +240,7 @@ public final class CommunicatorWindows {
     /** An end closed: its stream back to the pool if it ended balanced, else dropped and the channel poisoned. */
     void ended(WindowEnd end, boolean clean) {
         transport.forgetWindow(end);
+        giveLane(end instanceof OwnerEnd ? ownerLanes : readerLanes, end.peerId, end.lane);
         if (clean) {
             synchronized (this) {
                 if (!transport.isClosed()) {

@@ -18,9 +18,9 @@ public final class OwnerEnd extends WindowEnd {
     private final long[] readerSlots;
     private long next;
 
-    OwnerEnd(CommunicatorWindows windows, CommPeers.Link link, String peerId, int window, SlotPool pool,
+    OwnerEnd(CommunicatorWindows windows, CommPeers.Link link, String peerId, int lane, int window, SlotPool pool,
             CommStream stream, ByteBuffer host, long[] readerSlots) {
-        super(windows, link, peerId, window, pool, stream, host);
+        super(windows, link, peerId, lane, window, pool, stream, host);
         this.readerSlots = readerSlots.clone();
     }
 
@@ -60,7 +60,7 @@ public final class OwnerEnd extends WindowEnd {
         int s = layout.slotOf(j);
         unbalanced();
         if (j >= layout.slots()) {
-            batch("wait for the ACK of slot " + s, () -> stream.waitForPeer(link.handle(), layout.ackNotify(s),
+            batch("wait for the ACK of slot " + s, () -> stream.waitForPeer(link.handle(), layout.ackNotify(lane, s),
                     waitSeconds()), true);
         }
         long src = comm.bufferAddress() + layout.sendSlot(window, s);
@@ -77,7 +77,7 @@ public final class OwnerEnd extends WindowEnd {
             if (link.roce() && length > 0) {
                 stream.write(link.handle(), link.base() + readerSlots[s], src, length);
             }
-            stream.notifyPeer(link.handle(), layout.dataNotify(s));
+            stream.notifyPeer(link.handle(), layout.dataNotify(lane, s));
         }, false);
         next = j + 1;
     }
@@ -88,7 +88,7 @@ public final class OwnerEnd extends WindowEnd {
         if (n > 0) {
             batch("wait for the last ACKs", () -> {
                 for (long j = Math.max(0, n - layout.slots()); j < n; j++) {
-                    stream.waitForPeer(link.handle(), layout.ackNotify(layout.slotOf(j)), waitSeconds());
+                    stream.waitForPeer(link.handle(), layout.ackNotify(lane, layout.slotOf(j)), waitSeconds());
                 }
             }, true);
         }

@@ -31,9 +31,9 @@ public final class ReaderEnd extends WindowEnd {
     /** Slices whose batch is queued: {@code next}, or {@code next + 1} with a read ahead in flight. */
     private long issued;
 
-    ReaderEnd(CommunicatorWindows windows, CommPeers.Link link, String peerId, int window, SlotPool pool,
+    ReaderEnd(CommunicatorWindows windows, CommPeers.Link link, String peerId, int lane, int window, SlotPool pool,
             CommStream stream, ByteBuffer host) {
-        super(windows, link, peerId, window, pool, stream, host);
+        super(windows, link, peerId, lane, window, pool, stream, host);
     }
 
     @Override
@@ -100,10 +100,10 @@ public final class ReaderEnd extends WindowEnd {
         unbalanced();
         if (link.roce()) { // the owner wrote the slice here before it raised DATA: copy it out, then ACK
             issued = j + 1;
-            batch("wait for slot " + s, () -> stream.waitForPeer(link.handle(), layout.dataNotify(s),
+            batch("wait for slot " + s, () -> stream.waitForPeer(link.handle(), layout.dataNotify(lane, s),
                     waitSeconds()), true);
             toHost(dst, length);
-            batch("acknowledge slot " + s, () -> stream.notifyPeer(link.handle(), layout.ackNotify(s)), false);
+            batch("acknowledge slot " + s, () -> stream.notifyPeer(link.handle(), layout.ackNotify(lane, s)), false);
         } else { // the read, then ACK on the same stream: the ACK proves the read done
             if (issued == j) {
                 issue(j, length);
@@ -131,9 +131,9 @@ public final class ReaderEnd extends WindowEnd {
         long dst = comm.bufferAddress() + layout.receiveSlot(window, s);
         issued = j + 1;
         batch("read slot " + s, () -> {
-            stream.waitForPeer(link.handle(), layout.dataNotify(s), waitSeconds());
+            stream.waitForPeer(link.handle(), layout.dataNotify(lane, s), waitSeconds());
             stream.read(link.handle(), dst, link.base() + ownerSlots[s], length);
-            stream.notifyPeer(link.handle(), layout.ackNotify(s));
+            stream.notifyPeer(link.handle(), layout.ackNotify(lane, s));
         }, false);
     }
 
@@ -157,8 +157,8 @@ public final class ReaderEnd extends WindowEnd {
             await("skip slot " + s);
         } else {
             batch("skip slot " + s, () -> {
-                stream.waitForPeer(link.handle(), layout.dataNotify(s), waitSeconds());
-                stream.notifyPeer(link.handle(), layout.ackNotify(s));
+                stream.waitForPeer(link.handle(), layout.dataNotify(lane, s), waitSeconds());
+                stream.notifyPeer(link.handle(), layout.ackNotify(lane, s));
             }, true);
             issued = next + 1;
         }

@@ -8,8 +8,9 @@ import org.hcomm.bridge.error.HcommException;
 /**
  * One end of a window exchange on a communicator (docs/ARCHITECTURE.md, "The HCCL buffer as a window"): a window of
  * this member's HCCL buffer leased for the exchange, the channel to the peer, a pooled stream, and a host buffer of
- * one slice. Slices are signalled by channel notifies only: {@link WindowLayout#dataNotify} owner → reader once a
- * slot holds a slice, {@link WindowLayout#ackNotify} reader → owner once the reader is done with it. An exchange that
+ * one slice. Slices are signalled by channel notifies only, those of the window's lane: {@link WindowLayout#dataNotify}
+ * owner → reader once a slot holds a slice, {@link WindowLayout#ackNotify} reader → owner once the reader is done
+ * with it. An exchange that
  * ended <em>balanced</em> (every notify recorded was waited for) gives its window and stream back for the next one;
  * one that failed quarantines its window for the read timeout and drops its stream, and poisons the channel to
  * that peer for the rest of the communicator ({@link CommunicatorWindows#poisoned}), as a stale notify or a late
@@ -23,6 +24,8 @@ public abstract sealed class WindowEnd implements AutoCloseable permits OwnerEnd
     final WindowLayout layout;
     final CommPeers.Link link;
     final String peerId;
+    /** The lane of the channel this window's notifies use ({@link WindowLayout#lanes()}). */
+    final int lane;
     final int window;
     final CommStream stream;
     final ByteBuffer host;
@@ -31,13 +34,14 @@ public abstract sealed class WindowEnd implements AutoCloseable permits OwnerEnd
     private boolean balanced = true;
     private boolean closed;
 
-    WindowEnd(CommunicatorWindows windows, CommPeers.Link link, String peerId, int window, SlotPool pool,
+    WindowEnd(CommunicatorWindows windows, CommPeers.Link link, String peerId, int lane, int window, SlotPool pool,
             CommStream stream, ByteBuffer host) {
         this.windows = windows;
         this.comm = windows.comm;
         this.layout = windows.layout;
         this.link = link;
         this.peerId = peerId;
+        this.lane = layout.checkLane(lane);
         this.window = window;
         this.pool = pool;
         this.stream = stream;
@@ -48,6 +52,11 @@ public abstract sealed class WindowEnd implements AutoCloseable permits OwnerEnd
     /** The peer this window exchanges with. */
     public String peerId() {
         return peerId;
+    }
+
+    /** The lane of its channel this window uses: a reader names it to its owner. */
+    public int lane() {
+        return lane;
     }
 
     /** Over RoCE (between hosts), else HCCS. */

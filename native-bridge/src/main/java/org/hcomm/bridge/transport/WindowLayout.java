@@ -5,13 +5,23 @@ import org.hcomm.bridge.communicator.Communicator;
 /**
  * How a member's HCCL buffer is cut into windows (docs/ARCHITECTURE.md, "The HCCL buffer as a window"): its first
  * half holds the send slots owners stage slices into, its second half the receive slots reads land in; a window has
- * {@code slots} slots of {@code sliceBytes} at each end, so each half holds {@link #windows()} windows. Each channel
- * carries {@link #notifyNum()} notifies: the three of {@link Communicator.Notify}, then one DATA per slot (raised on
- * the reader by its owner) and one ACK per slot (raised on the owner by its reader). Immutable; pure arithmetic.
+ * {@code slots} slots of {@code sliceBytes} at each end, so each half holds {@link #windows()} windows. A notify is a
+ * flag, so one window at a time uses a set of notify indices in each direction of a channel: a <em>lane</em>; each
+ * channel has {@link #lanes()} of them, so that many windows at once carry one owner's bytes to one reader executor
+ * (its tasks reading that owner at once). Each channel carries {@link #notifyNum()} notifies: the three of
+ * {@link Communicator.Notify}, then per lane one DATA per slot (raised on the reader by its owner) and one ACK per slot
+ * (raised on the owner by its reader). Immutable; pure arithmetic.
  */
 public record WindowLayout(long bufferBytes, int slots, long sliceBytes) {
+    /** The notifies a channel may carry at most (CANN's {@code NOTIFY_NUM_MAX}). */
+    static final int CHANNEL_NOTIFIES = 64;
     /** The most slots a window may have: 3 + 2 x slots notifies must fit the 64 a channel may carry. */
     public static final int MAX_SLOTS = 30;
+    /**
+     * The most lanes a channel gets: four windows at once between one owner and one reader executor, 35 notifies per
+     * channel at 4 slots (notifies are a device's resource, and a channel per member pair holds them all its life).
+     */
+    public static final int MAX_LANES = 4;
 
     public WindowLayout {
         if (slots < 1 || slots > MAX_SLOTS) {
@@ -32,19 +42,28 @@ public record WindowLayout(long bufferBytes, int slots, long sliceBytes) {
         return (int) Math.min(Integer.MAX_VALUE, (bufferBytes / 2) / (slots * sliceBytes));
     }
 
+    /**
+     * Windows at once in each direction of a channel: {@link #MAX_LANES}, fewer when the notifies (3 + 2 x slots per
+     * lane) would not fit 64 or a half has fewer windows; at least one.
+     */
+    public int lanes() {
+        int fit = (CHANNEL_NOTIFIES - Communicator.NOTIFY_NUM) / (2 * slots);
+        return Math.max(1, Math.min(Math.min(MAX_LANES, windows()), fit));
+    }
+
     /** Notifies per channel. */
     public int notifyNum() {
-        return Communicator.NOTIFY_NUM + 2 * slots;
+        return Communicator.NOTIFY_NUM + 2 * slots * lanes();
     }
 
-    /** The notify an owner raises on its reader when slot {@code s} holds a slice. */
-    public int dataNotify(int s) {
-        return Communicator.NOTIFY_NUM + checkSlot(s);
+    /** The notify an owner raises on its reader when slot {@code s} of the window in {@code lane} holds a slice. */
+    public int dataNotify(int lane, int s) {
+        return Communicator.NOTIFY_NUM + 2 * slots * checkLane(lane) + checkSlot(s);
     }
 
-    /** The notify a reader raises on its owner when it is done with slot {@code s}. */
-    public int ackNotify(int s) {
-        return Communicator.NOTIFY_NUM + slots + checkSlot(s);
+    /** The notify a reader raises on its owner when it is done with slot {@code s} of the window in {@code lane}. */
+    public int ackNotify(int lane, int s) {
+        return Communicator.NOTIFY_NUM + 2 * slots * checkLane(lane) + slots + checkSlot(s);
     }
 
     /** The offset into the HCCL buffer of send slot {@code s} of window {@code window}. */
@@ -80,6 +99,14 @@ public record WindowLayout(long bufferBytes, int slots, long sliceBytes) {
             throw new IndexOutOfBoundsException("slot " + s + " of " + slots);
         }
         return s;
+    }
+
+    /** {@code lane}, or IndexOutOfBoundsException when the channel has no such lane. */
+    public int checkLane(int lane) {
+        if (lane < 0 || lane >= lanes()) {
+            throw new IndexOutOfBoundsException("lane " + lane + " of " + lanes());
+        }
+        return lane;
     }
 
     private long checkWindow(int w) {

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -22,11 +23,11 @@ import org.junit.jupiter.api.Timeout;
 /**
  * Window exchanges on soft HComm under the Atlas A2 profile, members on threads of one process (as
  * {@link CommunicatorTransportTest}): a stream ten times the HCCL buffer passes through a window intact over HCCS and
- * over RoCE, several owners serve one reader at once, over HCCS with two slots the reader reads one slice ahead
- * (with one slot or over RoCE it does not), a cancelled exchange still ends balanced (also with a read ahead its
- * owner had not begun), and an owner or a reader that dies mid-stream fails the other end's next slice within the
- * read timeout and poisons that channel.
- * Nothing is left live.
+ * over RoCE, several owners serve one reader at once, over HCCS with two slots the reader reads one slice ahead (with
+ * one slot or over RoCE it does not), two readers of one owner on one executor use two lanes of the channel at once
+ * while the owner's next end in a lane waits for its previous one, a cancelled exchange still ends balanced (also with
+ * a read ahead its owner had not begun), and an owner or a reader that dies mid-stream fails the other end's next slice
+ * within the read timeout and poisons that channel. Nothing is left live.
  */
 @Timeout(120)
 class WindowExchangeTest {
@@ -60,7 +61,7 @@ class WindowExchangeTest {
         ReaderEnd r = reader.windows().openReader(ownerId, 5_000);
         assertNotNull(r);
         Future<Long> served = pool.submit(() -> {
-            try (OwnerEnd o = owner.windows().openOwner(readerId, r.slotOffsets(), 5_000)) {
+            try (OwnerEnd o = owner.windows().openOwner(readerId, r.lane(), r.slotOffsets(), 5_000)) {
                 assertNotNull(o);
                 r.attach(o.slotOffsets(), data.length);
                 serve(o, data);
@@ -88,7 +89,7 @@ class WindowExchangeTest {
     /** Opens a window from exec-0 to exec-1, attached with {@code totalBytes} (-1: the one-argument attach). */
     static Ends open(List<CommunicatorTransport> t, long totalBytes) throws TransportException {
         ReaderEnd r = t.get(1).windows().openReader("exec-0", 5_000);
-        OwnerEnd o = t.get(0).windows().openOwner("exec-1", r.slotOffsets(), 5_000);
+        OwnerEnd o = t.get(0).windows().openOwner("exec-1", r.lane(), r.slotOffsets(), 5_000);
         if (totalBytes < 0) {
             r.attach(o.slotOffsets());
         } else {
@@ -140,7 +141,8 @@ class WindowExchangeTest {
             ExecutorService pool = Executors.newCachedThreadPool();
             try {
                 assertEquals(2, t.get(0).windows().layout().windows());
-                assertEquals(7, t.get(0).windows().layout().notifyNum());
+                assertEquals(2, t.get(0).windows().layout().lanes(), "no more lanes than windows");
+                assertEquals(11, t.get(0).windows().layout().notifyNum());
                 byte[] data = new byte[(int) (10 * t.get(0).deviceBytes()) + 12345];
                 new Random(hosts[0].length()).nextBytes(data);
                 byte[] got = exchange(t.get(0), "exec-0", t.get(1), "exec-1", data, pool);
@@ -209,6 +211,75 @@ class WindowExchangeTest {
             assertArrayEquals(a, fromA.get());
             assertArrayEquals(b, fromB.get());
             assertEquals(2, t.get(0).windows().freeReceiveWindows());
+        } finally {
+            pool.shutdownNow();
+            closeAll(t);
+        }
+    }
+
+    /**
+     * Two tasks of one reader executor read one owner at once: each reader end takes a lane of its own, the slices of
+     * both streams interleave, and both end balanced. The owner's next end in a busy lane waits for the previous one
+     * to close, even with send windows free (a notify is a flag: its last ACKs would merge with the next window's
+     * first); a lane the channel does not have is refused with CANN's code.
+     */
+    @Test
+    void twoReadersOfOneOwnerUseTwoLanesAtOnceAndAnOwnersLaneWaitsForItsPreviousEnd() throws Exception {
+        // hcclBufferSize 2 MB: four windows of 2 x 256 KiB per half, so four lanes
+        List<CommunicatorTransport> t = CommunicatorTransportTest.form(2,
+                new CommunicatorTransport.WindowSpec(2, SLICE, 10_000), "h", "h");
+        ExecutorService pool = Executors.newCachedThreadPool();
+        try {
+            WindowLayout l = t.get(1).windows().layout();
+            assertEquals(4, l.windows());
+            assertEquals(4, l.lanes());
+            byte[][] data = {new byte[3 * MIB + 7], new byte[2 * MIB + 3]};
+            new Random(3).nextBytes(data[0]);
+            new Random(4).nextBytes(data[1]);
+            ReaderEnd[] r = {t.get(1).windows().openReader("exec-0", 5_000),
+                t.get(1).windows().openReader("exec-0", 5_000)};
+            assertEquals(0, r[0].lane());
+            assertEquals(1, r[1].lane(), "the second reader end of the same owner takes the next lane");
+            OwnerEnd[] o = new OwnerEnd[2];
+            for (int i = 0; i < 2; i++) {
+                o[i] = t.get(0).windows().openOwner("exec-1", r[i].lane(), r[i].slotOffsets(), 5_000);
+                r[i].attach(o[i].slotOffsets(), data[i].length);
+            }
+            long start = System.nanoTime();
+            assertNull(t.get(0).windows().openOwner("exec-1", r[0].lane(), r[0].slotOffsets(), 300),
+                    "lane 0's owner end is open: the next one there waits, two send windows free or not");
+            assertTrue(System.nanoTime() - start >= 250_000_000L, "it waited for the lane");
+            assertEquals(l.windows() - 2, t.get(0).windows().freeSendWindows());
+            TransportException bad = assertThrows(TransportException.class,
+                    () -> t.get(0).windows().openOwner("exec-1", l.lanes(), r[0].slotOffsets(), 100));
+            assertEquals(org.hcomm.bridge.error.HcommStatus.HCCL_E_PARA.code(), bad.code(), bad.getMessage());
+            List<Future<Void>> owners = List.of(pool.submit(() -> serve(o[0], data[0])),
+                    pool.submit(() -> serve(o[1], data[1])));
+            byte[][] got = {new byte[data[0].length], new byte[data[1].length]};
+            long[] taken = new long[2];
+            while (taken[0] < l.sliceCount(data[0].length) || taken[1] < l.sliceCount(data[1].length)) {
+                for (int i = 0; i < 2; i++) { // one slice of each stream in turn: both windows carry at once
+                    if (taken[i] < l.sliceCount(data[i].length)) {
+                        int len = l.sliceLength(data[i].length, taken[i]);
+                        r[i].take(len).get(got[i], (int) (taken[i] * l.sliceBytes()), len);
+                        taken[i]++;
+                    }
+                }
+            }
+            for (Future<Void> f : owners) {
+                f.get();
+            }
+            for (int i = 0; i < 2; i++) {
+                assertArrayEquals(data[i], got[i], "stream " + i);
+                assertTrue(r[i].balanced() && o[i].balanced(), "stream " + i + " ended balanced");
+                o[i].close();
+                r[i].close();
+            }
+            assertFalse(t.get(1).windows().poisoned("exec-0"));
+            assertEquals(l.windows(), t.get(1).windows().freeReceiveWindows());
+            try (ReaderEnd again = t.get(1).windows().openReader("exec-0", 5_000)) {
+                assertEquals(0, again.lane(), "lanes given back");
+            }
         } finally {
             pool.shutdownNow();
             closeAll(t);

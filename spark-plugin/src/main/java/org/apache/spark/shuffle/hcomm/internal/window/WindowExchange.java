@@ -15,13 +15,13 @@ import org.hcomm.bridge.transport.WindowLayout;
 import org.slf4j.Logger;
 
 /**
- * The reader's side of one exchange with one owner: takes the owner's window lock ({@link WindowReads}), leases a
+ * The reader's side of one exchange with one owner: takes a permit of the owner's lanes ({@link WindowReads}), leases a
  * receive window, asks the owner's window server to stream the request's ranges ({@link WindowProtocol.Fetch}), and
  * cuts the slices it takes through the window into the partitions the grant lists, in order. A failure (the owner
  * refused, died or stalled past the read timeout) is a {@link FetchFailedException} naming the owner and the block
- * being read; {@link #cancel()} asks the owner to stop, naming the slices it queued a wait for (one read ahead),
- * and still takes the slices the owner signalled, so the window ends balanced. Confined to one thread (the
- * fetcher's read-ahead thread).
+ * being read; {@link #cancel()} asks the owner to stop, naming the slices it queued a wait for (one read ahead), and
+ * still takes the slices the owner signalled, so the window ends balanced. Confined to one thread (the fetcher's
+ * read-ahead thread).
  */
 final class WindowExchange {
     private static final Logger LOG = LogCategory.READER.logger();
@@ -39,7 +39,8 @@ final class WindowExchange {
     private final int shuffleId;
     private final WindowBlockFetcher.OwnerRequest request;
     private final WindowLayout layout;
-    private Semaphore pair;
+    /** A permit of the owner's lanes, held from open to the end. */
+    private Semaphore lane;
     private ReaderEnd end;
     private WindowProtocol.Granted granted;
     private long total;
@@ -59,14 +60,15 @@ final class WindowExchange {
     void open() {
         String ownerId = request.owner().executorId();
         try {
-            pair = reads.pair(ownerId);
-            pair.acquire();
+            lane = reads.lanes(ownerId);
+            lane.acquire();
             end = reads.windows.openReader(ownerId, reads.timeoutMillis);
             if (end == null) {
                 throw failed(null, "no receive window of this executor became free within the read timeout", null);
             }
-            ByteBuffer reply = reads.client(ownerId).sendRpcSync(WindowProtocol.encode(new WindowProtocol.Fetch(
-                    reads.epoch, reads.executorId, end.slotOffsets(), request.ranges())), reads.timeoutMillis);
+            WindowProtocol.Fetch fetch = new WindowProtocol.Fetch(reads.epoch, reads.executorId, end.lane(),
+                    end.slotOffsets(), request.ranges());
+            ByteBuffer reply = reads.client(ownerId).sendRpcSync(WindowProtocol.encode(fetch), reads.timeoutMillis);
             Object answer = WindowProtocol.decode(reply);
             if (answer instanceof WindowProtocol.Refused r) {
                 reads.metrics.windowsRefused.inc();
@@ -89,7 +91,7 @@ final class WindowExchange {
 
     /**
      * The next partition of the stream the task wants, its bytes read; null at the end of the stream (the exchange
-     * is then finished: window and lock given back). {@code stop} is asked between slices.
+     * is then finished: window and lane given back). {@code stop} is asked between slices.
      */
     Partition next(BooleanSupplier stop) {
         while (range < granted.lengths().length) {
@@ -145,7 +147,7 @@ final class WindowExchange {
         return true;
     }
 
-    /** Every slice taken: window and lock given back. */
+    /** Every slice taken: window and lane given back. */
     private void finish() {
         ReaderEnd e = end;
         end = null;
@@ -160,7 +162,7 @@ final class WindowExchange {
 
     /**
      * Ends the exchange before its stream did: asks the owner to stop, takes (without reading) the slices it
-     * signalled, and gives window and lock back; a window that cannot end balanced is dropped (its channel
+     * signalled, and gives window and lane back; a window that cannot end balanced is dropped (its channel
      * poisoned). Never throws.
      */
     void cancel() {
@@ -200,8 +202,8 @@ final class WindowExchange {
     }
 
     private void release() {
-        Semaphore p = pair;
-        pair = null;
+        Semaphore p = lane;
+        lane = null;
         if (p != null) {
             p.release();
         }

@@ -8,7 +8,8 @@ import java.util.List;
 /**
  * The window server's messages, small and binary (big-endian), one request and one reply each:
  * <ul>
- *   <li>{@link Fetch} (reader → owner): the reader's epoch and id, its receive slots, and the map output ranges it
+ *   <li>{@link Fetch} (reader → owner): the reader's epoch and id, the lane of the channel its window took, its
+ *       receive slots, and the map output ranges it
  *       wants streamed → {@link Granted} (the window's id, the owner's send slots, the exact length of every
  *       partition of every range, from the owner's index) or {@link Refused} (why; {@code epoch} when the owner is
  *       not in the reader's communicator, so the reader may try again).</li>
@@ -18,13 +19,15 @@ import java.util.List;
  *       acknowledges each, so the window ends balanced).</li>
  * </ul>
  * Versions: a {@link Cancel} that names no count ({@code slicesIssued} -1) goes out in the first encoding (kind 2,
- * the window id only), one that does in the second (kind 3); both decode.
+ * the window id only), one that does in the second (kind 3); both decode. A {@link Fetch} goes out naming its lane
+ * (kind 4); one without (kind 1) decodes as lane 0.
  * No message travels per slice. Immutable records; a malformed message throws {@link IllegalArgumentException}.
  */
 public final class WindowProtocol {
     private static final byte FETCH = 1;
     private static final byte CANCEL = 2;
     private static final byte CANCEL_ISSUED = 3;
+    private static final byte FETCH_IN_LANE = 4;
     private static final byte GRANTED = 11;
     private static final byte REFUSED = 12;
     private static final byte CANCELLED = 13;
@@ -34,7 +37,7 @@ public final class WindowProtocol {
     /** Partitions [startPartition, endPartition) of one map output. */
     public record Range(int shuffleId, long mapId, int startPartition, int endPartition) {}
 
-    public record Fetch(long epoch, String readerId, long[] readerSlots, List<Range> ranges) {}
+    public record Fetch(long epoch, String readerId, int lane, long[] readerSlots, List<Range> ranges) {}
 
     public record Granted(long windowId, long[] ownerSlots, long[][] lengths) {
         /** Bytes the window streams: every partition of every range, end to end. */
@@ -61,9 +64,10 @@ public final class WindowProtocol {
 
     public static ByteBuffer encode(Fetch f) {
         byte[] id = f.readerId().getBytes(StandardCharsets.UTF_8);
-        ByteBuffer b = ByteBuffer.allocate(1 + 8 + 4 + id.length + 4 + 8 * f.readerSlots().length + 4
+        ByteBuffer b = ByteBuffer.allocate(1 + 8 + 4 + id.length + 4 + 4 + 8 * f.readerSlots().length + 4
                 + 20 * f.ranges().size());
-        b.put(FETCH).putLong(f.epoch()).putInt(id.length).put(id).putInt(f.readerSlots().length);
+        b.put(FETCH_IN_LANE).putLong(f.epoch()).putInt(id.length).put(id).putInt(f.lane())
+                .putInt(f.readerSlots().length);
         for (long s : f.readerSlots()) {
             b.putLong(s);
         }
@@ -127,16 +131,21 @@ public final class WindowProtocol {
         try {
             byte kind = b.get();
             switch (kind) {
-                case FETCH: {
+                case FETCH:
+                case FETCH_IN_LANE: {
                     long epoch = b.getLong();
                     String id = string(b);
+                    int lane = kind == FETCH ? 0 : b.getInt();
+                    if (lane < 0) {
+                        throw new IllegalArgumentException("a fetch in lane " + lane);
+                    }
                     long[] slots = longs(b, b.getInt());
                     int n = count(b, b.getInt(), 20);
                     List<Range> ranges = new ArrayList<>(n);
                     for (int i = 0; i < n; i++) {
                         ranges.add(new Range(b.getInt(), b.getLong(), b.getInt(), b.getInt()));
                     }
-                    return new Fetch(epoch, id, slots, ranges);
+                    return new Fetch(epoch, id, lane, slots, ranges);
                 }
                 case CANCEL:
                     return new Cancel(b.getLong());

@@ -21,8 +21,9 @@ import org.hcomm.bridge.transport.CommunicatorWindows;
 
 /**
  * A reader executor's side of one communicator's windows: where each member's window server is, one connection per
- * owner (kept for the communicator's life), and one lock per owner, as a channel carries at most one window per
- * direction at a time (a notify is a flag): this executor's tasks that read one owner take its window in turn.
+ * owner (kept for the communicator's life), and per owner as many permits as its channel has lanes
+ * ({@code WindowLayout.lanes()}: a notify is a flag, so each lane carries one window at a time): this executor's
+ * tasks read one owner through that many windows at once, further ones wait their turn.
  * Thread-safe.
  */
 public final class WindowReads implements AutoCloseable {
@@ -39,7 +40,7 @@ public final class WindowReads implements AutoCloseable {
      */
     final int exchangesPerTask;
     private final Map<String, InetSocketAddress> servers;
-    private final Map<String, Semaphore> pairs = new ConcurrentHashMap<>();
+    private final Map<String, Semaphore> lanes = new ConcurrentHashMap<>();
     private final TransportContext context;
     private final TransportClientFactory clients;
 
@@ -108,8 +109,9 @@ public final class WindowReads implements AutoCloseable {
         return epoch;
     }
 
-    Semaphore pair(String ownerId) {
-        return pairs.computeIfAbsent(ownerId, k -> new Semaphore(1, true));
+    /** The permits to read {@code ownerId}: one per lane of the channel to it, first come first served. */
+    Semaphore lanes(String ownerId) {
+        return lanes.computeIfAbsent(ownerId, k -> new Semaphore(windows.layout().lanes(), true));
     }
 
     TransportClient client(String ownerId) throws IOException, InterruptedException {

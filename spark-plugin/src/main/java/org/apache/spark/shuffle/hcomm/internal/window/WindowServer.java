@@ -235,10 +235,11 @@ public final class WindowServer implements AutoCloseable {
                     refuse("executor " + executorId + " cannot read the map outputs asked for: " + e);
                     return;
                 }
-                end = windows.openOwner(fetch.readerId(), fetch.readerSlots(), timeoutMillis);
+                end = windows.openOwner(fetch.readerId(), fetch.lane(), fetch.readerSlots(), timeoutMillis);
                 if (end == null) {
                     refuse("executor " + executorId + " had no send window free within the read timeout ("
-                            + windows.layout().windows() + " windows, all serving)");
+                            + windows.layout().windows() + " windows, all serving; or its previous window to "
+                            + fetch.readerId() + " in lane " + fetch.lane() + " did not end)");
                     return;
                 }
                 granted.onSuccess(WindowProtocol.encode(new WindowProtocol.Granted(id, end.slotOffsets(), lengths)));
@@ -249,8 +250,8 @@ public final class WindowServer implements AutoCloseable {
             } catch (IOException | RuntimeException e) {
                 if (end != null) {
                     metrics.windowsPoisoned.inc();
-                    LOG.warn("Executor {} failed window {} to executor {} after {} slices: {}", executorId, id,
-                            fetch.readerId(), end.slicesPut(), e.toString());
+                    LOG.warn("Executor {} failed window {} to executor {} after {} slices", executorId, id,
+                            fetch.readerId(), end.slicesPut(), e);
                 } else {
                     refuse("executor " + executorId + " failed to open the window: " + e);
                 }

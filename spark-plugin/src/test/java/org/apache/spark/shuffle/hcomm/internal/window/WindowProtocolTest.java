@@ -47,12 +47,20 @@ class WindowProtocolTest {
         assertEquals(new WindowProtocol.Refused(true, "not a member"), WindowProtocol.decode(WindowProtocol.encode(
                 new WindowProtocol.Refused(true, "not a member"))));
         WindowProtocol.Fetch f = (WindowProtocol.Fetch) WindowProtocol.decode(WindowProtocol.encode(
-                new WindowProtocol.Fetch(3, "exec-1", new long[] {0, 4096}, List.of(new WindowProtocol.Range(1, 7L,
-                        0, 4)))));
+                new WindowProtocol.Fetch(3, "exec-1", 2, new long[] {0, 4096}, List.of(new WindowProtocol.Range(1,
+                        7L, 0, 4)))));
         assertEquals(3, f.epoch());
         assertEquals("exec-1", f.readerId());
+        assertEquals(2, f.lane());
         assertArrayEquals(new long[] {0, 4096}, f.readerSlots());
         assertEquals(List.of(new WindowProtocol.Range(1, 7L, 0, 4)), f.ranges());
+        // the first encoding (kind 1, no lane) still decodes, as lane 0
+        java.nio.ByteBuffer old = java.nio.ByteBuffer.allocate(1 + 8 + 4 + 1 + 4 + 8 + 4).put((byte) 1).putLong(5)
+                .putInt(1).put((byte) 'e').putInt(1).putLong(64).putInt(0).flip();
+        WindowProtocol.Fetch first = (WindowProtocol.Fetch) WindowProtocol.decode(old);
+        assertEquals(0, first.lane());
+        assertEquals("e", first.readerId());
+        assertArrayEquals(new long[] {64}, first.readerSlots());
         WindowProtocol.Granted g = (WindowProtocol.Granted) WindowProtocol.decode(WindowProtocol.encode(
                 new WindowProtocol.Granted(8, new long[] {1 << 20}, new long[][] {{1, 2}, {3}})));
         assertEquals(8, g.windowId());
