@@ -198,6 +198,11 @@ final class CommunicatorMember {
         return joinedDevice;
     }
 
+    /** The channel secret, which the window server's connections prove too. */
+    String secret() {
+        return secret;
+    }
+
     /** Applies the soft settings (secret, timeouts, the address communicators listen on). */
     void configureSoft() {
         if (SoftHcomm.isActive()) {

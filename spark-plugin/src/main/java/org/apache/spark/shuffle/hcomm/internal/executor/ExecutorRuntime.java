@@ -85,7 +85,8 @@ public final class ExecutorRuntime implements AutoCloseable {
         this.parts = new PartsGenerations(transport == null ? null
                 : new OneSidedParts(transport, 0, settings, roster, host, metrics, driver));
         this.windowServer = member != null && member.windowed() && host != null
-                ? new WindowServer(executorId, host, metrics, settings.readTimeout().toMillis()) : null;
+                ? new WindowServer(executorId, host, metrics, settings.readTimeout().toMillis(),
+                        member.secret()) : null;
         this.communicators = member == null ? null : new CommunicatorSwitch(executorId, member, parts, settings,
                 roster, host, metrics, driver, () -> closed, windowServer, this::reportOutsideTasks);
     }

@@ -100,8 +100,8 @@ final class OneSidedParts {
                 servers.put(j.members().get(r), InetSocketAddress.createUnresolved(j.hosts().get(r), port));
             }
         }
-        WindowReads reads = new WindowReads(executorId, j.epoch(), transport.windows(), servers, metrics,
-                settings.readTimeout().toMillis(), settings.maxBytesInFlight());
+        WindowReads reads = new WindowReads(executorId, j.epoch(), transport.windows(), servers, server.readerAuth(),
+                metrics, settings.readTimeout().toMillis(), settings.maxBytesInFlight());
         return new OneSidedParts(transport, j.epoch(), reads, server,
                 ReadPlanner.windowed(executorId, settings.fallback(), metrics,
                         new WindowReadPlanner(host, settings.fallback(), reads)));

@@ -2,7 +2,6 @@ package org.apache.spark.shuffle.hcomm.internal.window;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -13,7 +12,6 @@ import org.apache.spark.network.TransportContext;
 import org.apache.spark.network.client.TransportClient;
 import org.apache.spark.network.client.TransportClientBootstrap;
 import org.apache.spark.network.client.TransportClientFactory;
-import org.apache.spark.network.crypto.AuthClientBootstrap;
 import org.apache.spark.network.server.NoOpRpcHandler;
 import org.apache.spark.network.util.TransportConf;
 import org.apache.spark.shuffle.hcomm.internal.metrics.ShuffleMetrics;
@@ -44,9 +42,13 @@ public final class WindowReads implements AutoCloseable {
     private final TransportContext context;
     private final TransportClientFactory clients;
 
-    /** {@code servers}: every other member's window server, by executor id. */
+    /**
+     * {@code servers}: every other member's window server, by executor id; {@code auth}: how to connect to them
+     * ({@link WindowServer#readerAuth()}).
+     */
     public WindowReads(String executorId, long epoch, CommunicatorWindows windows,
-            Map<String, InetSocketAddress> servers, ShuffleMetrics metrics, long timeoutMillis, long maxBytesInFlight) {
+            Map<String, InetSocketAddress> servers, List<TransportClientBootstrap> auth, ShuffleMetrics metrics,
+            long timeoutMillis, long maxBytesInFlight) {
         this.maxBytesInFlight = maxBytesInFlight;
         this.executorId = executorId;
         this.epoch = epoch;
@@ -56,12 +58,8 @@ public final class WindowReads implements AutoCloseable {
         this.timeoutMillis = timeoutMillis;
         TransportConf conf = WindowServer.transportConf();
         this.context = new TransportContext(conf, new NoOpRpcHandler(), true);
-        List<TransportClientBootstrap> boot = new ArrayList<>();
+        this.clients = context.createClientFactory(auth);
         SparkEnv env = SparkEnv.get();
-        if (env != null && env.conf().getBoolean("spark.authenticate", false)) {
-            boot.add(new AuthClientBootstrap(conf, env.conf().getAppId(), env.securityManager()));
-        }
-        this.clients = context.createClientFactory(boot);
         this.exchangesPerTask = exchangesPerTask(windows.layout().windows(), env);
     }
 

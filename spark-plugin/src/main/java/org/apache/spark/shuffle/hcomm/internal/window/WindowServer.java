@@ -5,7 +5,6 @@ import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.StandardOpenOption;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -21,7 +20,10 @@ import org.apache.spark.network.buffer.FileSegmentManagedBuffer;
 import org.apache.spark.network.buffer.ManagedBuffer;
 import org.apache.spark.network.client.RpcResponseCallback;
 import org.apache.spark.network.client.TransportClient;
+import org.apache.spark.network.client.TransportClientBootstrap;
+import org.apache.spark.network.crypto.AuthClientBootstrap;
 import org.apache.spark.network.crypto.AuthServerBootstrap;
+import org.apache.spark.network.sasl.SecretKeyHolder;
 import org.apache.spark.network.server.NoOpRpcHandler;
 import org.apache.spark.network.server.RpcHandler;
 import org.apache.spark.network.server.StreamManager;
@@ -46,11 +48,15 @@ import org.slf4j.Logger;
  * (through Spark's shuffle block resolver: its files, or the arena) into a window of the HCCL buffer of the
  * communicator the reader named, one exchange per thread, as many at once as the buffer has send windows (further
  * requests wait for one, first come first served, up to the read timeout). Started once per executor, before it
- * registers (its port goes to the driver); communicators are added and removed as they form and retire. With
- * {@code spark.authenticate} its connections authenticate as Spark's block transfer does. Thread-safe.
+ * registers (its port goes to the driver); communicators are added and removed as they form and retire. Every
+ * connection authenticates as Spark's block transfer does with {@code spark.authenticate} (Spark's
+ * {@code AuthServerBootstrap}), with the plugin's channel secret as the key whether or not that is on, so no request
+ * from a process without the secret reaches it. Thread-safe.
  */
 public final class WindowServer implements AutoCloseable {
     private static final Logger LOG = LogCategory.EXECUTOR_RUNTIME.logger();
+    /** The application name window connections authenticate under (the key is the channel secret alone). */
+    private static final String AUTH_APP = "hcomm-window";
 
     private final String executorId;
     private final ShuffleMetrics metrics;
@@ -61,9 +67,14 @@ public final class WindowServer implements AutoCloseable {
     private final Map<Long, Exchange> exchanges = new ConcurrentHashMap<>();
     private final AtomicLong nextWindowId = new AtomicLong(1);
     private final ExecutorService threads;
+    private final String secret;
 
-    /** Starts the server on {@code host}, on a free port. */
-    public WindowServer(String executorId, String host, ShuffleMetrics metrics, long timeoutMillis) {
+    /**
+     * Starts the server on {@code host}, on a free port, taking connections that prove {@code secret} (the channel
+     * secret, {@code ChannelSecret}).
+     */
+    public WindowServer(String executorId, String host, ShuffleMetrics metrics, long timeoutMillis, String secret) {
+        this.secret = java.util.Objects.requireNonNull(secret, "the channel secret");
         this.executorId = executorId;
         this.metrics = metrics;
         this.timeoutMillis = timeoutMillis;
@@ -75,12 +86,33 @@ public final class WindowServer implements AutoCloseable {
         });
         TransportConf conf = transportConf();
         this.context = new TransportContext(conf, new Handler(), true);
-        List<TransportServerBootstrap> boot = new ArrayList<>();
-        SparkEnv env = SparkEnv.get();
-        if (env != null && env.conf().getBoolean("spark.authenticate", false)) {
-            boot.add(new AuthServerBootstrap(conf, env.securityManager()));
-        }
+        List<TransportServerBootstrap> boot = List.of(new AuthServerBootstrap(conf, key(secret)));
         this.server = context.createServer(host, 0, boot);
+    }
+
+    /** Spark's key holder for window connections: the channel secret, whatever the application id. */
+    private static SecretKeyHolder key(String secret) {
+        return new SecretKeyHolder() {
+            @Override
+            public String getSaslUser(String appId) {
+                return AUTH_APP;
+            }
+
+            @Override
+            public String getSecretKey(String appId) {
+                return secret;
+            }
+        };
+    }
+
+    /** How a reader connects to a window server that takes {@code secret}. */
+    static List<TransportClientBootstrap> readerAuth(String secret) {
+        return List.of(new AuthClientBootstrap(transportConf(), AUTH_APP, key(secret)));
+    }
+
+    /** How this executor's readers connect to the other members' window servers: with the same channel secret. */
+    public List<TransportClientBootstrap> readerAuth() {
+        return readerAuth(secret);
     }
 
     /** The window transport's settings: two threads each way is plenty for requests of a few hundred bytes. */
