@@ -12,7 +12,7 @@ import org.hcomm.bridge.error.HcommException;
 import org.hcomm.bridge.error.HcommStatus;
 
 /**
- * The windows of a {@link CommunicatorTransport} whose HCCL buffer is a window, not a store (docs/ARCHITECTURE.md,
+ * The windows of a {@link CommunicatorTransport}'s HCCL buffer (docs/ARCHITECTURE.md,
  * "The HCCL buffer as a window"): two {@link SlotPool}s (send half, receive half, {@link WindowLayout#windows()}
  * each), the streams window ends use (pooled: CANN gives no communicator thread back), one slice of host memory per
  * window and half, and the peers whose channel a failed exchange poisoned. An owner opens an {@link OwnerEnd} for a
@@ -75,7 +75,7 @@ public final class CommunicatorWindows {
      * when no send window became free within {@code waitMillis}.
      */
     public OwnerEnd openOwner(String peerId, long[] readerSlots, long waitMillis) throws TransportException {
-        CommPeers.Link link = linkTo(peerId);
+        CommunicatorTransport.Link link = linkTo(peerId);
         if (readerSlots.length != layout.slots()) {
             throw new TransportException("open", HcommStatus.HCCL_E_PARA.code(), peerId + " offered "
                     + readerSlots.length + " receive slots, this window has " + layout.slots(), null);
@@ -102,7 +102,7 @@ public final class CommunicatorWindows {
 
     /** The reader's end of an exchange with owner {@code peerId}; null when no receive window became free in time. */
     public ReaderEnd openReader(String peerId, long waitMillis) throws TransportException {
-        CommPeers.Link link = linkTo(peerId);
+        CommunicatorTransport.Link link = linkTo(peerId);
         int w = lease(receive, waitMillis);
         if (w < 0) {
             return null;
@@ -116,8 +116,8 @@ public final class CommunicatorWindows {
         }
     }
 
-    private CommPeers.Link linkTo(String peerId) throws TransportException {
-        CommPeers.Link link = transport.linkTo(peerId);
+    private CommunicatorTransport.Link linkTo(String peerId) throws TransportException {
+        CommunicatorTransport.Link link = transport.linkTo(peerId);
         if (link == null) {
             throw new TransportException("open", HcommStatus.HCCL_E_NOT_FOUND.code(), peerId + " is "
                     + CommunicatorTransport.NOT_A_MEMBER, null);

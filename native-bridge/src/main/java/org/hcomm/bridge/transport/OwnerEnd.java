@@ -18,7 +18,7 @@ public final class OwnerEnd extends WindowEnd {
     private final long[] readerSlots;
     private long next;
 
-    OwnerEnd(CommunicatorWindows windows, CommPeers.Link link, String peerId, int window, SlotPool pool,
+    OwnerEnd(CommunicatorWindows windows, CommunicatorTransport.Link link, String peerId, int window, SlotPool pool,
             CommStream stream, ByteBuffer host, long[] readerSlots) {
         super(windows, link, peerId, window, pool, stream, host);
         this.readerSlots = readerSlots.clone();

@@ -31,7 +31,7 @@ public final class ReaderEnd extends WindowEnd {
     /** Slices whose batch is queued: {@code next}, or {@code next + 1} with a read ahead in flight. */
     private long issued;
 
-    ReaderEnd(CommunicatorWindows windows, CommPeers.Link link, String peerId, int window, SlotPool pool,
+    ReaderEnd(CommunicatorWindows windows, CommunicatorTransport.Link link, String peerId, int window, SlotPool pool,
             CommStream stream, ByteBuffer host) {
         super(windows, link, peerId, window, pool, stream, host);
     }

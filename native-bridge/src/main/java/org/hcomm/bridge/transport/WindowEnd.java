@@ -21,7 +21,7 @@ public abstract sealed class WindowEnd implements AutoCloseable permits OwnerEnd
     final CommunicatorWindows windows;
     final Communicator comm;
     final WindowLayout layout;
-    final CommPeers.Link link;
+    final CommunicatorTransport.Link link;
     final String peerId;
     final int window;
     final CommStream stream;
@@ -31,7 +31,7 @@ public abstract sealed class WindowEnd implements AutoCloseable permits OwnerEnd
     private boolean balanced = true;
     private boolean closed;
 
-    WindowEnd(CommunicatorWindows windows, CommPeers.Link link, String peerId, int window, SlotPool pool,
+    WindowEnd(CommunicatorWindows windows, CommunicatorTransport.Link link, String peerId, int window, SlotPool pool,
             CommStream stream, ByteBuffer host) {
         this.windows = windows;
         this.comm = windows.comm;

@@ -16,8 +16,6 @@ class CommunicatorPathSuite extends HcommShuffleSuite {
     "spark.shuffle.hcomm.communicator.settle" -> "500ms",
     "spark.shuffle.hcomm.communicator.transfer" -> "store")
 
-  override protected def outputsOnDevice: Boolean = true
-
   override def tags: Map[String, Set[String]] = {
     // the other lines (cross-line pass) run the default, windows: CommunicatorWindowSuite's
     val crossLine = super.tags.map { case (name, t) => name -> (t - CrossLine.name) }.filter(_._2.nonEmpty)
