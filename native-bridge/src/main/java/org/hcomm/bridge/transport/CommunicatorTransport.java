@@ -1,37 +1,23 @@
 package org.hcomm.bridge.transport;
 
-import java.nio.ByteBuffer;
-import java.util.ArrayDeque;
-import java.util.ArrayList;
-import java.util.Deque;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import org.hcomm.bridge.communicator.Acl;
-import org.hcomm.bridge.communicator.CommStream;
 import org.hcomm.bridge.communicator.Communicator;
 import org.hcomm.bridge.error.HcommException;
 import org.hcomm.bridge.raw.HcommAbi;
 
 /**
- * {@link Transport} on an HCCL communicator (Atlas A2/A3): every region is a slice of this rank's HCCL buffer in
- * device memory with a host mirror ({@link Region#buffer()}), written to the device by {@link Region#commit} and
- * read back after each batch; channels are the communicator's, acquired to every other member when it formed
- * ({@link #form}, {@link Communicator#NOTIFY_NUM} notifies each) and ended only with it, so {@link #connect} finds
- * them and {@link PeerChannels#close()} releases nothing; reads are {@code HcommReadOnThread} in batch mode on pooled
- * streams, completed by {@code aclrtSynchronizeStream}. Files cannot be registered ({@link #mapFile},
- * {@link #register}): on A2/A3 only HCCL buffers are read one-sidedly.
+ * {@link Transport} on an HCCL communicator (Atlas A2/A3) whose HCCL buffer is a window ({@link #windows()},
+ * docs/ARCHITECTURE.md, "The HCCL buffer as a window"): owners stream requested bytes through bounded slices of it,
+ * so nothing is carved from it, no file is registered and no read batch runs on it ({@link #allocate},
+ * {@link #register}, {@link #mapFile}, {@link #connect}, {@link #newReadBatch} refuse). Its channels are the
+ * communicator's, acquired to every other member when it formed ({@link #formWindowed}) with the window's notifies,
+ * and ended only with it.
  *
- * <p>Addressing, as CANN's transports read: a region's {@link Region#readSource} is an offset into this member's
- * HCCL buffer, and a read's {@code src} is such an offset into the owner's; the batch resolves it against the base
- * {@code HcclChannelGetHcclBuffer} gave for the channel to that owner (read once at {@link #form}) after checking it
- * against the size the channel gave, so a bad offset is a {@link TransportException} naming the peer, never a
- * native call. A read's {@code dst} is a region's {@link Region#address()} (this member's own buffer).
- *
- * <p>Reads go in a {@link CommunicatorBatch}, which issues under {@link Communicator#claim()} (from its first read
- * to its flush: one user of the communicator at a time) and, after its reads over each RoCE channel, records {@link
- * Communicator.Notify#ACK} on that channel in the same batch, as HCCL's read templates do.
+ * <p>Addressing, as CANN's transports read: a window's slot is an offset into a member's HCCL buffer, resolved
+ * against the base {@code HcclChannelGetHcclBuffer} gave for the channel to that member (read once when it formed).
  *
  * <p>Thread-safe as {@link Transport} says.
  */
@@ -44,20 +30,24 @@ public final class CommunicatorTransport extends TransportBase {
         }
     }
 
-    /** {@link PeerChannels.PeerChannel#failure()} of the channel to a peer that is not a member. */
+    /**
+     * A communicator's channel to one member as acquired: its handle, the member's HCCL buffer as transfers over it
+     * name it ({@code HcclChannelGetHcclBuffer}: base and size, read once at acquire), and whether it is RoCE.
+     */
+    record Link(long handle, long base, long size, boolean roce) {}
+
+    /** Why there is no channel to a peer that is not a member. */
     public static final String NOT_A_MEMBER = "not a member of this communicator";
+
+    private static final String WINDOWS_ONLY = "the communicator path moves bytes through windows of the HCCL buffer";
 
     private final Communicator comm;
     private final Map<String, Integer> rankOf = new HashMap<>();
     /** The channel to each rank (null for this one). */
-    private final CommPeers.Link[] linkOfRank;
-    private final Deque<CommStream> idleStreams = new ArrayDeque<>();
-    /** Non-null when the HCCL buffer is a window ({@link #formWindowed}): then no region is carved from it. */
+    private final Link[] linkOfRank;
     private CommunicatorWindows windows;
-    /** Bytes of the HCCL buffer handed out; regions are carved from its start and never returned before close. */
-    private long carved;
 
-    private CommunicatorTransport(Communicator comm, List<Member> members, CommPeers.Link[] linkOfRank) {
+    private CommunicatorTransport(Communicator comm, List<Member> members, Link[] linkOfRank) {
         this.comm = comm;
         for (int r = 0; r < members.size(); r++) {
             rankOf.put(members.get(r).peerId(), r);
@@ -65,38 +55,26 @@ public final class CommunicatorTransport extends TransportBase {
         this.linkOfRank = linkOfRank;
     }
 
-    /**
-     * Joins the communicator as member {@code rank} of {@code members} (in rank order) and acquires a channel to
-     * every other member: HCCS to members on this host, RoCE to the others. Blocks until all members did the same,
-     * or fails after the connect timeout (nothing is left then).
-     */
-    public static CommunicatorTransport form(byte[] rootInfo, List<Member> members, int rank, int device,
-            int bufferMb, String name) throws TransportException {
-        return form(rootInfo, members, rank, device, bufferMb, name, null);
-    }
-
     /** How the HCCL buffer is cut into windows: {@code slots} per window end, slices of {@code sliceBytes}. */
     public record WindowSpec(int slots, long sliceBytes, long timeoutMillis) {}
 
     /**
-     * As {@link #form}, with the HCCL buffer as a window ({@link #windows()}) cut as {@code spec} says, and every
-     * channel carrying the window's notifies ({@link WindowLayout#notifyNum()}). A spec the buffer cannot hold fails
-     * the forming ({@code IllegalArgumentException}'s text as the {@link TransportException}'s), nothing left.
+     * Joins the communicator as member {@code rank} of {@code members} (in rank order) and acquires a channel to
+     * every other member, each carrying the window's notifies ({@link WindowLayout#notifyNum()}): HCCS to members on
+     * this host, RoCE to the others. The HCCL buffer is a window ({@link #windows()}) cut as {@code spec} says. Blocks
+     * until all members did the same, or fails after the connect timeout; a spec the buffer cannot hold fails the
+     * forming ({@code IllegalArgumentException}'s text as the {@link TransportException}'s). Nothing is left on a
+     * failure.
      */
     public static CommunicatorTransport formWindowed(byte[] rootInfo, List<Member> members, int rank, int device,
             int bufferMb, String name, WindowSpec spec) throws TransportException {
-        return form(rootInfo, members, rank, device, bufferMb, name, Objects.requireNonNull(spec, "spec"));
-    }
-
-    private static CommunicatorTransport form(byte[] rootInfo, List<Member> members, int rank, int device,
-            int bufferMb, String name, WindowSpec spec) throws TransportException {
+        Objects.requireNonNull(spec, "spec");
         requireLibrary();
         Communicator comm = null;
         try {
             comm = Communicator.join(rootInfo, members.size(), rank, device, bufferMb, name);
-            WindowLayout layout = spec == null ? null
-                    : new WindowLayout(comm.bufferSize(), spec.slots(), spec.sliceBytes());
-            CommPeers.Link[] links = new CommPeers.Link[members.size()];
+            WindowLayout layout = new WindowLayout(comm.bufferSize(), spec.slots(), spec.sliceBytes());
+            Link[] links = new Link[members.size()];
             int n = members.size() - 1;
             if (n > 0) {
                 int[] ranks = new int[n];
@@ -110,18 +88,15 @@ public final class CommunicatorTransport extends TransportBase {
                             ? HcommAbi.COMM_PROTOCOL_HCCS : HcommAbi.COMM_PROTOCOL_ROCE;
                     i++;
                 }
-                long[] got = comm.acquireChannels(ranks, protocols, layout == null ? Communicator.NOTIFY_NUM
-                        : layout.notifyNum());
+                long[] got = comm.acquireChannels(ranks, protocols, layout.notifyNum());
                 for (int i = 0; i < n; i++) {
                     long[] buffer = comm.peerBuffer(got[i]);
-                    links[ranks[i]] = new CommPeers.Link(got[i], buffer[0], buffer[1],
+                    links[ranks[i]] = new Link(got[i], buffer[0], buffer[1],
                             protocols[i] == HcommAbi.COMM_PROTOCOL_ROCE);
                 }
             }
             CommunicatorTransport t = new CommunicatorTransport(comm, members, links);
-            if (layout != null) {
-                t.windows = new CommunicatorWindows(t, comm, layout, spec.timeoutMillis());
-            }
+            t.windows = new CommunicatorWindows(t, comm, layout, spec.timeoutMillis());
             return t;
         } catch (HcommException | IllegalStateException | IllegalArgumentException e) {
             if (comm != null) {
@@ -138,7 +113,7 @@ public final class CommunicatorTransport extends TransportBase {
         }
     }
 
-    /** {@code HcclGetRootInfo} on {@code device}: what {@link #form} needs on every member, carried out of band. */
+    /** {@code HcclGetRootInfo} on {@code device}: what {@link #formWindowed} needs on every member, out of band. */
     public static byte[] rootInfo(int device) throws TransportException {
         try {
             return Communicator.rootInfo(device);
@@ -149,13 +124,13 @@ public final class CommunicatorTransport extends TransportBase {
         }
     }
 
-    /** The windows of this member's HCCL buffer, or null when it is a store ({@link #form}). */
+    /** The windows of this member's HCCL buffer. */
     public CommunicatorWindows windows() {
         return windows;
     }
 
     /** The channel to member {@code peerId}, or null when it is not one. */
-    CommPeers.Link linkTo(String peerId) {
+    Link linkTo(String peerId) {
         Integer r = rankOf.get(peerId);
         return r == null ? null : linkOfRank[r];
     }
@@ -176,11 +151,6 @@ public final class CommunicatorTransport extends TransportBase {
     /** The communicator under this transport (tests; the plugin goes through the transport). */
     Communicator communicator() {
         return comm;
-    }
-
-    /** This member's HCCL buffer, a device address: what its regions' {@link Region#readSource} offsets count from. */
-    public long bufferAddress() {
-        return comm.bufferAddress();
     }
 
     /** The communicator's name ({@code HcclGetCommName}). */
@@ -204,55 +174,24 @@ public final class CommunicatorTransport extends TransportBase {
     }
 
     @Override
-    public synchronized Region allocate(String tag, long bytes) {
-        ensureOpen();
-        if (windows != null) {
-            throw new IllegalStateException("the HCCL buffer of this communicator is a window: " + tag
-                    + " cannot be carved from it");
-        }
-        if (bytes <= 0 || bytes > Integer.MAX_VALUE) {
-            throw new IllegalArgumentException("region size must be in (0, 2 GiB), got " + bytes);
-        }
-        long aligned = (carved + 4095) & ~4095L;
-        if (bytes > comm.bufferSize() - aligned) {
-            throw new IllegalStateException("HCCL buffer of " + comm.bufferSize() + " bytes has " + Math.max(0,
-                    comm.bufferSize() - aligned) + " left, " + tag + " needs " + bytes
-                    + " (raise spark.shuffle.hcomm.communicator.bufferMB)");
-        }
-        carved = aligned + bytes;
-        return track(new DeviceRegion(tag, comm.bufferAddress() + aligned, bytes));
-    }
-
-    @Override
-    public boolean canRegisterFiles() {
-        return false;
+    public Region allocate(String tag, long bytes) {
+        throw new UnsupportedOperationException(WINDOWS_ONLY + ": " + tag + " cannot be carved from it");
     }
 
     @Override
     public Region register(String tag, long address, long bytes) {
-        throw new UnsupportedOperationException("the communicator path reads only HCCL buffers: " + tag
-                + " cannot be registered (Atlas A2/A3)");
+        throw new UnsupportedOperationException(WINDOWS_ONLY + ": " + tag + " cannot be registered (Atlas A2/A3)");
     }
 
     @Override
     public Region mapFile(String tag, java.nio.file.Path file, long bytes) throws TransportException {
-        throw new TransportException("HcclCommMemReg", 5, "the communicator path reads only HCCL buffers: " + file
+        throw new TransportException("HcclCommMemReg", 5, WINDOWS_ONLY + ": " + file
                 + " cannot be registered (Atlas A2/A3)", null);
     }
 
     @Override
     public PeerChannels connect(List<PeerSpec> peers) {
-        if (peers.isEmpty()) {
-            throw new IllegalArgumentException("no peers");
-        }
-        ensureOpen();
-        List<CommPeers.Peer> list = new ArrayList<>(peers.size());
-        for (PeerSpec p : peers) {
-            Integer r = rankOf.get(p.peerId());
-            CommPeers.Link link = r == null ? null : linkOfRank[r];
-            list.add(new CommPeers.Peer(p.peerId(), p.channelName(), link, link == null ? NOT_A_MEMBER : null));
-        }
-        return new CommPeers(list);
+        throw new UnsupportedOperationException(WINDOWS_ONLY + ": its channels are the communicator's");
     }
 
     @Override
@@ -262,19 +201,7 @@ public final class CommunicatorTransport extends TransportBase {
 
     @Override
     public ReadBatch newReadBatch() {
-        ensureOpen();
-        CommStream s;
-        synchronized (this) {
-            s = idleStreams.poll();
-        }
-        if (s == null) {
-            try {
-                s = comm.newStream();
-            } catch (HcommException e) {
-                throw new IllegalStateException(e.getMessage(), e);
-            }
-        }
-        return track(new CommunicatorBatch(this, comm, s));
+        throw new UnsupportedOperationException(WINDOWS_ONLY + ": no read batch runs on it");
     }
 
     @Override
@@ -287,93 +214,5 @@ public final class CommunicatorTransport extends TransportBase {
     @Override
     void closeCore() {
         comm.close();
-    }
-
-    /** The region holding [address, address + length), or null. */
-    private DeviceRegion regionOf(long address, long length) {
-        return findTracked(DeviceRegion.class, d -> address >= d.address && address + length <= d.address + d.size);
-    }
-
-    private final class DeviceRegion implements Region {
-        final String tag;
-        final long address;
-        final long size;
-        final ByteBuffer mirror;
-        final long mirrorAddress;
-
-        DeviceRegion(String tag, long address, long size) {
-            this.tag = tag;
-            this.address = address;
-            this.size = size;
-            this.mirror = ByteBuffer.allocateDirect((int) size);
-            this.mirrorAddress = com.sun.jna.Pointer.nativeValue(com.sun.jna.Native.getDirectBufferPointer(mirror));
-        }
-
-        @Override
-        public String tag() {
-            return tag;
-        }
-
-        @Override
-        public long address() {
-            return address;
-        }
-
-        @Override
-        public long size() {
-            return size;
-        }
-
-        /** The offset into this member's HCCL buffer: what a peer's read resolves against its channel's base. */
-        @Override
-        public long readSource(long offset) {
-            return address - comm.bufferAddress() + offset;
-        }
-
-        @Override
-        public ByteBuffer buffer() {
-            return mirror.duplicate().clear();
-        }
-
-        @Override
-        public void commit(long offset, long length) throws TransportException {
-            if (offset < 0 || length < 0 || offset > size - length) {
-                throw new IndexOutOfBoundsException("commit of [" + offset + ", +" + length + ") in " + tag + " of "
-                        + size + " bytes");
-            }
-            try {
-                Acl.toDevice(comm.device(), address + offset, mirrorAddress + offset, length);
-            } catch (HcommException e) {
-                throw wrap(e);
-            }
-        }
-
-        /** Device to mirror, after a read landed at {@code dst}. */
-        void land(long dst, long length) {
-            Acl.toHost(comm.device(), mirrorAddress + (dst - address), dst, length);
-        }
-
-        @Override
-        public void close() {
-            forget(this); // the bytes stay carved: the HCCL buffer goes back whole, with the communicator
-        }
-    }
-
-    /** Copies a read that landed at {@code dst} to its region's host mirror (none outside a live region). */
-    void land(long dst, long length) {
-        DeviceRegion r = regionOf(dst, length);
-        if (r != null) {
-            r.land(dst, length);
-        }
-    }
-
-    /** Ends a batch: its stream goes back to the pool unless the transport closed. */
-    void retire(CommunicatorBatch batch, CommStream stream) {
-        forget(batch);
-        synchronized (this) {
-            if (!isClosed()) {
-                idleStreams.push(stream);
-            }
-        }
     }
 }

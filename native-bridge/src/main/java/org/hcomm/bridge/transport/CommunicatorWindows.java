@@ -15,7 +15,7 @@ import org.hcomm.bridge.error.HcommException;
 import org.hcomm.bridge.error.HcommStatus;
 
 /**
- * The windows of a {@link CommunicatorTransport} whose HCCL buffer is a window, not a store (docs/ARCHITECTURE.md,
+ * The windows of a {@link CommunicatorTransport}'s HCCL buffer (docs/ARCHITECTURE.md,
  * "The HCCL buffer as a window"): two {@link SlotPool}s (send half, receive half, {@link WindowLayout#windows()}
  * each), the streams window ends use (pooled: CANN gives no communicator thread back), one slice of host memory per
  * window and half, and the peers whose channel a failed exchange poisoned. An owner opens an {@link OwnerEnd} for a
@@ -87,7 +87,7 @@ public final class CommunicatorWindows {
      */
     public OwnerEnd openOwner(String peerId, int lane, long[] readerSlots, long waitMillis)
             throws TransportException {
-        CommPeers.Link link = linkTo(peerId);
+        CommunicatorTransport.Link link = linkTo(peerId);
         if (lane < 0 || lane >= layout.lanes()) {
             throw new TransportException("open", HcommStatus.HCCL_E_PARA.code(), peerId + " named lane " + lane
                     + ", its channel has " + layout.lanes(), null);
@@ -130,7 +130,7 @@ public final class CommunicatorWindows {
      * that owner or no receive window became free within {@code waitMillis}.
      */
     public ReaderEnd openReader(String peerId, long waitMillis) throws TransportException {
-        CommPeers.Link link = linkTo(peerId);
+        CommunicatorTransport.Link link = linkTo(peerId);
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMillis);
         int lane = takeLane(readerLanes, peerId, ANY_LANE, deadline);
         if (lane < 0) {
@@ -154,8 +154,8 @@ public final class CommunicatorWindows {
         }
     }
 
-    private CommPeers.Link linkTo(String peerId) throws TransportException {
-        CommPeers.Link link = transport.linkTo(peerId);
+    private CommunicatorTransport.Link linkTo(String peerId) throws TransportException {
+        CommunicatorTransport.Link link = transport.linkTo(peerId);
         if (link == null) {
             throw new TransportException("open", HcommStatus.HCCL_E_NOT_FOUND.code(), peerId + " is "
                     + CommunicatorTransport.NOT_A_MEMBER, null);

@@ -18,8 +18,8 @@ public final class OwnerEnd extends WindowEnd {
     private final long[] readerSlots;
     private long next;
 
-    OwnerEnd(CommunicatorWindows windows, CommPeers.Link link, String peerId, int lane, int window, SlotPool pool,
-            CommStream stream, ByteBuffer host, long[] readerSlots) {
+    OwnerEnd(CommunicatorWindows windows, CommunicatorTransport.Link link, String peerId, int lane, int window,
+            SlotPool pool, CommStream stream, ByteBuffer host, long[] readerSlots) {
         super(windows, link, peerId, lane, window, pool, stream, host);
         this.readerSlots = readerSlots.clone();
     }

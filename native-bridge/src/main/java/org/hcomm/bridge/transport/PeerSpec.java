@@ -4,7 +4,7 @@ import java.util.Objects;
 
 /**
  * One channel to create: the peer's endpoint descriptor, the channel name both ends use, which end serves the
- * handshake, and the server's port (0 for a member of a communicator, whose channels need no handshake of ours).
+ * handshake, and the server's port.
  */
 public record PeerSpec(String peerId, byte[] endpoint, int port, boolean server, String channelName) {
     public PeerSpec {

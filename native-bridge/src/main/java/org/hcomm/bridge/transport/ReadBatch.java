@@ -11,8 +11,8 @@ public interface ReadBatch extends AutoCloseable {
 
     /**
      * Queues a read of {@code length} bytes from the peer's {@code src} into local registered {@code dst}:
-     * {@code src} as the owner's {@link Region#readSource} gave it (an address on the endpoint path, an offset into
-     * the owner's HCCL buffer on the communicator path), {@code dst} a local region's {@link Region#address()}.
+     * {@code src} the owner's registered address as it published it, {@code dst} a local
+     * region's {@link Region#address()}.
      * A refused read ends the batch (its earlier reads are waited for) and throws.
      */
     void read(PeerChannels.PeerChannel channel, long dst, long src, long length) throws TransportException;

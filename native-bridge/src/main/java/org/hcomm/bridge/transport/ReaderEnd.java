@@ -31,8 +31,8 @@ public final class ReaderEnd extends WindowEnd {
     /** Slices whose batch is queued: {@code next}, or {@code next + 1} with a read ahead in flight. */
     private long issued;
 
-    ReaderEnd(CommunicatorWindows windows, CommPeers.Link link, String peerId, int lane, int window, SlotPool pool,
-            CommStream stream, ByteBuffer host) {
+    ReaderEnd(CommunicatorWindows windows, CommunicatorTransport.Link link, String peerId, int lane, int window,
+            SlotPool pool, CommStream stream, ByteBuffer host) {
         super(windows, link, peerId, lane, window, pool, stream, host);
     }
 

@@ -10,21 +10,7 @@ public interface Region extends AutoCloseable {
 
     long size();
 
-    /**
-     * What a peer passes as {@link ReadBatch#read}'s {@code src} to read this region at {@code offset}, the value an
-     * owner publishes: on the endpoint path the registered address ({@link #address()} + offset); on the
-     * communicator path the offset into this member's HCCL buffer, which the reader's transport resolves against the
-     * base its channel to this member gave ({@code HcclChannelGetHcclBuffer}).
-     */
-    default long readSource(long offset) {
-        return address() + offset;
-    }
-
-    /**
-     * A view of the whole region; valid until close. Where the region lives in device memory (the communicator
-     * path's HCCL buffer) this is its host mirror: bytes written here reach peers after {@link #commit}, and reads
-     * that land in the region are in the mirror once their batch's {@link ReadBatch#await()} returned.
-     */
+    /** A view of the whole region; valid until close. */
     ByteBuffer buffer();
 
     /**
@@ -40,12 +26,6 @@ public interface Region extends AutoCloseable {
         }
         return buffer().slice((int) offset, length);
     }
-
-    /**
-     * Makes {@code length} bytes written into {@link #buffer()} at {@code offset} readable by peers: nothing for host
-     * memory, a host-to-device copy for device memory. Returns once they are there.
-     */
-    default void commit(long offset, long length) throws TransportException {}
 
     @Override
     void close();

@@ -27,14 +27,6 @@ public interface Transport extends AutoCloseable {
     Region register(String tag, long address, long bytes);
 
     /**
-     * Whether {@link #register} and {@link #mapFile} work: false on the communicator path (Atlas A2/A3), where
-     * peers read only the HCCL buffer ({@link #allocate}).
-     */
-    default boolean canRegisterFiles() {
-        return true;
-    }
-
-    /**
      * Maps the first {@code bytes} of {@code file} read-only and registers the mapping; closing the region
      * unregisters and unmaps it.
      */
@@ -59,8 +51,7 @@ public interface Transport extends AutoCloseable {
 
     /**
      * How many read batches one reader may keep in flight so that each completes on its own. By default two: where
-     * completion is per channel (a fence), waiting for one waits for all; on a communicator each batch is a stream
-     * with one of the communicator's threads, which CANN limits to about 40 for all the executor's readers.
+     * completion is per channel (a fence), waiting for one waits for all.
      */
     default int independentBatches() {
         return 2;

@@ -22,7 +22,7 @@ public abstract sealed class WindowEnd implements AutoCloseable permits OwnerEnd
     final CommunicatorWindows windows;
     final Communicator comm;
     final WindowLayout layout;
-    final CommPeers.Link link;
+    final CommunicatorTransport.Link link;
     final String peerId;
     /** The lane of the channel this window's notifies use ({@link WindowLayout#lanes()}). */
     final int lane;
@@ -34,8 +34,8 @@ public abstract sealed class WindowEnd implements AutoCloseable permits OwnerEnd
     private boolean balanced = true;
     private boolean closed;
 
-    WindowEnd(CommunicatorWindows windows, CommPeers.Link link, String peerId, int lane, int window, SlotPool pool,
-            CommStream stream, ByteBuffer host) {
+    WindowEnd(CommunicatorWindows windows, CommunicatorTransport.Link link, String peerId, int lane, int window,
+            SlotPool pool, CommStream stream, ByteBuffer host) {
         this.windows = windows;
         this.comm = windows.comm;
         this.layout = windows.layout;

@@ -91,7 +91,7 @@ final class HcommMetrics {
 
     /**
      * The communicator path's own checks (warnings): one communicator per executor, formed before the timed tasks ran
-     * (none planned its blocks for Spark's fetch), every map output staged host to device; and the endpoint
+     * (none planned its blocks for Spark's fetch), windows opened when shuffle bytes were written; and the endpoint
      * configurations on no communicator (an HCOMM_SOFT_SOC exported in the caller's shell would reach local-cluster
      * executors and turn hcomm into the communicator path).
      */
@@ -108,19 +108,12 @@ final class HcommMetrics {
             warnings.add(who + ": communicatorsLive " + live + ", expected one per executor (" + r.cell().executors()
                     + ")");
         }
-        if (m.getOrDefault("tasksBeforeCommunicator", 0L) > 0 || m.getOrDefault("outputsNotStaged", 0L) > 0) {
+        if (m.getOrDefault("tasksBeforeCommunicator", 0L) > 0) {
             warnings.add(who + ": " + m.getOrDefault("tasksBeforeCommunicator", 0L) + " reduce task(s) before the "
-                    + "communicator, " + m.getOrDefault("outputsNotStaged", 0L) + " map output(s) not staged");
+                    + "communicator");
         }
-        if (r.config() != ShuffleConfig.HCOMM_STORE) {
-            if (m.getOrDefault("windowsOpened", 0L) == 0 && r.shuffleWriteBytes() > 0) {
-                warnings.add(who + ": no window opened although " + r.shuffleWriteBytes()
-                        + " shuffle bytes were written");
-            }
-            return; // a window stages nothing at commit
-        }
-        if (m.getOrDefault("bytesStaged", 0L) == 0 && r.shuffleWriteBytes() > 0) {
-            warnings.add(who + ": no byte staged host to device although " + r.shuffleWriteBytes()
+        if (m.getOrDefault("windowsOpened", 0L) == 0 && r.shuffleWriteBytes() > 0) {
+            warnings.add(who + ": no window opened although " + r.shuffleWriteBytes()
                     + " shuffle bytes were written");
         }
     }

@@ -33,7 +33,6 @@ final class RatioChart {
         new Color(0x7b5ea7), // hcomm-communicator
         new Color(0x2e7d32), // hcomm-arena
         new Color(0x00838f), // hcomm-window
-        new Color(0xc2185b), // hcomm-store
     };
     static final Color TEXT = new Color(0x212121);
     private static final int HEADER = 92;

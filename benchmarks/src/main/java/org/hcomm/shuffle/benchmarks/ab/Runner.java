@@ -217,7 +217,8 @@ final class Runner {
     /**
      * The communicator path: waits until the driver formed the communicator of all {@code executors} (every member
      * joined and acquired its channels), so that no timed task plans its blocks for Spark's fetch
-     * ({@code tasksBeforeCommunicator}) and every map output of the timed jobs is staged; returns the ms waited
+     * ({@code tasksBeforeCommunicator}) and every remote byte of the timed jobs goes through windows; returns the ms
+     * waited
      * (from here, i.e. once every executor registered with Spark). Fails when none of all formed within the timeout,
      * with the driver's reason.
      */

@@ -347,9 +347,9 @@ public final class ShuffleAbSuite {
                 r.jobSec(), r.reduceSec(), r.fetchWaitSec(), r.reduceCpuSec(), r.nonTaskCpuSec(), r.ownerCpuSec(), r.shuffleWriteBytes() / 1e6,
                 r.oneSidedBytes() / 1e6, r.fallbackBytes(), r.hcomm().getOrDefault("channelsCreated", 0L),
                 r.hcomm().getOrDefault("channelsDestroyed", 0L), r.checksum(), elapsed / 60, minutesLeft)
-                + (r.config().isCommunicator() ? String.format(Locale.ROOT, "  staged %.0f MB, communicator "
-                        + "formed %d ms after the executors registered", r.hcomm().getOrDefault("bytesStaged", 0L)
-                        / 1e6, r.hcomm().getOrDefault(Runner.COMMUNICATOR_FORMED_MS, -1L)) : "");
+                + (r.config().isCommunicator() ? String.format(Locale.ROOT, "  windows %d, communicator "
+                        + "formed %d ms after the executors registered", r.hcomm().getOrDefault("windowsOpened", 0L),
+                        r.hcomm().getOrDefault(Runner.COMMUNICATOR_FORMED_MS, -1L)) : "");
     }
 
     private static String hostName() {

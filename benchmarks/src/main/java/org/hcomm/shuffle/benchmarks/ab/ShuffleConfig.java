@@ -29,16 +29,11 @@ public enum ShuffleConfig {
      */
     HCOMM_ARENA("hcomm-arena"),
     /**
-     * The communicator path with its HCCL buffer as a window, set explicitly ({@code communicator.transfer=window},
-     * the path's default): nothing staged at commit, every remote byte streamed through the owners' and readers'
+     * The communicator path with {@code communicator.transfer=window} set explicitly (its only transfer, so the same
+     * as hcomm-communicator): nothing staged at commit, every remote byte streamed through the owners' and readers'
      * buffers slice by slice.
      */
-    HCOMM_WINDOW("hcomm-window"),
-    /**
-     * The communicator path with its HCCL buffer as a store ({@code communicator.transfer=store}, the earlier design):
-     * map outputs copied host to device at commit when they fit the arena, read one-sidedly from there.
-     */
-    HCOMM_STORE("hcomm-store");
+    HCOMM_WINDOW("hcomm-window");
 
     static final String FORCE_TCP_ENV = "HCOMM_SOFT_FORCE_TCP";
     /** The SoC soft HComm behaves like ({@code aclrtGetSocName}); an Atlas A2 one selects the communicator path. */
@@ -59,18 +54,18 @@ public enum ShuffleConfig {
 
     public boolean isHcomm() {
         return this == HCOMM || this == HCOMM_TCP || this == HCOMM_COMMUNICATOR || this == HCOMM_ARENA
-                || this == HCOMM_WINDOW || this == HCOMM_STORE;
+                || this == HCOMM_WINDOW;
     }
 
     /** Whether this configuration reads through an HCCL communicator (Atlas A2/A3) instead of the endpoint API. */
     public boolean isCommunicator() {
-        return this == HCOMM_COMMUNICATOR || this == HCOMM_WINDOW || this == HCOMM_STORE;
+        return this == HCOMM_COMMUNICATOR || this == HCOMM_WINDOW;
     }
 
     /** What the executors' HCOMM_SOFT_FORCE_TCP must be for this configuration ("unset" for the built-in ones). */
     String expectedForceTcp() {
         return switch (this) {
-            case HCOMM, HCOMM_COMMUNICATOR, HCOMM_ARENA, HCOMM_WINDOW, HCOMM_STORE -> "0";
+            case HCOMM, HCOMM_COMMUNICATOR, HCOMM_ARENA, HCOMM_WINDOW -> "0";
             case HCOMM_TCP -> "1";
             default -> "unset";
         };
@@ -91,10 +86,6 @@ public enum ShuffleConfig {
                     .set("spark.executorEnv." + SOC_ENV, A2_SOC)
                     .set("spark.shuffle.hcomm.communicator.settle", COMMUNICATOR_SETTLE)
                     .set("spark.shuffle.hcomm.communicator.transfer", "window");
-            case HCOMM_STORE -> plugin(conf, false)
-                    .set("spark.executorEnv." + SOC_ENV, A2_SOC)
-                    .set("spark.shuffle.hcomm.communicator.settle", COMMUNICATOR_SETTLE)
-                    .set("spark.shuffle.hcomm.communicator.transfer", "store");
             default -> throw new AssertionError(this);
         }
     }

@@ -69,14 +69,9 @@ final class SummaryReport {
         }
         if (preset.configs().contains(ShuffleConfig.HCOMM_WINDOW)) {
             sb.append("; hcomm-window as hcomm-communicator, with `spark.shuffle.hcomm.communicator.transfer=window` "
-                    + "set explicitly (the path's default): nothing is staged at commit, every remote byte is "
+                    + "set explicitly (the path's only transfer): nothing is staged at commit, every remote byte is "
                     + "streamed by its owner through a window of its HCCL buffer and the reader's (host to device, a "
                     + "one-sided read, device to host)");
-        }
-        if (preset.configs().contains(ShuffleConfig.HCOMM_STORE)) {
-            sb.append("; hcomm-store as hcomm-communicator, with `spark.shuffle.hcomm.communicator.transfer=store` "
-                    + "(the earlier design): map outputs that fit the arena are copied host to device at commit and "
-                    + "read one-sidedly from there, the others by Spark's fetch");
         }
         sb.append(". Shuffle data of the SQL workload is serialised by Spark SQL's row serializer whatever "
                         + "`spark.serializer` says.\n\n");
@@ -421,20 +416,19 @@ final class SummaryReport {
                 + "taken out, reduce / %s: %s.%n", 100 * fit.driftPerRun(), base.label(), ratios));
     }
 
-    /** The communicator path's own counters (runs that used it): staged bytes, forming, tasks that came before. */
+    /** The communicator path's own counters (runs that used it): windows, forming, tasks that came before. */
     static void communicator(StringBuilder sb, Preset preset, List<RunResult> mine) {
         String line = perConfig(preset, mine, "; ", r -> r.config().isCommunicator(), runs -> String.format(
-                Locale.ROOT, ": staged host to device %s MB (shuffle written %s MB), copied back device to host %s "
-                        + "MB, communicators live %s, formed %s ms after the executors registered, reduce tasks before "
-                        + "it %s, outputs not staged %s",
-                Stats.of(runs, r -> r.hcomm().getOrDefault("bytesStaged", 0L) / 1e6).format("%.0f"),
+                Locale.ROOT, ": windows opened %s (shuffle written %s MB), copied device to host %s MB, "
+                        + "communicators live %s, formed %s ms after the executors registered, reduce tasks before "
+                        + "it %s",
+                Stats.of(runs, r -> r.hcomm().getOrDefault("windowsOpened", 0L)).format("%.0f"),
                 Stats.of(runs, r -> r.shuffleWriteBytes() / 1e6).format("%.0f"),
                 runs.stream().allMatch(r -> r.hcomm().containsKey("bytesToHost"))
                         ? Stats.of(runs, r -> r.hcomm().get("bytesToHost") / 1e6).format("%.0f") : "(not reported)",
                 Stats.of(runs, r -> r.hcomm().getOrDefault("communicatorsLive", 0L)).format("%.0f"),
                 Stats.of(runs, r -> r.hcomm().getOrDefault(Runner.COMMUNICATOR_FORMED_MS, -1L)).format("%.0f"),
-                Stats.of(runs, r -> r.hcomm().getOrDefault("tasksBeforeCommunicator", 0L)).format("%.0f"),
-                Stats.of(runs, r -> r.hcomm().getOrDefault("outputsNotStaged", 0L)).format("%.0f")));
+                Stats.of(runs, r -> r.hcomm().getOrDefault("tasksBeforeCommunicator", 0L)).format("%.0f")));
         if (!line.isEmpty()) {
             sb.append("\nCommunicator path: ").append(line).append(".\n");
         }

@@ -13,10 +13,11 @@ import org.hcomm.bridge.transport.CommunicatorTransport;
  * REAL soft HComm communicators of N ranks in this process, each rank on its own thread and soft device (as an
  * executor joins on its own thread; one device per thread as CANN requires), all members on one host (HCCS between
  * them, as within one 8-NPU Atlas A2 server): {@code HcclGetRootInfo}, every rank's
- * {@code CommunicatorTransport.form} (join + {@code HcclChannelAcquire} of its N − 1 channels), then every rank's
- * close ({@code HcclCommDestroy}). Soft HComm's costs, not CANN's: they say what this machine's stand-in costs and
- * check the shape (channels, memory, threads), not the model's parameters. Soft HComm has {@code HCOMM_SOFT_DEVICES}
- * devices per host (default 8, at most 64); larger N are skipped.
+ * {@code CommunicatorTransport.formWindowed} (join + {@code HcclChannelAcquire} of its N − 1 channels, each with the
+ * window's notifies: {@link #WINDOW}), then every rank's close ({@code HcclCommDestroy}). Soft HComm's costs, not
+ * CANN's: they say what this machine's stand-in costs and check the shape (channels, memory, threads), not the
+ * model's parameters. Soft HComm has {@code HCOMM_SOFT_DEVICES} devices per host (default 8, at most 64); larger N
+ * are skipped.
  */
 final class SoftCommunicators {
     /** One N. Times in ns. */
@@ -27,6 +28,8 @@ final class SoftCommunicators {
 
     /** hcclBufferSize of the soft runs, in MB (the HCCL buffer is twice this): small, soft memory is host memory. */
     static final int BUFFER_MB = 2;
+    /** Two slots of 1 MiB: one window per half of the soft runs' 4 MiB HCCL buffer, 3 + 2 x 2 notifies a channel. */
+    static final CommunicatorTransport.WindowSpec WINDOW = new CommunicatorTransport.WindowSpec(2, 1 << 20, 10_000);
 
     private SoftCommunicators() {
     }
@@ -78,7 +81,8 @@ final class SoftCommunicators {
             ProvisioningScaleSim.runEach(n, r -> {
                 long b = System.nanoTime();
                 try {
-                    ranks[r] = CommunicatorTransport.form(root, members, r, r, BUFFER_MB, "scale-sim");
+                    ranks[r] = CommunicatorTransport.formWindowed(root, members, r, r, BUFFER_MB, "scale-sim",
+                            WINDOW);
                 } catch (Exception e) {
                     failure.compareAndSet(null, "rank " + r + ": " + e);
                 }

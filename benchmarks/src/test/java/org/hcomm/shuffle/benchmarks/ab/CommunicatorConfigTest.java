@@ -27,8 +27,8 @@ class CommunicatorConfigTest {
         assertEquals(ShuffleConfig.HCOMM_COMMUNICATOR, ShuffleConfig.of("hcomm-communicator"));
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> ShuffleConfig.of("hccl"));
         assertTrue(e.getMessage().contains("builtin, builtin-network, hcomm, hcomm-tcp, hcomm-communicator, "
-                + "hcomm-arena, hcomm-window, hcomm-store"), e.getMessage());
-        assertEquals(8, RatioChart.COLORS.length, "a colour per configuration");
+                + "hcomm-arena, hcomm-window"), e.getMessage());
+        assertEquals(7, RatioChart.COLORS.length, "a colour per configuration");
         assertEquals(ShuffleConfig.values().length, RatioChart.COLORS.length);
     }
 
@@ -77,7 +77,7 @@ class CommunicatorConfigTest {
     @Test
     void aCommunicatorRunSurvivesItsFile() {
         RunResult r = run(ShuffleConfig.HCOMM_COMMUNICATOR, 0, 3, 4.0, Map.of("bytesReadOneSided", 134_000_000L,
-                "bytesStaged", 268_000_000L, "communicatorsLive", 2L, Runner.COMMUNICATOR_FORMED_MS, 812L));
+                "windowsOpened", 24L, "communicatorsLive", 2L, Runner.COMMUNICATOR_FORMED_MS, 812L));
         RunResult back = RunResult.fromJson(castMap(Json.read(Json.write(r.toJson()))));
         assertEquals(r, back);
         assertEquals(ShuffleConfig.HCOMM_COMMUNICATOR, back.config());
@@ -87,35 +87,33 @@ class CommunicatorConfigTest {
     @Test
     void communicatorRunsAreCheckedForTheirCommunicatorAndEndpointRunsForNone() {
         Map<String, Long> good = Map.of("communicatorsLive", 2L, "windowsOpened", 12L,
-                "tasksBeforeCommunicator", 0L, "outputsNotStaged", 0L);
-        Map<String, Long> goodStore = Map.of("communicatorsLive", 2L, "bytesStaged", 268_000_000L,
-                "tasksBeforeCommunicator", 0L, "outputsNotStaged", 0L);
+                "tasksBeforeCommunicator", 0L);
         List<String> warnings = new ArrayList<>();
         HcommMetrics.communicatorChecks(run(ShuffleConfig.HCOMM_COMMUNICATOR, 0, 1, 4, good), "ok", warnings);
-        HcommMetrics.communicatorChecks(run(ShuffleConfig.HCOMM_STORE, 0, 1, 4, goodStore), "store", warnings);
+        HcommMetrics.communicatorChecks(run(ShuffleConfig.HCOMM_WINDOW, 0, 1, 4, good), "window", warnings);
         HcommMetrics.communicatorChecks(run(ShuffleConfig.HCOMM, 0, 2, 4, Map.of()), "endpoint", warnings);
         assertEquals(List.of(), warnings);
 
         HcommMetrics.communicatorChecks(run(ShuffleConfig.HCOMM_COMMUNICATOR, 0, 3, 4, Map.of("communicatorsLive",
                 1L, "tasksBeforeCommunicator", 3L)), "late", warnings);
-        HcommMetrics.communicatorChecks(run(ShuffleConfig.HCOMM_STORE, 0, 3, 4, Map.of("communicatorsLive", 2L)),
-                "unstaged", warnings);
+        HcommMetrics.communicatorChecks(run(ShuffleConfig.HCOMM_WINDOW, 0, 3, 4, Map.of("communicatorsLive", 2L)),
+                "windowless", warnings);
         HcommMetrics.communicatorChecks(run(ShuffleConfig.HCOMM, 0, 4, 4, Map.of("communicatorsLive", 2L)),
                 "leaked", warnings);
         assertEquals(5, warnings.size(), warnings.toString());
         assertTrue(warnings.get(0).contains("communicatorsLive 1, expected one per executor (2)"), warnings.get(0));
         assertTrue(warnings.get(1).contains("3 reduce task(s) before the communicator"), warnings.get(1));
         assertTrue(warnings.get(2).contains("no window opened"), warnings.get(2));
-        assertTrue(warnings.get(3).startsWith("unstaged: no byte staged"), warnings.get(3));
+        assertTrue(warnings.get(3).startsWith("windowless: no window opened"), warnings.get(3));
         assertTrue(warnings.get(4).startsWith("leaked: 2 communicator(s) live on the endpoint path"),
                 warnings.get(4));
     }
 
     @Test
     void theCountersOfTheWarmUpAreTakenOutButTheCommunicatorsLiveLevelIsNot() {
-        Map<String, Long> warm = Map.of("bytesStaged", 40L, "communicatorsJoined", 2L, "communicatorsLive", 2L);
-        Map<String, Long> end = Map.of("bytesStaged", 340L, "communicatorsJoined", 2L, "communicatorsLive", 2L);
-        assertEquals(Map.of("bytesStaged", 300L, "communicatorsJoined", 0L, "communicatorsLive", 2L),
+        Map<String, Long> warm = Map.of("bytesToHost", 40L, "communicatorsJoined", 2L, "communicatorsLive", 2L);
+        Map<String, Long> end = Map.of("bytesToHost", 340L, "communicatorsJoined", 2L, "communicatorsLive", 2L);
+        assertEquals(Map.of("bytesToHost", 300L, "communicatorsJoined", 0L, "communicatorsLive", 2L),
                 HcommMetrics.since(warm, end));
     }
 
@@ -126,15 +124,15 @@ class CommunicatorConfigTest {
                 Map.of(), Map.of(), false, false);
         List<RunResult> runs = List.of(run(ShuffleConfig.BUILTIN, 0, 1, 4, Map.of()),
                 run(ShuffleConfig.HCOMM, 0, 2, 3.6, Map.of()),
-                run(ShuffleConfig.HCOMM_COMMUNICATOR, 0, 3, 5, Map.of("bytesStaged", 268_000_000L,
+                run(ShuffleConfig.HCOMM_COMMUNICATOR, 0, 3, 5, Map.of("windowsOpened", 268L,
                         "bytesToHost", 134_000_000L, "communicatorsLive", 2L, Runner.COMMUNICATOR_FORMED_MS, 812L)));
         String md = SummaryReport.markdown(preset, runs, Map.of(preset.cells().get(0), "identical"), List.of(), 60,
                 "test machine");
         assertTrue(md.contains("| hcomm-communicator |"), md);
         assertTrue(md.contains("**1.25×** (5.00 s)"), md);
         assertTrue(md.contains("`spark.executorEnv.HCOMM_SOFT_SOC=Ascend910B3`"), md);
-        assertTrue(md.contains("hcomm-communicator: staged host to device 268 MB"), md);
-        assertTrue(md.contains("copied back device to host 134 MB"), md);
+        assertTrue(md.contains("hcomm-communicator: windows opened 268"), md);
+        assertTrue(md.contains("copied device to host 134 MB"), md);
         assertTrue(md.contains("formed 812 ms after the executors registered"), md);
         assertTrue(md.contains("hcomm-communicator 1.25×"), "per-repetition ratio: " + md);
     }

@@ -1,16 +1,14 @@
 package org.apache.spark.shuffle.hcomm
 
-import java.util.concurrent.atomic.AtomicInteger
-
 import scala.jdk.CollectionConverters._
 
 import org.apache.spark.{SparkConf, SparkContext, SparkException}
-import org.apache.spark.scheduler._
 
 /**
  * What goes wrong on the communicator path (executors on soft HComm's Atlas A2 profile): an executor dies in the
- * reduce stage, the HCCL buffer does not fit the device, the arena cannot hold the map outputs, an NPU id or an
- * HCCL_OP_EXPANSION_MODE the path cannot use. Each test makes (and stops) its own context.
+ * reduce stage, the HCCL buffer does not fit the device, a reader stalls mid-slot, a member is slow to take up its
+ * communicator, an NPU id or an HCCL_OP_EXPANSION_MODE the path cannot use. Each test makes (and stops) its own
+ * context.
  */
 class CommunicatorFailureSuite extends LocalClusterSuite {
   override protected def sharedContext: Boolean = false
@@ -38,42 +36,36 @@ class CommunicatorFailureSuite extends LocalClusterSuite {
     k -> v.map(_.toLong).sum
   }
 
-  Seq("window", "store").foreach { transfer =>
-    test(s"communicator.transfer=$transfer: an executor killed during the reduce stage: the reads of its outputs " +
-      "fail, Spark recomputes them and the answer is right; a new communicator forms with its replacement and the " +
-      "next shuffle is one-sided again") {
-      withContext(onA2(baseConf.set("spark.shuffle.hcomm.readTimeout", "10s"))
-          .set("spark.shuffle.hcomm.communicator.transfer", transfer)) { c =>
-        formed(c)
-        val tasks = new TaskRecorder
-        c.addSparkListener(tasks)
-        val (got, victim, readers) = killOwnerMidReduce(c, 200000)
-        assert(got == sums(200000, 1000))
-        c.listenerBus.waitUntilEmpty()
-        assert(!tasks.failures.isEmpty, "no task failed: the kill did not hit the job")
-        // the other executor's reduce task, at the gate when the victim died, read its outputs: those reads failed
-        // (a window reader's read-ahead starts when the task makes its reader, before the gate, and may have read the
-        // small outputs already: CommunicatorWindowSuite kills an executor mid-slot instead)
-        assert(readers.nonEmpty && (transfer == "window" || readers.forall(r => tasks.failures.asScala.exists(f =>
-          f.taskId == r.attempt && failedReading(victim)(f.reason)))),
-          s"readers of the dead executor's outputs: $readers; failures: ${tasks.failures}")
-        awaitReplaced(victim, c)
-        // the executors changed: the driver forms a new communicator of the survivors and the replacement (epoch 2),
-        // each member switches to it and retires the old one, and the next shuffle is read one-sidedly again
-        eventually("a new communicator with the replacement", 90) {
-          Option(driverState.communicatorMembers()).exists(m =>
-            m.asScala.toSet == liveExecutors(c).toSet && !m.contains(victim))
-        }
-        val (oneSided, spark) = (metric("bytesReadOneSided"), metric("bytesReadFallback"))
-        assert(c.parallelize(1 to 20000, 6).map(i => (i % 7, 1)).reduceByKey(_ + _, 4).collect().toMap ==
-          (1 to 20000).groupBy(_ % 7).map { case (k, v) => k -> v.size })
-        eventually("one-sided bytes of the later shuffle reported")(metric("bytesReadOneSided") > oneSided)
-        // executors report their counters when a reduce stage's channels are destroyed: the later shuffle's are the
-        // first sure to be after the new communicator formed
-        eventually("every executor in the new communicator", 60)(metric("communicatorsJoined") >= 2 * executors - 1)
-        assert(metric("bytesReadFallback") == spark, "the later shuffle went by Spark's fetch")
-        eventually("the old communicators retired", 60)(metric("communicatorsLive") == executors)
+  test("an executor killed during the reduce stage: the reads of its outputs fail, Spark recomputes them and the " +
+    "answer is right; a new communicator forms with its replacement and the next shuffle is one-sided again") {
+    withContext(onA2(baseConf.set("spark.shuffle.hcomm.readTimeout", "10s"))) { c =>
+      formed(c)
+      val tasks = new TaskRecorder
+      c.addSparkListener(tasks)
+      val (got, victim, readers) = killOwnerMidReduce(c, 200000)
+      assert(got == sums(200000, 1000))
+      c.listenerBus.waitUntilEmpty()
+      assert(!tasks.failures.isEmpty, "no task failed: the kill did not hit the job")
+      // the other executor's reduce task was at the gate when the victim died (a window reader's read-ahead starts
+      // when the task makes its reader, before the gate, and may have read the small outputs already:
+      // CommunicatorWindowSuite kills an executor mid-slot and checks the failed reads)
+      assert(readers.nonEmpty, s"readers of the dead executor's outputs: $readers; failures: ${tasks.failures}")
+      awaitReplaced(victim, c)
+      // the executors changed: the driver forms a new communicator of the survivors and the replacement (epoch 2),
+      // each member switches to it and retires the old one, and the next shuffle is read one-sidedly again
+      eventually("a new communicator with the replacement", 90) {
+        Option(driverState.communicatorMembers()).exists(m =>
+          m.asScala.toSet == liveExecutors(c).toSet && !m.contains(victim))
       }
+      val (oneSided, spark) = (metric("bytesReadOneSided"), metric("bytesReadFallback"))
+      assert(c.parallelize(1 to 20000, 6).map(i => (i % 7, 1)).reduceByKey(_ + _, 4).collect().toMap ==
+        (1 to 20000).groupBy(_ % 7).map { case (k, v) => k -> v.size })
+      eventually("one-sided bytes of the later shuffle reported")(metric("bytesReadOneSided") > oneSided)
+      // executors report their counters when a reduce stage's channels are destroyed: the later shuffle's are the
+      // first sure to be after the new communicator formed
+      eventually("every executor in the new communicator", 60)(metric("communicatorsJoined") >= 2 * executors - 1)
+      assert(metric("bytesReadFallback") == spark, "the later shuffle went by Spark's fetch")
+      eventually("the old communicators retired", 60)(metric("communicatorsLive") == executors)
     }
   }
 
@@ -263,63 +255,6 @@ class CommunicatorFailureSuite extends LocalClusterSuite {
     }
   }
 
-  test("communicator.transfer=store: map outputs that do not fit the HCCL buffer's arena are not staged: Spark's " +
-    "fetch reads them, by design, with fallback never too") {
-    val conf = onA2(baseConf).set("spark.shuffle.hcomm.communicator.transfer", "store")
-      .set("spark.shuffle.hcomm.sendArenaSize", "0")
-    withContext(conf) { c =>
-      formed(c)
-      assert(c.parallelize(1 to 50000, 4).map(i => (i % 100, i.toLong)).reduceByKey(_ + _, 3).collect().toMap ==
-        sums(50000, 100))
-      eventually("unstaged outputs and fallback bytes reported") {
-        metric("outputsNotStaged") > 0 && metric("bytesReadFallback") > 0
-      }
-      assert(metric("bytesStaged") == 0)
-    }
-  }
-
-  test("communicator.transfer=store, writeTarget=arena: outputs written into the HCCL buffer's arena outlive their " +
-    "communicator; when a new one forms they are copied to Spark's files and read from there, only the lost " +
-    "executor's recomputed") {
-    val conf = onA2(baseConf).set("spark.shuffle.hcomm.communicator.transfer", "store")
-      .set("spark.shuffle.hcomm.writeTarget", "arena")
-      .set("spark.shuffle.readHostLocalDisk", "false")
-    withContext(conf) { c =>
-      formed(c)
-      val rdd = c.parallelize(1 to 100000, 6).map(i => (i % 500, i.toLong)).reduceByKey(_ + _, 4)
-      val dep = rdd.dependencies.head.asInstanceOf[org.apache.spark.ShuffleDependency[Int, Long, Long]]
-      assert(rdd.collect().toMap == sums(100000, 500)) // executors report their counters at a reduce stage's end
-      eventually("every output written into an arena and staged") {
-        metric("outputsWrittenToArena") == 6 && metric("bytesStaged") > 0
-      }
-      val tracker = c.env.mapOutputTracker.asInstanceOf[org.apache.spark.MapOutputTrackerMaster]
-      val owners = tracker.shuffleStatuses(dep.shuffleId).mapStatuses.toSeq.map(_.location.executorId)
-      val victim = owners.head
-      val survivors = owners.count(_ != victim)
-      val rerun = new AtomicInteger()
-      c.addSparkListener(new SparkListener {
-        override def onStageSubmitted(e: SparkListenerStageSubmitted): Unit =
-          if (e.stageInfo.shuffleDepId.contains(dep.shuffleId)) rerun.addAndGet(e.stageInfo.numTasks)
-      })
-      assert(ProcessHandle.of(executorPids(c)(victim)).get().destroyForcibly(), s"could not kill executor $victim")
-      awaitReplaced(victim, c)
-      eventually("a new communicator with the replacement", 90) {
-        Option(driverState.communicatorMembers()).exists(m => m.asScala.toSet == liveExecutors(c).toSet)
-      }
-      assert(rdd.collect().toMap == sums(100000, 500))
-      assert(rerun.get == owners.size - survivors, s"map tasks run again: ${rerun.get}, outputs lost with the " +
-        s"executor: ${owners.size - survivors}")
-      // executors report at a reduce stage's end; the retirement (copies first) runs on its own thread meanwhile
-      eventually("the old communicators retired, their arenas' outputs copied out: " + Seq("communicatorsJoined",
-          "communicatorsDestroyed", "communicatorsLive", "outputsMaterialized", "outputsWrittenToArena",
-          "outputsPublishedLate").map(m => s"$m ${metric(m)}").mkString(", ") + s"; survivors' outputs $survivors", 60) {
-        c.parallelize(1 to 8, 4).map(i => (i % 2, i)).reduceByKey(_ + _, 2).count()
-        metric("communicatorsDestroyed") >= 1 && metric("outputsMaterialized") == survivors &&
-          metric("outputsPublishedLate") >= survivors // staged again in the new arena when readers asked
-      }
-    }
-  }
-
   test("writeTarget=arena with windows: the arena does not apply, each executor says so once, map outputs go to " +
     "Spark's files and every remote byte is streamed from there through windows") {
     val conf = onA2(baseConf).set("spark.shuffle.hcomm.writeTarget", "arena")
@@ -329,7 +264,7 @@ class CommunicatorFailureSuite extends LocalClusterSuite {
       assert(c.parallelize(1 to 100000, 6).map(i => (i % 500, i.toLong)).reduceByKey(_ + _, 4).collect().toMap ==
         sums(100000, 500))
       eventually("windows reported")(metric("windowsOpened") > 0 && metric("bytesReadOneSided") > 0)
-      assert(metric("outputsWrittenToArena") == 0 && metric("bytesStaged") == 0 && metric("bytesReadFallback") == 0)
+      assert(metric("outputsWrittenToArena") == 0 && metric("outputsCopied") == 0 && metric("bytesReadFallback") == 0)
       val warned = executorLogLines(c, "spark.shuffle.hcomm.writeTarget=arena does not apply to the communicator " +
         "path with windows")
       assert(warned.size == executors && warned.values.forall(_ == 1), s"the warning, by executor: $warned")
@@ -368,62 +303,56 @@ class CommunicatorFailureSuite extends LocalClusterSuite {
     }
   }
 
-  Seq("window", "store").foreach { transfer =>
-    test(s"a member slow to take up its communicator, maps before it, fallback never, communicator.transfer=" +
-      s"$transfer: the other member's reduce does not read in it before every member can serve its outputs; later " +
-      "they are read one-sidedly") {
-      // Settle holds the forming back while the map stage runs. Then a task on executor 0 holds the monitor its parts
-      // change under, so executor 0 cannot take up the communicator once it joined (as a member slow to build its
-      // parts), and the reduce runs on executor 1 alone. Before CommunicatorReady, executor 1 read in the new
-      // communicator as soon as it had built its own parts, asked executor 0 for outputs it could not yet publish,
-      // and the reduce failed: "map outputs not published for one-sided reads by executor 0 ... fallback=never
-      // forbids Spark's fetch".
-      withContext(onA2(baseConf).set("spark.shuffle.hcomm.communicator.settle", "10s")
-          .set("spark.shuffle.hcomm.communicator.transfer", transfer)) { c =>
-        TaskGate.using("hold") { case Seq(gate) =>
-          val rdd = c.parallelize(1 to 50000, 4).map(i => (i % 100, i.toLong)).reduceByKey(_ + _, 3)
-          val dep = rdd.dependencies.head.asInstanceOf[org.apache.spark.ShuffleDependency[Int, Long, Long]]
-          c.submitMapStage(dep).get()
-          assert(driverState.communicatorMembers() == null, "the communicator formed before the map stage ended")
-          val owners = c.env.mapOutputTracker.asInstanceOf[org.apache.spark.MapOutputTrackerMaster]
-            .shuffleStatuses(dep.shuffleId).mapStatuses.map(_.location.executorId).toSet
-          assert(owners == Set("0", "1"), s"map outputs on $owners")
-          import scala.concurrent.ExecutionContext.Implicits.global
-          val holder = scala.concurrent.Future {
-            c.parallelize(1 to 2, 2).map { _ =>
-              if (org.apache.spark.SparkEnv.get.executorId == "0") internal.executor.ExecutorProbe.holdingPartsChanges {
-                assert(!internal.executor.ExecutorProbe.readsOneSided(), "executor 0 took up a communicator before " +
-                  "the hold")
-                gate.pass()
-              }
-            }.count()
-          }
-          gate.awaitArrivals("the holder on executor 0", 60, holder)(_.exists(_.executorId == "0"))
-          // executor 1 joined (every member did: the init is collective); executor 0 cannot take it up
-          eventually("executor 1 joined the communicator", 90) {
-            c.parallelize(1 to 1, 1).map(_ => org.apache.spark.SparkEnv.get.executorId -> internal.executor
-              .ExecutorRuntime.current().metrics().communicatorsJoined.getCount).collect().head == ("1" -> 1L)
-          }
-          val tasks = new TaskRecorder
-          c.addSparkListener(tasks)
-          assert(rdd.collect().toMap == sums(50000, 100)) // the reduce, on executor 1 alone
-          c.listenerBus.waitUntilEmpty()
-          // a fetch failure would not fail the job (Spark runs the map stage again): no task may have failed
-          assert(tasks.failures.isEmpty, s"tasks failed: ${tasks.failures}")
-          gate.open()
-          formed(c)
-          scala.concurrent.Await.result(holder, scala.concurrent.duration.Duration(60, "s"))
-          eventually("start-up bytes reported")(metric("bytesReadBeforeCommunicator") > 0)
-          assert(metric("bytesReadFallback") == 0, "Spark's fetch before the communicator is no fallback")
-          // the map outputs were written before any communicator: the store's owners publish them when readers ask,
-          // a window's owners stream them from their files as they stream any output
-          val before = metric("bytesReadOneSided")
-          assert(rdd.collect().toMap == sums(50000, 100))
-          eventually("one-sided bytes reported")(metric("bytesReadOneSided") > before)
-          assert(metric("bytesReadFallback") == 0)
-          if (transfer == "store") assert(metric("outputsPublishedLate") > 0)
-          else assert(metric("windowsOpened") > 0 && metric("bytesStaged") == 0)
+  test("a member slow to take up its communicator, maps before it, fallback never: the other member's reduce does " +
+    "not read in it before every member can serve its outputs; later they are read one-sidedly") {
+    // Settle holds the forming back while the map stage runs. Then a task on executor 0 holds the monitor its parts
+    // change under, so executor 0 cannot take up the communicator once it joined (as a member slow to build its
+    // parts), and the reduce runs on executor 1 alone. Before CommunicatorReady, executor 1 read in the new
+    // communicator as soon as it had built its own parts, asked executor 0 for outputs it could not yet publish,
+    // and the reduce failed: "map outputs not published for one-sided reads by executor 0 ... fallback=never
+    // forbids Spark's fetch".
+    withContext(onA2(baseConf).set("spark.shuffle.hcomm.communicator.settle", "10s")) { c =>
+      TaskGate.using("hold") { case Seq(gate) =>
+        val rdd = c.parallelize(1 to 50000, 4).map(i => (i % 100, i.toLong)).reduceByKey(_ + _, 3)
+        val dep = rdd.dependencies.head.asInstanceOf[org.apache.spark.ShuffleDependency[Int, Long, Long]]
+        c.submitMapStage(dep).get()
+        assert(driverState.communicatorMembers() == null, "the communicator formed before the map stage ended")
+        val owners = c.env.mapOutputTracker.asInstanceOf[org.apache.spark.MapOutputTrackerMaster]
+          .shuffleStatuses(dep.shuffleId).mapStatuses.map(_.location.executorId).toSet
+        assert(owners == Set("0", "1"), s"map outputs on $owners")
+        import scala.concurrent.ExecutionContext.Implicits.global
+        val holder = scala.concurrent.Future {
+          c.parallelize(1 to 2, 2).map { _ =>
+            if (org.apache.spark.SparkEnv.get.executorId == "0") internal.executor.ExecutorProbe.holdingPartsChanges {
+              assert(!internal.executor.ExecutorProbe.readsOneSided(), "executor 0 took up a communicator before " +
+                "the hold")
+              gate.pass()
+            }
+          }.count()
         }
+        gate.awaitArrivals("the holder on executor 0", 60, holder)(_.exists(_.executorId == "0"))
+        // executor 1 joined (every member did: the init is collective); executor 0 cannot take it up
+        eventually("executor 1 joined the communicator", 90) {
+          c.parallelize(1 to 1, 1).map(_ => org.apache.spark.SparkEnv.get.executorId -> internal.executor
+            .ExecutorRuntime.current().metrics().communicatorsJoined.getCount).collect().head == ("1" -> 1L)
+        }
+        val tasks = new TaskRecorder
+        c.addSparkListener(tasks)
+        assert(rdd.collect().toMap == sums(50000, 100)) // the reduce, on executor 1 alone
+        c.listenerBus.waitUntilEmpty()
+        // a fetch failure would not fail the job (Spark runs the map stage again): no task may have failed
+        assert(tasks.failures.isEmpty, s"tasks failed: ${tasks.failures}")
+        gate.open()
+        formed(c)
+        scala.concurrent.Await.result(holder, scala.concurrent.duration.Duration(60, "s"))
+        eventually("start-up bytes reported")(metric("bytesReadBeforeCommunicator") > 0)
+        assert(metric("bytesReadFallback") == 0, "Spark's fetch before the communicator is no fallback")
+        // the map outputs were written before any communicator: their owners stream them from their files through
+        // windows, as they stream any output
+        val before = metric("bytesReadOneSided")
+        assert(rdd.collect().toMap == sums(50000, 100))
+        eventually("one-sided bytes reported")(metric("bytesReadOneSided") > before)
+        assert(metric("bytesReadFallback") == 0 && metric("windowsOpened") > 0)
       }
     }
   }

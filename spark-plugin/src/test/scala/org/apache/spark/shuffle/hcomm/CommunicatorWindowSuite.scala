@@ -5,11 +5,12 @@ import java.util.concurrent.atomic.AtomicLong
 import org.apache.spark.scheduler.{SparkListener, SparkListenerTaskEnd}
 
 /**
- * The communicator path with windows (`communicator.transfer=window`, its default) on soft HComm behaving as an Atlas
- * A2 server: an HCCL buffer of 8 MiB (two windows of 2 x 1 MiB per half), fallback `never`, three executors with two
- * task slots each, so several readers of one owner read at once and wait for its windows in turn, and a read-ahead of
- * 1 MiB per task. A shuffle ten times the buffer reaches the readers one-sidedly, every remote byte: nothing is staged
- * at commit and Spark's fetch reads nothing remote.
+ * The communicator path (its HCCL buffer as windows, `communicator.transfer=window`, its only transfer) on soft HComm
+ * behaving as an Atlas A2 server: `spark.shuffle.hcomm.api=auto` takes the path there and the driver forms the
+ * executors' communicator; an HCCL buffer of 8 MiB (two windows of 2 x 1 MiB per half), fallback `never`, three
+ * executors with two task slots each, so several readers of one owner read at once and wait for its windows in turn,
+ * and a read-ahead of 1 MiB per task. A shuffle ten times the buffer reaches the readers one-sidedly, every remote
+ * byte: nothing is staged at commit and Spark's fetch reads nothing remote.
  */
 class CommunicatorWindowSuite extends LocalClusterSuite {
   override protected def executors: Int = 3
@@ -55,6 +56,33 @@ class CommunicatorWindowSuite extends LocalClusterSuite {
     remoteBytes.get()
   }
 
+  /**
+   * Runs `job`, then checks that every remote byte Spark's task metrics counted for it was read one-sidedly (as the
+   * executors' later reports say) and none by Spark's fetch; returns what `job` gave and those bytes.
+   */
+  private def allRemoteOneSided[T](job: => T): (T, Long) = {
+    val remoteBefore = remoteBytesSettled()
+    // the earlier jobs' last reports (sent as their tasks end) must be in before the count starts
+    var before = -1L
+    eventually("the earlier one-sided bytes reported", 10) {
+      val now = metric("bytesReadOneSided")
+      val settled = now == before
+      before = now
+      if (!settled) Thread.sleep(300)
+      settled
+    }
+    val fallbackBefore = metric("bytesReadFallback")
+    val got = job
+    val remote = remoteBytesSettled() - remoteBefore
+    assert(remote > 0, "nothing read remotely")
+    eventually(s"one-sided bytes (${metric("bytesReadOneSided") - before}) reported as Spark's remote bytes " +
+      s"($remote)", 30) {
+      metric("bytesReadOneSided") - before == remote
+    }
+    assert(metric("bytesReadFallback") == fallbackBefore, "Spark's fetch read remote bytes")
+    (got, remote)
+  }
+
   test("a shuffle ten times the HCCL buffer is read one-sidedly through windows: every remote byte, none staged") {
     val before = metric("bytesReadOneSided")
     val toHost = metric("bytesToHost")
@@ -84,7 +112,7 @@ class CommunicatorWindowSuite extends LocalClusterSuite {
     }
     assert(metric("bytesReadFallback") == fallbackBefore, "Spark's fetch read remote bytes")
     assert(metric("bytesToHost") - toHost >= remote, "every slice came to the host by a device-to-host copy")
-    assert(metric("bytesStaged") == 0 && metric("outputsNotStaged") == 0, "a window stages nothing at commit")
+    assert(metric("outputsCopied") == 0 && metric("outputsMapped") == 0, "a window publishes nothing at commit")
     // an owner counts what it served on its own threads: a later task's report carries it
     eventually("every window an owner served reported", 30) {
       sc.parallelize(1 to 12, 12).count()
@@ -115,6 +143,65 @@ class CommunicatorWindowSuite extends LocalClusterSuite {
       new org.apache.spark.HashPartitioner(3)).setSerializer(new org.apache.spark.serializer.KryoSerializer(sc.getConf))
     assert(kryoShuffled.map(_._2.sum.toLong).sum() == (1 to 10000).map(3L * _).sum)
     assertReadOneSided(before)
+  }
+
+  test("several reduce tasks per executor read the same owners at once, each through its own windows: right " +
+    "answers, every remote byte one-sided") {
+    val maps = 12
+    val perMap = 60000
+    def key(m: Int, i: Int): Int = (m * 7919 + i) % 5003
+    val expected = new Array[Long](5003)
+    for (m <- 0 until maps; i <- 0 until perMap) expected(key(m, i)) += m.toLong * i
+    val recorder = new TaskRecorder
+    sc.addSparkListener(recorder)
+    try {
+      val (got, _) = allRemoteOneSided {
+        // no map-side combine: every record crosses the shuffle
+        sc.parallelize(0 until maps, maps)
+          .flatMap(m => (0 until perMap).iterator.map(i => (key(m, i), m.toLong * i)))
+          .groupByKey(12).mapValues(_.sum).collect().toMap
+      }
+      assert(got == expected.indices.map(k => k -> expected(k)).toMap)
+      val most = recorder.mostAtOnceInResultStage(sc, sc.statusTracker.getJobIdsForGroup(null).max)
+      assert(most.size == executors && most.values.forall(_ >= 2),
+        s"reduce tasks at once per executor: $most (the test needs several readers per executor)")
+      import scala.jdk.CollectionConverters._
+      assert(recorder.failures.isEmpty, recorder.failures.asScala.mkString("\n"))
+    } finally sc.removeSparkListener(recorder)
+  }
+
+  test("the HComm tab's summary: the communicator's epoch and members, and the stages' rows add up to the " +
+    "executors' totals") {
+    val (got, _) = allRemoteOneSided {
+      sc.parallelize(1 to 20000, 4).map(i => (i % 100, 1L)).reduceByKey(_ + _, 3).collect().toMap
+    }
+    assert(got == (0 until 100).map(_ -> 200L).toMap)
+    val summary = driverState.summary()
+    val communicator = summary.communicator
+    assert(communicator.epoch >= 1 && communicator.failure == null, s"communicator: $communicator")
+    assert(communicator.members == driverState.communicatorMembers())
+    // taken under one lock: every report adds its growth to one stage's row and moves its executor's latest values
+    import scala.jdk.CollectionConverters._
+    Seq("bytesToHost", "bytesReadOneSided", "communicatorsJoined", "windowsOpened").foreach { m =>
+      val byStage = summary.stages.asScala.map(r => Option(r.metrics.get(m)).map(_.longValue).getOrElse(0L)).sum
+      assert(byStage == summary.total(m) && summary.total(m) > 0, s"$m: stages $byStage, executors ${summary.total(m)}")
+    }
+  }
+
+  test("each executor on its own NPU: with no resource set, the driver gives the executors of one host distinct " +
+    "logical ids, and each joined its communicator on the one it was given") {
+    val ids = liveExecutors(sc)
+    val given = ids.map(id => id -> driverState.communicatorDevice(id)).toMap
+    assert(given.values.forall(_ >= 0) && given.values.toSet.size == ids.size, s"NPUs given: $given")
+    var joined = Map.empty[String, Int]
+    eventually(s"a task on every executor said its NPU: $joined of $given", 60) {
+      joined ++= sc.parallelize(1 to 4 * executors, 4 * executors).map { _ =>
+        Thread.sleep(50)
+        org.apache.spark.SparkEnv.get.executorId -> internal.executor.ExecutorRuntime.current().communicatorDevice()
+      }.collect().toMap
+      joined.keySet == given.keySet
+    }
+    assert(joined == given)
   }
 
   test("a reduce task that stops reading early cancels its window, which still ends balanced") {

@@ -138,7 +138,7 @@ class FailureSuite extends LocalClusterSuite {
 
   /**
    * Executors that run soft HComm's Atlas A2 profile (HCOMM_SOFT_SOC), as on an Ascend910B host, made to use the
-   * endpoint API (`api=auto` would take the communicator path there: CommunicatorPathSuite).
+   * endpoint API (`api=auto` would take the communicator path there: CommunicatorWindowSuite).
    */
   private def onAtlasA2(conf: SparkConf): SparkConf = conf.set("spark.executorEnv.HCOMM_SOFT_SOC", "Ascend910B3")
     .set("spark.shuffle.hcomm.api", "endpoint")

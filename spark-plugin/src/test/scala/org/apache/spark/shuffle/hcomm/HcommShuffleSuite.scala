@@ -13,9 +13,6 @@ import org.apache.spark.serializer.KryoSerializer
 class HcommShuffleSuite extends LocalClusterSuite {
   override protected def executors: Int = 3
 
-  /** Whether published outputs live in device memory (the communicator path's HCCL buffers). */
-  protected def outputsOnDevice: Boolean = false
-
   private def settled(): Unit = eventually("channels of finished stages destroyed") {
     metric("channelsLive") == 0 && metric("channelsCreated") > 0
   }
@@ -257,24 +254,11 @@ class HcommShuffleSuite extends LocalClusterSuite {
         owner -> data
       }.toSeq
       assert(targets.map(_._1).distinct.size >= 2, s"map outputs on fewer than two executors: $targets")
-      val onDevice = outputsOnDevice
       val changedOn = sc.parallelize(1 to 12 * executors, 12 * executors).flatMap { _ =>
         Thread.sleep(100)
         val mine = targets.filter(_._1 == SparkEnv.get.executorId)
-        // the arena copies, not Spark's files: in the HCCL buffer through a host-to-device copy, as a card's
-        // memory is reached (a published offset counts from the buffer's start), else directly
-        mine.foreach { case (_, data) =>
-          if (onDevice) {
-            val bad = java.nio.ByteBuffer.allocateDirect(32)
-            while (bad.hasRemaining) bad.put(0xA5.toByte)
-            val base = internal.executor.ExecutorProbe.hcclBufferAddress()
-            assert(base != 0, "no communicator on executor " + SparkEnv.get.executorId)
-            org.hcomm.bridge.communicator.Acl.toDevice(0, base + data + 32,
-              com.sun.jna.Pointer.nativeValue(com.sun.jna.Native.getDirectBufferPointer(bad)), 32)
-          } else {
-            new com.sun.jna.Pointer(data).setMemory(32, 32, 0xA5.toByte)
-          }
-        }
+        // the arena copies, not Spark's files
+        mine.foreach { case (_, data) => new com.sun.jna.Pointer(data).setMemory(32, 32, 0xA5.toByte) }
         mine.map(_._1)
       }.collect().toSet
       assert(changedOn == targets.map(_._1).toSet, s"no task ran on some owner: changed on $changedOn of $targets")

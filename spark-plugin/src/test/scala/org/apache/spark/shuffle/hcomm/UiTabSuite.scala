@@ -80,7 +80,7 @@ class UiTabSuite extends LocalClusterSuite {
     val shown = cells(dom)
     val metrics = shown.keySet.map(_._2)
     assert(metrics.contains("bytesReadOneSided") && metrics.contains("bytesReadFallback") &&
-      metrics.contains("readRoundTrips") && metrics.contains("channelsCreated") && metrics.contains("bytesStaged"))
+      metrics.contains("readRoundTrips") && metrics.contains("channelsCreated") && metrics.contains("bytesToHost"))
     val want = expected(summary, metrics)
     assert(shown == want, "the tab shows, where the driver has: " + (shown.keySet ++ want.keySet)
       .filter(k => shown.get(k) != want.get(k)).toSeq.sorted.map(k => s"$k ${shown.get(k)} (${want.get(k)})")

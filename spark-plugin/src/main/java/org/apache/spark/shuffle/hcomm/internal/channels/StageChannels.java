@@ -260,13 +260,6 @@ public final class StageChannels implements AutoCloseable {
         }
     }
 
-    /** Why the stage attempt's channel to {@code peer} failed, or null (none, or not failed). */
-    public synchronized String failureOf(StageAttempt key, String peer) {
-        Group g = groups.get(key);
-        PeerChannels.PeerChannel ch = g == null ? null : g.byPeer.get(peer);
-        return ch != null && ch.state() == PeerChannels.State.FAILED ? ch.failure() : null;
-    }
-
     /** Whether the stage attempt's channels were destroyed (or the executor is shutting down). */
     public synchronized boolean channelsDestroyed(StageAttempt key) {
         Group g = groups.get(key);

@@ -51,9 +51,9 @@ public final class HcommConf {
                     + "then copied into the send arena (or its files registered). `arena`: Spark's writers write "
                     + "each output straight into the send arena, once, with no data or index file (Spark's local "
                     + "reads and its fetch serve it from there); an output the arena has no room for goes to "
-                    + "Spark's file and is registered from there, not copied (on the communicator path, copied: only "
-                    + "the HCCL buffer is readable). Needs spark.shuffle.readHostLocalDisk=false and no external "
-                    + "shuffle service: both read the files.",
+                    + "Spark's file and is registered from there, not copied. Applies to the endpoint path (the "
+                    + "communicator path reads Spark's files through windows). Needs "
+                    + "spark.shuffle.readHostLocalDisk=false and no external shuffle service: both read the files.",
             "file", "file, arena", ConfigEntry.oneOf(HcommSettings.WriteTarget.class));
 
     public static final ConfigEntry<Long> PUBLISHED_INDEX_MAX_BYTES = ConfigEntry.of(PREFIX
@@ -113,14 +113,13 @@ public final class HcommConf {
                     + "communicator.bufferSize",
             "The communicator path's HCCL buffer on each executor, in device memory (its hcclBufferSize is half of "
                     + "it, in whole MB, so it is a multiple of 2m): its halves are cut into windows (send, receive) "
-                    + "of communicator.slots x communicator.sliceSize each (communicator.transfer=store: map outputs "
-                    + "are staged into sendArenaSize of it and reads land in receiveBufferSize of it). It bounds the "
-                    + "device memory the shuffle holds per executor (one communicator at a time).",
-            "sendArenaSize + receiveBufferSize, rounded up to a multiple of 2m (communicator.transfer=window: and "
-                    + "at least 2 x communicator.slots x communicator.sliceSize)",
+                    + "of communicator.slots x communicator.sliceSize each, so it bounds how many windows an "
+                    + "executor has open at once. It bounds the device memory the shuffle holds per executor (one "
+                    + "communicator at a time).",
+            "sendArenaSize + receiveBufferSize (the memory the endpoint path registers), rounded up to a multiple "
+                    + "of 2m, and at least 2 x communicator.slots x communicator.sliceSize",
             c -> defaultCommunicatorBuffer(c) + "b",
-            "a multiple of 2m from 2m to 64g, at least 2 x communicator.slots x communicator.sliceSize "
-                    + "(communicator.transfer=store: sendArenaSize + receiveBufferSize)",
+            "a multiple of 2m from 2m to 64g, at least 2 x communicator.slots x communicator.sliceSize",
             ConfigEntry.bytes(HCCL_BUFFER_UNIT, 64L << 30));
 
     public static final ConfigEntry<String> COMMUNICATOR_RESOURCE = ConfigEntry.of(PREFIX + "communicator.resource",
@@ -143,17 +142,24 @@ public final class HcommConf {
 
     public static final ConfigEntry<HcommSettings.Transfer> COMMUNICATOR_TRANSFER = ConfigEntry.of(PREFIX
                     + "communicator.transfer",
-            "How the communicator path moves bytes through the HCCL buffer. `window`: nothing is staged at commit; "
-                    + "owners stream every requested byte from Spark's files through windows of the buffer, slice by "
-                    + "slice with notify handshakes, so shuffles of any size are read one-sidedly. `store` (the "
-                    + "earlier design, kept for comparison until it is retired): each map output is staged into the "
-                    + "buffer when it commits and read from there; outputs that do not fit go by Spark's fetch.",
-            "window", "window, store", ConfigEntry.oneOf(HcommSettings.Transfer.class));
+            "How the communicator path moves bytes through the HCCL buffer. `window`, the only transfer: nothing is "
+                    + "staged at commit; owners stream every requested byte from Spark's files through windows of "
+                    + "the buffer, slice by slice with notify handshakes, so shuffles of any size are read "
+                    + "one-sidedly. (`store`, which staged each map output into the buffer at commit, was retired: "
+                    + "only outputs that fit the buffer were read one-sidedly.)",
+            "window", "window", raw -> {
+                if ("store".equalsIgnoreCase(raw == null ? null : raw.trim())) {
+                    throw new IllegalArgumentException("the store transfer was retired; every remote byte streams "
+                            + "through windows of the HCCL buffer: set window, or remove the key");
+                }
+                return ConfigEntry.oneOf(HcommSettings.Transfer.class).apply(raw);
+            });
 
     public static final ConfigEntry<Long> COMMUNICATOR_SLOTS = ConfigEntry.of(PREFIX + "communicator.slots",
-            "With communicator.transfer=window: slots per window end (k); 2 or more overlap one slice's PCIe copy "
+            "Slots per window end (k) of the communicator path; 2 or more overlap one slice's PCIe copy "
                     + "with another's transfer, more keep a window's link busy with small slices. Each channel "
-                    + "carries 3 + 2k notifies.",
+                    + "carries 3 + 2k notifies per lane, and has as many lanes (windows at once between two "
+                    + "executors, up to 4) as fit 64.",
             "4", "an integer from 1 to 30", raw -> {
                 long v = Long.parseLong(java.util.Objects.requireNonNull(raw, "no value"));
                 if (v < 1 || v > 30) {
@@ -164,9 +170,9 @@ public final class HcommConf {
 
     public static final ConfigEntry<Long> COMMUNICATOR_SLICE_SIZE = ConfigEntry.of(PREFIX
                     + "communicator.sliceSize",
-            "With communicator.transfer=window: the bytes one slot holds (S); each half of the HCCL buffer holds "
+            "The bytes one slot of the communicator path's windows holds (S); each half of the HCCL buffer holds "
                     + "(bufferSize / 2) / (slots x sliceSize) windows.",
-            "1m", "a multiple of readChunkSize from 1m to 64m", ConfigEntry.bytes(MIB, 64 * MIB));
+            "1m", "from 1m to 64m", ConfigEntry.bytes(MIB, 64 * MIB));
 
     public static final List<ConfigEntry<?>> ENTRIES = List.of(PROVIDER, LIBRARY_PATH, RECEIVE_BUFFER_SIZE,
             READ_CHUNK_SIZE, SEND_ARENA_SIZE, WRITE_TARGET, PUBLISHED_INDEX_MAX_BYTES, READ_STRATEGY, MAX_BYTES_IN_FLIGHT, CHANNEL_SETUP_TIMEOUT, READ_TIMEOUT,
@@ -204,23 +210,13 @@ public final class HcommConf {
                     + "2m (its half is HcclCommConfig's hcclBufferSize, in whole MB); allowed: "
                     + COMMUNICATOR_BUFFER_SIZE.allowed() + ", e.g. " + roundUp(hccl, HCCL_BUFFER_UNIT) / MIB + "m");
         }
-        boolean window = COMMUNICATOR_TRANSFER.get(conf) == HcommSettings.Transfer.WINDOW;
         long slots = COMMUNICATOR_SLOTS.get(conf);
         long slice = COMMUNICATOR_SLICE_SIZE.get(conf);
-        if (window && slice % chunk != 0) {
-            throw new IllegalArgumentException(COMMUNICATOR_SLICE_SIZE.key() + "=" + slice + " is not a multiple of "
-                    + READ_CHUNK_SIZE.key() + "=" + chunk + "; allowed: " + COMMUNICATOR_SLICE_SIZE.allowed());
-        }
-        if (window && hccl / 2 < slots * slice) {
+        if (hccl / 2 < slots * slice) {
             throw new IllegalArgumentException(COMMUNICATOR_BUFFER_SIZE.key() + "=" + hccl + " must hold one window "
                     + "per half: 2 x " + COMMUNICATOR_SLOTS.key() + " x " + COMMUNICATOR_SLICE_SIZE.key() + " = "
                     + 2 * slots * slice + " bytes; raise it, or lower " + COMMUNICATOR_SLOTS.key() + " or "
                     + COMMUNICATOR_SLICE_SIZE.key());
-        }
-        if (!window && hccl < SEND_ARENA_SIZE.get(conf) + buffer) {
-            throw new IllegalArgumentException(COMMUNICATOR_BUFFER_SIZE.key() + "=" + hccl + " must hold "
-                    + SEND_ARENA_SIZE.key() + " + " + RECEIVE_BUFFER_SIZE.key() + " (" + (SEND_ARENA_SIZE.get(conf)
-                    + buffer) + " bytes); allowed: " + COMMUNICATOR_BUFFER_SIZE.allowed());
         }
         if (WRITE_TARGET.get(conf) == HcommSettings.WriteTarget.ARENA) {
             String why = WRITE_TARGET.key() + "=arena writes map outputs where only this plugin and the owner's "
@@ -249,14 +245,13 @@ public final class HcommConf {
         }
     }
 
-    /** The HCCL buffer's default: the store's arena and receive buffer, and with windows one window per half. */
+    /**
+     * The HCCL buffer's default: the device memory the endpoint path registers (send arena and receive buffer), so
+     * that one setting bounds both paths, and at least one window per half.
+     */
     private static long defaultCommunicatorBuffer(SparkConf c) {
-        long bytes = roundUp(SEND_ARENA_SIZE.get(c) + RECEIVE_BUFFER_SIZE.get(c), HCCL_BUFFER_UNIT);
-        if (HcommConf.COMMUNICATOR_TRANSFER.get(c) == HcommSettings.Transfer.WINDOW) {
-            bytes = Math.max(bytes, roundUp(2 * HcommConf.COMMUNICATOR_SLOTS.get(c)
-                    * HcommConf.COMMUNICATOR_SLICE_SIZE.get(c), HCCL_BUFFER_UNIT));
-        }
-        return bytes;
+        return Math.max(roundUp(SEND_ARENA_SIZE.get(c) + RECEIVE_BUFFER_SIZE.get(c), HCCL_BUFFER_UNIT),
+                roundUp(2 * COMMUNICATOR_SLOTS.get(c) * COMMUNICATOR_SLICE_SIZE.get(c), HCCL_BUFFER_UNIT));
     }
 
     private static long roundUp(long bytes, long unit) {

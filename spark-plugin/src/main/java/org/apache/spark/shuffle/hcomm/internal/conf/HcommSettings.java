@@ -28,10 +28,9 @@ public final class HcommSettings {
         ARENA
     }
 
-    /** The values of {@code spark.shuffle.hcomm.communicator.transfer}. */
+    /** The values of {@code spark.shuffle.hcomm.communicator.transfer}: windows only (the store was retired). */
     public enum Transfer {
-        WINDOW,
-        STORE
+        WINDOW
     }
 
     /** The settings of this process and the SparkConf they were read from (weakly: it is only compared). */
@@ -58,7 +57,6 @@ public final class HcommSettings {
     private final String communicatorResource;
     private final Duration communicatorSettle;
     private final Duration communicatorFormTimeout;
-    private final Transfer communicatorTransfer;
     private final int communicatorSlots;
     private final long communicatorSliceSize;
 
@@ -84,7 +82,6 @@ public final class HcommSettings {
         communicatorResource = HcommConf.COMMUNICATOR_RESOURCE.get(conf);
         communicatorSettle = Duration.ofMillis(HcommConf.COMMUNICATOR_SETTLE.get(conf));
         communicatorFormTimeout = Duration.ofMillis(HcommConf.COMMUNICATOR_FORM_TIMEOUT.get(conf));
-        communicatorTransfer = HcommConf.COMMUNICATOR_TRANSFER.get(conf);
         communicatorSlots = (int) (long) HcommConf.COMMUNICATOR_SLOTS.get(conf);
         communicatorSliceSize = HcommConf.COMMUNICATOR_SLICE_SIZE.get(conf);
     }
@@ -195,17 +192,12 @@ public final class HcommSettings {
         return communicatorFormTimeout;
     }
 
-    /** How the communicator path uses its HCCL buffer: a store of staged outputs, or windows. */
-    public Transfer communicatorTransfer() {
-        return communicatorTransfer;
-    }
-
-    /** Slots per window end ({@link Transfer#WINDOW}). */
+    /** Slots per window end (the communicator path). */
     public int communicatorSlots() {
         return communicatorSlots;
     }
 
-    /** Bytes per slot ({@link Transfer#WINDOW}). */
+    /** Bytes per slot (the communicator path). */
     public long communicatorSliceSize() {
         return communicatorSliceSize;
     }

@@ -29,7 +29,7 @@ final class CommunicatorFormer implements AutoCloseable {
     private static final Logger LOG = LogCategory.DRIVER_STATE.logger();
 
     /** One executor on the communicator path, as it registered, and the NPU it uses (logical id). */
-    /** {@code windowPort}: where its window server listens (0: none, the HCCL buffer is a store). */
+    /** {@code windowPort}: where its window server listens (0: none, its outputs are read by Spark's fetch). */
     record Member(String executorId, String host, RpcEndpointRef agent, int device, int windowPort) {
         Member(String executorId, String host, RpcEndpointRef agent, int device) {
             this(executorId, host, agent, device, 0);

@@ -66,7 +66,6 @@ final class OutputDirectory {
         long[] idx = new long[n];
         long[] data = new long[n];
         int[] parts = new int[n];
-        long[] epochs = new long[n];
         byte[][] packed = new byte[n][];
         int i = 0;
         for (var e : m.entrySet()) {
@@ -75,11 +74,10 @@ final class OutputDirectory {
             idx[i] = e.getValue().indexAddress();
             data[i] = e.getValue().dataAddress();
             parts[i] = e.getValue().numPartitions();
-            epochs[i] = e.getValue().epoch();
             packed[i] = e.getValue().packedIndex();
             i++;
         }
-        return new Messages.ShuffleLocations(shuffleId, ids, execs, idx, data, parts, epochs, packed);
+        return new Messages.ShuffleLocations(shuffleId, ids, execs, idx, data, parts, packed);
     }
 
     /** Drops the outputs of a removed executor: they went with it. */

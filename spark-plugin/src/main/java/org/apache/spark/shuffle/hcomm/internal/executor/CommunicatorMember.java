@@ -36,7 +36,7 @@ final class CommunicatorMember {
     private final Duration formTimeout;
     private final Duration readTimeout;
     private volatile int joinedDevice = -1;
-    /** How the HCCL buffer is cut into windows, or null: it is a store. */
+    /** How the HCCL buffer is cut into windows. */
     private final CommunicatorTransport.WindowSpec window;
 
     CommunicatorMember(HcommSettings settings, String executorId, String host, int device, String secret) {
@@ -47,20 +47,13 @@ final class CommunicatorMember {
         this.secret = secret;
         this.formTimeout = settings.communicatorFormTimeout();
         this.readTimeout = settings.readTimeout();
-        this.window = settings.communicatorTransfer() == HcommSettings.Transfer.WINDOW
-                ? new CommunicatorTransport.WindowSpec(settings.communicatorSlots(), settings.communicatorSliceSize(),
-                        settings.readTimeout().toMillis())
-                : null;
-        if (window != null && settings.writeTarget() == HcommSettings.WriteTarget.ARENA) {
+        this.window = new CommunicatorTransport.WindowSpec(settings.communicatorSlots(),
+                settings.communicatorSliceSize(), settings.readTimeout().toMillis());
+        if (settings.writeTarget() == HcommSettings.WriteTarget.ARENA) {
             LOG.warn("HComm on executor {}: {}=arena does not apply to the communicator path with windows ({}=window): "
                     + "map outputs go to Spark's files, and owners stream them from there through windows", executorId,
                     HcommConf.WRITE_TARGET.key(), HcommConf.COMMUNICATOR_TRANSFER.key());
         }
-    }
-
-    /** True when the HCCL buffer is cut into windows. */
-    boolean windowed() {
-        return window != null;
     }
 
     /**
@@ -249,9 +242,7 @@ final class CommunicatorMember {
         checkDevice(npu, "join communicator " + j.epoch());
         CommunicatorTransport t;
         try {
-            t = window == null ? CommunicatorTransport.form(j.rootInfo(), members, j.rank(), npu, bufferMb,
-                    "hcomm-shuffle-" + j.epoch())
-                    : CommunicatorTransport.formWindowed(j.rootInfo(), members, j.rank(), npu, bufferMb,
+            t = CommunicatorTransport.formWindowed(j.rootInfo(), members, j.rank(), npu, bufferMb,
                     "hcomm-shuffle-" + j.epoch(), window);
         } catch (TransportException e) {
             throw new TransportException(e.call(), e.code(), "executor " + executorId + " could not join communicator "

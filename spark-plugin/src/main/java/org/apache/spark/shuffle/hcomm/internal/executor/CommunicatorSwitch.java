@@ -2,7 +2,6 @@ package org.apache.spark.shuffle.hcomm.internal.executor;
 
 import java.util.function.BooleanSupplier;
 
-import org.apache.spark.shuffle.hcomm.internal.channels.Roster;
 import org.apache.spark.shuffle.hcomm.internal.conf.HcommSettings;
 import org.apache.spark.shuffle.hcomm.internal.conf.LogCategory;
 import org.apache.spark.shuffle.hcomm.internal.metrics.ShuffleMetrics;
@@ -27,18 +26,17 @@ final class CommunicatorSwitch {
     private final CommunicatorMember member;
     private final PartsGenerations parts;
     private final HcommSettings settings;
-    private final Roster roster;
     private final String host;
     private final ShuffleMetrics metrics;
     private final DriverClient driver;
     private final BooleanSupplier closed;
-    /** Where this member serves its outputs when its HCCL buffer is a window, else null. */
+    /** Where this member serves its outputs through windows. */
     private final WindowServer windowServer;
     /** Sends the counters to the driver when no task or stage report would (after a retired communicator closed). */
     private final Runnable report;
 
     CommunicatorSwitch(String executorId, CommunicatorMember member, PartsGenerations parts, HcommSettings settings,
-            Roster roster, String host, ShuffleMetrics metrics, DriverClient driver, BooleanSupplier closed,
+            String host, ShuffleMetrics metrics, DriverClient driver, BooleanSupplier closed,
             WindowServer windowServer, Runnable report) {
         this.windowServer = windowServer;
         this.report = report;
@@ -46,7 +44,6 @@ final class CommunicatorSwitch {
         this.member = member;
         this.parts = parts;
         this.settings = settings;
-        this.roster = roster;
         this.host = host;
         this.metrics = metrics;
         this.driver = driver;
@@ -82,9 +79,7 @@ final class CommunicatorSwitch {
         metrics.communicatorsJoined.inc();
         OneSidedParts fresh;
         try {
-            fresh = windowServer != null
-                    ? OneSidedParts.windowed(t, j, settings, executorId, host, metrics, windowServer, driver)
-                    : new OneSidedParts(t, j.epoch(), settings, roster, host, metrics, driver);
+            fresh = OneSidedParts.windowed(t, j, settings, executorId, host, metrics, windowServer, driver);
         } catch (RuntimeException e) { // the parts closed the transport, and the communicator with it
             metrics.communicatorsDestroyed.inc();
             LOG.warn("Executor {} joined communicator {} but cannot read in it: {}", executorId, j.epoch(),

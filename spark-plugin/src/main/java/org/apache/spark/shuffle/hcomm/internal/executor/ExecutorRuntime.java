@@ -24,7 +24,6 @@ import org.apache.spark.shuffle.hcomm.internal.write.MapOutputPublisher;
 import org.apache.spark.storage.BlockManagerId;
 import org.hcomm.bridge.HcommNative;
 import org.hcomm.bridge.install.Api;
-import org.hcomm.bridge.transport.CommunicatorTransport;
 import org.hcomm.bridge.transport.LiveObjects;
 import org.hcomm.bridge.transport.Transport;
 import org.slf4j.Logger;
@@ -68,7 +67,7 @@ public final class ExecutorRuntime implements AutoCloseable {
     private final MetricsReports reports;
     private RpcEndpointRef agent;
     private volatile boolean closed;
-    /** This executor's window server on the communicator path with windows, else null. */
+    /** This executor's window server on the communicator path, else null. */
     private final WindowServer windowServer;
 
     private ExecutorRuntime(PluginContext plugin, HcommSettings settings, String host, Transport transport,
@@ -83,12 +82,12 @@ public final class ExecutorRuntime implements AutoCloseable {
         this.sparkOnly = ReadPlanner.sparkOnly(executorId, fallback, metrics);
         this.beforeCommunicator = ReadPlanner.beforeCommunicator(executorId, fallback, metrics);
         this.parts = new PartsGenerations(transport == null ? null
-                : new OneSidedParts(transport, 0, settings, roster, host, metrics, driver));
-        this.windowServer = member != null && member.windowed() && host != null
-                ? new WindowServer(executorId, host, metrics, settings.readTimeout().toMillis(),
-                        member.secret()) : null;
+                : new OneSidedParts(transport, settings, roster, host, metrics, driver));
+        this.windowServer = member != null
+                ? new WindowServer(executorId, host, metrics, settings.readTimeout().toMillis(), member.secret())
+                : null;
         this.communicators = member == null ? null : new CommunicatorSwitch(executorId, member, parts, settings,
-                roster, host, metrics, driver, () -> closed, windowServer, this::reportOutsideTasks);
+                host, metrics, driver, () -> closed, windowServer, this::reportOutsideTasks);
     }
 
     /**
@@ -242,18 +241,12 @@ public final class ExecutorRuntime implements AutoCloseable {
     }
 
     /**
-     * The current communicator's HCCL buffer (a device address), which this executor's published offsets count
-     * from; 0 on the endpoint path, whose published addresses are addresses.
+     * Receive-buffer chunks not free to lend (endpoint path), or receive windows leased (communicator path); -1
+     * without a transport.
      */
-    long hcclBufferAddress() {
-        OneSidedParts p = parts.current();
-        return p != null && p.transport instanceof CommunicatorTransport c ? c.bufferAddress() : 0;
-    }
-
-    /** Receive-buffer chunks not free to lend, or receive windows leased (windows); -1 without a transport. */
     public int chunksNotFree() {
         OneSidedParts p = parts.current();
-        if (p != null && p.windowed()) { // its receive windows: none out once nothing reads
+        if (p != null && p.onCommunicator()) { // its receive windows: none out once nothing reads
             var w = p.windowReads.windows();
             return w.layout().windows() - w.freeReceiveWindows();
         }
@@ -262,7 +255,7 @@ public final class ExecutorRuntime implements AutoCloseable {
 
     public void unregisterShuffle(int shuffleId) {
         OneSidedParts p = parts.current();
-        if (p != null && !p.windowed()) {
+        if (p != null && !p.onCommunicator()) {
             p.directories.forget(shuffleId);
             p.moved.release(shuffleId);
         }
@@ -276,7 +269,7 @@ public final class ExecutorRuntime implements AutoCloseable {
      */
     Messages.Moved publishLocal(Messages.PublishLocal ask) {
         OneSidedParts p = parts.newest();
-        if (p != null && p.windowed()) {
+        if (p != null && p.onCommunicator()) {
             return new Messages.Moved(List.of(), "executor " + executorId + " stages nothing: its HCCL buffer is a window");
         }
         return p == null ? new Messages.Moved(List.of(), "no one-sided reads on executor " + executorId + " yet")
@@ -285,7 +278,7 @@ public final class ExecutorRuntime implements AutoCloseable {
 
     void provision(Messages.ProvisionStage msg) {
         OneSidedParts p = parts.current();
-        if (p != null && !p.windowed()) {
+        if (p != null && !p.onCommunicator()) {
             p.channels.provision(new StageAttempt(msg.stageId(), msg.attempt()));
         }
     }
@@ -294,14 +287,14 @@ public final class ExecutorRuntime implements AutoCloseable {
     void peers(Messages.Peers news) {
         List<Messages.Peer> joined = roster.apply(news);
         OneSidedParts p = parts.current();
-        if (p != null && !p.windowed()) {
+        if (p != null && !p.onCommunicator()) {
             p.channels.peersJoined(joined);
         }
     }
 
     void endStage(Messages.EndStage e) {
         OneSidedParts p = parts.current();
-        if (p == null || p.windowed()) {
+        if (p == null || p.onCommunicator()) {
             return;
         }
         StageAttempt stage = new StageAttempt(e.stageId(), e.attempt());
@@ -311,12 +304,12 @@ public final class ExecutorRuntime implements AutoCloseable {
     }
 
     /**
-     * After each task (executor plugin, on the task's thread): without one-sided parts, or with windowed ones (no
-     * stage channels, so no stage report), its counters go to the driver here, with the task's stage attempt.
+     * After each task (executor plugin, on the task's thread): without one-sided parts, or with a communicator's
+     * (no stage channels, so no stage report), its counters go to the driver here, with the task's stage attempt.
      */
     void taskEnded() {
         OneSidedParts p = parts.current();
-        if ((p == null || p.windowed()) && !closed) {
+        if ((p == null || p.onCommunicator()) && !closed) {
             org.apache.spark.TaskContext task = org.apache.spark.TaskContext.get();
             reports.taskEnded(task == null ? new StageAttempt(-1, -1)
                     : new StageAttempt(task.stageId(), task.stageAttemptNumber()));
@@ -324,12 +317,12 @@ public final class ExecutorRuntime implements AutoCloseable {
     }
 
     /**
-     * Sends the counters now when no stage report would (no parts, or windowed ones): after something changed them
+     * Sends the counters now when no stage report would (no parts, or a communicator's): after something changed them
      * outside any task, such as a retired communicator destroyed.
      */
     private void reportOutsideTasks() {
         OneSidedParts p = parts.current();
-        if ((p == null || p.windowed()) && !closed) {
+        if ((p == null || p.onCommunicator()) && !closed) {
             reports.taskEnded(new StageAttempt(-1, -1));
         }
     }
@@ -344,7 +337,7 @@ public final class ExecutorRuntime implements AutoCloseable {
         CURRENT.compareAndSet(this, null);
         OneSidedParts p = parts.current();
         OneSidedParts built = parts.close();
-        if (p != null && !p.windowed()) {
+        if (p != null && !p.onCommunicator()) {
             p.resources.stopLending(); // from here on readers go to Spark's fetch, as before any step below
         }
         List<Runnable> steps = new ArrayList<>();

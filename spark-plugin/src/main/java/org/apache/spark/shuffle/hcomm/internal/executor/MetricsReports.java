@@ -11,7 +11,7 @@ import org.slf4j.Logger;
 
 /**
  * What an executor tells the driver of its counters: a stage report once a stage attempt's channels are destroyed,
- * and, while it has no one-sided parts or windowed ones (so no channels, and no stage report would ever carry its
+ * and, while it has no one-sided parts or a communicator's (so no channels, and no stage report would ever carry its
  * counters), a metrics report after a task, or after a retired communicator closed, when they changed (so the driver
  * sees the bytes Spark's fetch read, and the communicators live). Each report is snapshot and sent under one lock, so the driver, which keeps the latest, never receives an older one last.
  * Thread-safe: stage reports come from whichever thread destroyed the channels.

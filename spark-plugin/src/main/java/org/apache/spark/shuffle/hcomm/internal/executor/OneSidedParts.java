@@ -5,10 +5,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 
-import org.apache.spark.SparkEnv;
-import org.apache.spark.shuffle.IndexShuffleBlockResolver;
 import org.apache.spark.shuffle.hcomm.internal.channels.Roster;
 import org.apache.spark.shuffle.hcomm.internal.channels.StageChannels;
 import org.apache.spark.shuffle.hcomm.internal.conf.HcommSettings;
@@ -31,17 +28,18 @@ import org.hcomm.bridge.transport.LiveObjects;
 import org.hcomm.bridge.transport.Transport;
 
 /**
- * What one-sided reads need on one transport, built in order and closed in the reverse order HComm needs: the
- * receive buffer ({@link ReadResources}), the send arena and published outputs ({@link MapOutputPublisher}), the
- * stage channels, and the planner readers get. On the endpoint path the executor builds one at start; on the
- * communicator path one when its communicator formed. Immutable once built, its parts thread-safe; {@link #retire}
- * works on a thread of its own.
+ * What one-sided reads need on one transport, built in order and closed in the reverse order HComm needs. On the
+ * endpoint path, built once at start: the receive buffer ({@link ReadResources}), the send arena and published
+ * outputs ({@link MapOutputPublisher}), the stage channels, and the planner readers get. On the communicator path,
+ * built when a communicator formed ({@link #windowed}): its windows' reads and the serving of this member's outputs.
+ * Immutable once built, its parts thread-safe; {@link #retire} works on a thread of its own.
  */
 final class OneSidedParts {
     private static final org.slf4j.Logger LOG = LogCategory.EXECUTOR_RUNTIME.logger();
     /** The communicator these parts read in (0: the endpoint path). */
     final long epoch;
     final Transport transport;
+    /** The endpoint path's parts, from here to {@code directories} (null on the communicator path). */
     final ReadResources resources;
     final MapOutputPublisher publisher;
     final MovedOutputs moved;
@@ -49,14 +47,14 @@ final class OneSidedParts {
     final StageLeases leases;
     final DirectoryCache directories;
     final ReadPlanner planner;
-    /** Non-null when the communicator's HCCL buffer is a window (the store's parts above are then null). */
+    /** The communicator path's reads through windows (null on the endpoint path). */
     final WindowReads windowReads;
     private final WindowServer windowServer;
 
     /**
-     * The parts of a communicator whose HCCL buffer is a window: no receive buffer, arena, stage channels or
-     * directory (nothing is staged or published); readers read members through {@code reads}, and {@code server}
-     * serves this member's outputs in the communicator until the parts close.
+     * The parts of a communicator: no receive buffer, arena, stage channels or directory (nothing is staged or
+     * published); readers read members through {@code reads}, and {@code server} serves this member's outputs in
+     * the communicator until the parts close.
      */
     private OneSidedParts(CommunicatorTransport transport, long epoch, WindowReads reads, WindowServer server,
             ReadPlanner planner) {
@@ -75,7 +73,7 @@ final class OneSidedParts {
     }
 
     /**
-     * The parts of communicator {@code j} on {@code transport}, windowed: every other member with a window server
+     * The parts of communicator {@code j} on {@code transport}: every other member with a window server
      * ({@code j.windowPorts()}) is read through a window; a pair a failed exchange poisoned is reported to
      * {@code driver}.
      */
@@ -107,15 +105,19 @@ final class OneSidedParts {
                         new WindowReadPlanner(host, settings.fallback(), reads)));
     }
 
-    boolean windowed() {
+    /** True for a communicator's parts, false for the endpoint path's. */
+    boolean onCommunicator() {
         return windowReads != null;
     }
 
-    /** Builds the parts on {@code transport}; on a failure closes what it built (the transport too) and rethrows. */
-    OneSidedParts(Transport transport, long epoch, HcommSettings settings, Roster roster, String host,
-            ShuffleMetrics metrics, DriverClient driver) {
+    /**
+     * Builds the endpoint path's parts on {@code transport}; on a failure closes what it built (the transport too)
+     * and rethrows.
+     */
+    OneSidedParts(Transport transport, HcommSettings settings, Roster roster, String host, ShuffleMetrics metrics,
+            DriverClient driver) {
         String executorId = roster.executorId();
-        this.epoch = epoch;
+        this.epoch = 0;
         this.transport = transport;
         ReadResources r = null;
         MapOutputPublisher p = null;
@@ -124,7 +126,7 @@ final class OneSidedParts {
             r = new ReadResources(transport, metrics, executorId, settings.receiveBufferSize(),
                     settings.readChunkSize(), settings.maxBytesInFlight(), settings.readTimeout().toMillis());
             p = new MapOutputPublisher(transport, settings.sendArenaSize(), settings.publishedIndexMaxBytes(), metrics,
-                    driver, epoch, settings.writeTarget() == HcommSettings.WriteTarget.ARENA);
+                    driver, settings.writeTarget() == HcommSettings.WriteTarget.ARENA);
             c = new StageChannels(transport, metrics, roster, r::reclaim);
         } catch (RuntimeException | Error e) {
             for (AutoCloseable built : new AutoCloseable[] {p, r, transport}) {
@@ -143,7 +145,7 @@ final class OneSidedParts {
         this.channels = c;
         this.moved = new MovedOutputs(publisher, metrics);
         this.leases = new StageLeases(channels, driver, settings.channelSetupTimeout().toMillis());
-        this.directories = new DirectoryCache(driver, epoch);
+        this.directories = new DirectoryCache(driver);
         this.planner = new ReadPlanner(executorId, host, settings.fallback(), metrics, resources, leases, directories,
                 new Blame(executorId, channels, resources));
         this.windowReads = null;
@@ -151,13 +153,14 @@ final class OneSidedParts {
     }
 
     /**
-     * The close steps, in order: channels, receive buffer, outputs; then, once the send arena is unmapped (at once,
-     * or when the last of Spark's readers and writers of it is done: the transport's close would free it too), the
-     * transport and {@code reportLeak}.
+     * The close steps, in order. Communicator path: stop serving, the window reads, the transport, {@code reportLeak}.
+     * Endpoint path: channels, receive buffer, outputs; then, once the send arena is unmapped (at once, or when the
+     * last of Spark's readers and writers of it is done: the transport's close would free it too), the transport and
+     * {@code reportLeak}.
      */
     List<Runnable> closeSteps(Runnable reportLeak) {
         List<Runnable> steps = new ArrayList<>();
-        if (windowed()) {
+        if (onCommunicator()) {
             steps.add(() -> windowServer.stopServing(epoch));
             steps.add(windowReads::close);
             steps.add(() -> {
@@ -182,48 +185,16 @@ final class OneSidedParts {
     }
 
     /**
-     * Retires these parts, on a thread of their own: outputs written only into their arena are copied to Spark's
-     * files first (Spark's fetch and the next communicator's arena take them from there), then {@code close} runs
-     * once no read uses them any more, at most {@code waitMs} after the switch (new tasks already plan with the new
-     * parts; outputs staged here are staged again when a reader asks, or read by Spark's fetch).
+     * Retires a communicator's parts, on a thread of their own: {@code close} runs {@code waitMs} after the switch
+     * (new tasks already plan with the new parts; nothing is staged here, so readers of this communicator finish or
+     * fail within the wait).
      */
     void retire(String executorId, long waitMs, Runnable close) {
-        if (windowed()) { // nothing staged: readers of the old communicator finish or fail within the wait
-            Thread t = new Thread(() -> {
-                try {
-                    Thread.sleep(waitMs);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-                close.run();
-                LOG.info("Executor {} retired communicator {}", executorId, epoch);
-            }, "hcomm-communicator-retire-" + epoch);
-            t.setDaemon(true);
-            t.start();
-            return;
-        }
-        resources.stopLending();
         Thread t = new Thread(() -> {
             try {
-                int copied = publisher.retire(
-                        (IndexShuffleBlockResolver) SparkEnv.get().shuffleManager().shuffleBlockResolver(),
-                        (output, e) -> LOG.warn("Executor {} could not copy shuffle {} map {} out of communicator {}'s "
-                                + "arena to Spark's files; its readers fail and Spark recomputes it", executorId,
-                                output[0], output[1], epoch, e));
-                LOG.info("Executor {} copied {} map outputs out of communicator {}'s arena", executorId, copied,
-                        epoch);
-            } catch (RuntimeException e) {
-                LOG.warn("Executor {} could not copy the map outputs written into communicator {}'s arena to "
-                        + "Spark's files; their readers fail and Spark recomputes them", executorId, epoch, e);
-            }
-            long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMs);
-            while (resources.chunksNotFree() > 0 && System.nanoTime() < deadline) {
-                try {
-                    Thread.sleep(100);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    break;
-                }
+                Thread.sleep(waitMs);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
             }
             close.run();
             LOG.info("Executor {} retired communicator {}", executorId, epoch);

@@ -9,7 +9,8 @@ import org.apache.spark.shuffle.hcomm.internal.write.MapOutputPublisher;
  * Which one-sided parts an executor reads with: the current ones (built at start on the endpoint path, or for the
  * communicator the driver said is ready), those built for a communicator not yet ready (pending: every member must
  * have built its own first), and those of earlier communicators until their retirement closed them; and the
- * publishers of all of them, for Spark's block reads. Also why the executor has no communicator, when one failed.
+ * endpoint path's publisher, for Spark's block reads (a communicator's parts publish nothing: their HCCL buffer is a
+ * window). Also why the executor has no communicator, when one failed.
  * Thread-safe: {@link #current} is read by every task without a lock; every change is under this object's monitor,
  * which nothing holds while it blocks.
  */
@@ -17,17 +18,15 @@ final class PartsGenerations {
     private volatile OneSidedParts current;
     private OneSidedParts pending; // guarded by this
     private final List<OneSidedParts> retiring = new CopyOnWriteArrayList<>();
-    /** The current parts' publisher first, then the others'. */
-    private final List<MapOutputPublisher> publishers = new CopyOnWriteArrayList<>();
+    /** The endpoint path's publisher, or none. */
+    private final List<MapOutputPublisher> publishers;
     /** Why the executor's communicator failed while it has none, or null. */
     private volatile String failure;
     private boolean closed; // guarded by this
 
     PartsGenerations(OneSidedParts atStart) {
         current = atStart;
-        if (atStart != null && atStart.publisher != null) {
-            publishers.add(atStart.publisher);
-        }
+        publishers = atStart != null && atStart.publisher != null ? List.of(atStart.publisher) : List.of();
     }
 
     /** The parts reduce tasks plan with, or null before any. */
@@ -40,7 +39,7 @@ final class PartsGenerations {
         return pending != null ? pending : current;
     }
 
-    /** Every publisher whose arena may hold outputs, the current one first; not a copy (read it, do not change it). */
+    /** Every publisher whose arena may hold outputs (the endpoint path's, or none). */
     List<MapOutputPublisher> publishers() {
         return publishers;
     }
@@ -64,9 +63,6 @@ final class PartsGenerations {
         }
         OneSidedParts dropped = pending;
         pending = fresh;
-        if (fresh.publisher != null) {
-            publishers.add(fresh.publisher); // outputs late publications stage in it are Spark's to read too
-        }
         return dropped;
     }
 
@@ -81,10 +77,6 @@ final class PartsGenerations {
         OneSidedParts old = current;
         current = pending;
         pending = null;
-        if (current.publisher != null) {
-            publishers.remove(current.publisher);
-            publishers.add(0, current.publisher);
-        }
         failure = null;
         return old;
     }
@@ -105,15 +97,10 @@ final class PartsGenerations {
         return dropped;
     }
 
-    /** Lists parts as retiring until {@code retired} runs, which then forgets them and their publisher. */
+    /** Lists parts as retiring until {@code retired} runs, which then forgets them. */
     Runnable retiring(OneSidedParts old) {
         retiring.add(old);
-        return () -> {
-            retiring.remove(old);
-            if (old.publisher != null) {
-                publishers.remove(old.publisher);
-            }
-        };
+        return () -> retiring.remove(old);
     }
 
     /** Stops taking parts; returns the pending ones (null when none), for the caller to close. */

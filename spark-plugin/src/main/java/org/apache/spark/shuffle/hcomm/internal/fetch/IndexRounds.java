@@ -45,11 +45,10 @@ final class IndexRounds {
 
     /**
      * The offsets of {@code reads} (each output's partitions' start offsets and the end of the last, in {@code reads}
-     * order), read into {@code chunks} on {@code batch}; {@code onDevice}: the reads land in device memory (their
-     * bytes count as copied to the host).
+     * order), read into {@code chunks} on {@code batch}.
      */
     static long[][] read(List<MapRead> reads, ReadBatch batch, List<ReceiveBuffer.Chunk> chunks, int chunkSize,
-            FetchWaits waits, ShuffleMetrics metrics, boolean onDevice) throws Refused, Failed {
+            FetchWaits waits, ShuffleMetrics metrics) throws Refused, Failed {
         long[][] offsets = new long[reads.size()][];
         int i = 0;
         while (i < reads.size()) {
@@ -88,9 +87,6 @@ final class IndexRounds {
                 }
                 waits.await(batch, ShuffleMetrics.FetchWait.INDEX, waits.issueDepth());
                 metrics.indexRounds.inc();
-                if (onDevice) {
-                    metrics.bytesToHost.inc(places.stream().mapToLong(p -> p[2]).sum());
-                }
             } catch (TransportException e) {
                 throw new Failed(reads.subList(roundStart, i), e);
             }

@@ -140,7 +140,7 @@ public final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId,
     /** Reads the offsets of {@code reads} from the owners' indexes; a failed round leaves as {@link Blame} says. */
     private long[][] readIndexes(List<MapRead> reads) {
         try {
-            return IndexRounds.read(reads, batches[0], chunks, chunkSize, waits, metrics, resources.onDevice());
+            return IndexRounds.read(reads, batches[0], chunks, chunkSize, waits, metrics);
         } catch (IndexRounds.Refused e) {
             throw readFailed(e.read, e.read.firstReduce(), "one-sided read of the map output index refused", e.cause);
         } catch (IndexRounds.Failed e) {
@@ -229,9 +229,6 @@ public final class OneSidedBlockFetcher extends AbstractIterator<Tuple2<BlockId,
         }
         metrics.bytesReadOneSided.inc(bytes);
         metrics.bytesReadCrossHost.inc(crossHost);
-        if (resources.onDevice()) {
-            metrics.bytesToHost.inc(bytes);
-        }
         readMetrics.incRemoteBytesRead(bytes);
     }
 

@@ -84,11 +84,6 @@ public final class ReadResources implements AutoCloseable {
         return readTimeoutMs;
     }
 
-    /** Whether reads land in device memory and come to the host by a copy (the communicator path). */
-    boolean onDevice() {
-        return !transport.canRegisterFiles();
-    }
-
     /** Whether the executor still reads (not shutting down). */
     public boolean open() {
         return !closed;

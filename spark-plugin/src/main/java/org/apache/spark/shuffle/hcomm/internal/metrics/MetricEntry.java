@@ -103,14 +103,9 @@ public enum MetricEntry {
             ShuffleMetrics.Snapshot::communicatorsDestroyed, "HCCL communicators the executor destroyed"),
     COMMUNICATORS_LIVE("communicatorsLive", Kind.GAUGE, "communicators", ShuffleMetrics.Snapshot::communicatorsLive,
             "`communicatorsJoined` - `communicatorsDestroyed`: 0 once the application ended"),
-    BYTES_STAGED("bytesStaged", Kind.COUNTER, "bytes", ShuffleMetrics.Snapshot::bytesStaged,
-            "map-output bytes (indexes and data) copied host to device into the HCCL buffer, where peers read them "
-                    + "(the communicator path's host-to-device bytes)"),
     BYTES_TO_HOST("bytesToHost", Kind.COUNTER, "bytes", ShuffleMetrics.Snapshot::bytesToHost,
-            "bytes read one-sidedly into the HCCL buffer and copied device to host for the reducers (indexes and "
-                    + "data; the communicator path's device-to-host bytes)"),
-    OUTPUTS_NOT_STAGED("outputsNotStaged", Kind.COUNTER, "map outputs", ShuffleMetrics.Snapshot::outputsNotStaged,
-            "map outputs that did not fit the HCCL buffer: readers fetch them with Spark (fallback `auto`)"),
+            "bytes that reached this executor's receive windows one-sidedly and were copied device to host for the "
+                    + "reducers (the communicator path's device-to-host bytes)"),
     TASKS_BEFORE_COMMUNICATOR("tasksBeforeCommunicator", Kind.COUNTER, "reduce tasks",
             ShuffleMetrics.Snapshot::tasksBeforeCommunicator,
             "reduce tasks that ran before the executor's communicator was ready: all their blocks went by Spark's "
@@ -120,7 +115,7 @@ public enum MetricEntry {
             "remote bytes Spark's fetch read before the executor's first communicator was ready (the start-up "
                     + "window of the communicator path, with any fallback; not in `bytesReadFallback`)"),
     WINDOWS_OPENED("windowsOpened", Kind.COUNTER, "windows", ShuffleMetrics.Snapshot::windowsOpened,
-            "window exchanges this executor read through as a reader (`communicator.transfer=window`)"),
+            "window exchanges this executor read through as a reader (the communicator path)"),
     WINDOWS_SERVED("windowsServed", Kind.COUNTER, "windows", ShuffleMetrics.Snapshot::windowsServed,
             "window exchanges this executor served as an owner"),
     WINDOWS_REFUSED("windowsRefused", Kind.COUNTER, "windows", ShuffleMetrics.Snapshot::windowsRefused,

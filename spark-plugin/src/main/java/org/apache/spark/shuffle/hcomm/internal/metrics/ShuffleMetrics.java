@@ -28,8 +28,8 @@ public final class ShuffleMetrics implements Source {
             long fetchWaitIndexMicros, long fetchWaitFirstWaveMicros, long fetchWaitLaterWavesMicros,
             long fetchWaitSparkMillis, long outputsCopied, long outputsMapped, long indexesMapped, long indexRounds, long readWaves,
             long chunksRetired, long chunksReclaimed, long bytesReadCrossHost,
-            long outputsPublishedLate, long communicatorsJoined, long communicatorsDestroyed, long bytesStaged,
-            long outputsNotStaged, long tasksBeforeCommunicator, long bytesToHost, long readTasks,
+            long outputsPublishedLate, long communicatorsJoined, long communicatorsDestroyed,
+            long tasksBeforeCommunicator, long bytesToHost, long readTasks,
             long readRoundTrips, long readTasksOverTwoRoundTrips, long publicationBatches, long outputsWrittenToArena,
             long outputsSentToFile, long outputsOverflowed, long bytesOverflowCopied, long arenaRelocations,
             long outputsMaterialized, long bytesReadBeforeCommunicator, long windowsOpened, long windowsServed,
@@ -90,8 +90,6 @@ public final class ShuffleMetrics implements Source {
     /** The communicator path (Atlas A2/A3). */
     public final Counter communicatorsJoined;
     public final Counter communicatorsDestroyed;
-    public final Counter bytesStaged;
-    public final Counter outputsNotStaged;
     public final Counter tasksBeforeCommunicator;
     /** Remote bytes Spark's fetch read before the executor's first communicator was ready (not a fallback). */
     public final Counter bytesReadBeforeCommunicator;
@@ -137,7 +135,7 @@ public final class ShuffleMetrics implements Source {
             channelsCreated = channelsDestroyed = destroyCalls = bytesReadOneSided = bytesReadFallback = bytesReadCrossHost = readsIssued =
                     indexRounds = readWaves = chunksRetired = chunksReclaimed = outputsCopied = outputsMapped =
                     indexesMapped = outputsPublishedLate = fetchWaitSpark = communicatorsJoined =
-                    communicatorsDestroyed = bytesStaged = outputsNotStaged = tasksBeforeCommunicator = bytesToHost =
+                    communicatorsDestroyed = tasksBeforeCommunicator = bytesToHost =
                     readTasks = readRoundTrips = readTasksOverTwoRoundTrips = publicationBatches =
                     outputsWrittenToArena = outputsSentToFile = outputsOverflowed = bytesOverflowCopied =
                     arenaRelocations = outputsMaterialized = bytesReadBeforeCommunicator = windowsOpened =
@@ -178,8 +176,6 @@ public final class ShuffleMetrics implements Source {
             fetchWaitSpark = counter(MetricEntry.FETCH_WAIT_SPARK_MILLIS);
             communicatorsJoined = counter(MetricEntry.COMMUNICATORS_JOINED);
             communicatorsDestroyed = counter(MetricEntry.COMMUNICATORS_DESTROYED);
-            bytesStaged = counter(MetricEntry.BYTES_STAGED);
-            outputsNotStaged = counter(MetricEntry.OUTPUTS_NOT_STAGED);
             tasksBeforeCommunicator = counter(MetricEntry.TASKS_BEFORE_COMMUNICATOR);
             bytesReadBeforeCommunicator = counter(MetricEntry.BYTES_READ_BEFORE_COMMUNICATOR);
             windowsOpened = counter(MetricEntry.WINDOWS_OPENED);
@@ -275,8 +271,8 @@ public final class ShuffleMetrics implements Source {
                 outputsCopied.getCount(), outputsMapped.getCount(), indexesMapped.getCount(), indexRounds.getCount(),
                 readWaves.getCount(), chunksRetired.getCount(), chunksReclaimed.getCount(),
                 bytesReadCrossHost.getCount(), outputsPublishedLate.getCount(), communicatorsJoined.getCount(),
-                communicatorsDestroyed.getCount(), bytesStaged.getCount(), outputsNotStaged.getCount(),
-                tasksBeforeCommunicator.getCount(), bytesToHost.getCount(), readTasks.getCount(),
+                communicatorsDestroyed.getCount(), tasksBeforeCommunicator.getCount(), bytesToHost.getCount(),
+                readTasks.getCount(),
                 readRoundTrips.getCount(), readTasksOverTwoRoundTrips.getCount(), publicationBatches.getCount(),
                 outputsWrittenToArena.getCount(), outputsSentToFile.getCount(), outputsOverflowed.getCount(),
                 bytesOverflowCopied.getCount(), arenaRelocations.getCount(), outputsMaterialized.getCount(),

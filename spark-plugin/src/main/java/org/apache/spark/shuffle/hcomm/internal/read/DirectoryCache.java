@@ -17,20 +17,12 @@ public final class DirectoryCache {
     private static final Logger LOG = LogCategory.EXECUTOR_RUNTIME.logger();
 
     private final DriverClient driver;
-    private final long epoch;
     private final Map<Integer, ShuffleDirectory> directories = new ConcurrentHashMap<>();
     /** By shuffle, the outputs whose packed index a reader found undecodable (warned about once each). */
     private final Map<Integer, Set<Long>> undecodable = new ConcurrentHashMap<>();
 
-    /** {@code epoch}: the communicator this executor reads in (0 on the endpoint path). */
-    public DirectoryCache(DriverClient driver, long epoch) {
+    public DirectoryCache(DriverClient driver) {
         this.driver = driver;
-        this.epoch = epoch;
-    }
-
-    /** The communicator whose outputs this executor can read one-sidedly (0: the endpoint path). */
-    long epoch() {
-        return epoch;
     }
 
     ShuffleDirectory directory(int shuffleId) {

@@ -25,7 +25,6 @@ import org.apache.spark.shuffle.hcomm.internal.fetch.MapRead;
 import org.apache.spark.shuffle.hcomm.internal.fetch.OneSidedBlockFetcher;
 import org.apache.spark.shuffle.hcomm.internal.fetch.ReadResources;
 import org.apache.spark.shuffle.hcomm.internal.metrics.ShuffleMetrics;
-import org.apache.spark.shuffle.hcomm.internal.rpc.Messages;
 import org.apache.spark.shuffle.hcomm.internal.rpc.StageAttempt;
 import org.apache.spark.storage.BlockId;
 import org.apache.spark.storage.BlockManagerId;
@@ -43,8 +42,8 @@ import scala.collection.Seq;
  * one-sidedly when the stage attempt has a READY channel to it and its outputs are in the directory (asking the
  * driver again, and the owner to publish outputs that moved to it, when the tracker names outputs the directory
  * lacks); the rest fall back, or fail, as {@link Fallback} decides. Starts the one-sided reads
- * ({@link OneSidedBlockFetcher}) and holds the stage's channels until the task completes. On the communicator path
- * with windows a {@link RemotePlanner} of that path plans the remote owners' blocks instead. One per executor;
+ * ({@link OneSidedBlockFetcher}) and holds the stage's channels until the task completes (the endpoint path). On the
+ * communicator path a {@link RemotePlanner} of that path plans the remote owners' blocks instead. One per executor;
  * thread-safe: task threads plan concurrently, and what it keeps lives in its thread-safe collaborators.
  */
 public final class ReadPlanner {
@@ -55,7 +54,7 @@ public final class ReadPlanner {
     }
 
     /**
-     * The plan of a path whose reads are not the store's (the window path's: {@code window.WindowReadPlanner}): for
+     * The plan of the communicator path, whose reads go through windows ({@code window.WindowReadPlanner}): for
      * the remote owners' blocks of a task, starts what reads them one-sidedly, adds those Spark's fetch reads to
      * {@code sparkBlocks}, and closes what it started when the task completes. Thread-safe, as the planner.
      */
@@ -77,7 +76,7 @@ public final class ReadPlanner {
     private final Blame blame;
     /** Where the remote bytes Spark's fetch reads for this planner's tasks are counted. */
     private final Counter sparkBytes;
-    /** Non-null on the communicator path with windows: it plans the remote blocks. */
+    /** Non-null on the communicator path: it plans the remote blocks. */
     private final RemotePlanner remotePlanner;
 
     /** A planner of an executor with a transport. */
@@ -122,8 +121,8 @@ public final class ReadPlanner {
     }
 
     /**
-     * The planner of an executor on the communicator path whose HCCL buffer is a window: {@code windows} plans the
-     * remote owners' blocks (a member's read through a window, the rest by Spark's fetch).
+     * The planner of an executor on the communicator path: {@code windows} plans the remote owners' blocks (a
+     * member's read through a window, the rest by Spark's fetch).
      */
     public static ReadPlanner windowed(String executorId, Fallback fallback, ShuffleMetrics metrics,
             RemotePlanner windows) {
@@ -233,14 +232,6 @@ public final class ReadPlanner {
             List<Tuple2<BlockManagerId, Seq<Tuple3<BlockId, Object, Object>>>> sparkBlocks) {
         BlockManagerId owner = o.owner();
         PeerChannels.PeerChannel channel = leases.channelTo(stage, owner.executorId());
-        if (channel == null && leases.outsideCommunicator(stage, owner.executorId())) {
-            // an executor that joined after the communicator formed: Spark's fetch by design, with any fallback
-            fallback.outsideOneSided("outside|" + owner.executorId(), () -> LOG.info("Shuffle blocks from executor {} "
-                    + "are fetched by Spark's transfer: it is not a member of this executor's communicator",
-                    owner.executorId()));
-            sparkBlocks.add(new Tuple2<>(owner, ScalaCollections.toSeq(o.blocks())));
-            return;
-        }
         if (channel == null) {
             ownerUnreadable(stage, shuffleId, owner, o.blocks(), sparkBlocks, "no READY channel to executor "
                     + owner.executorId() + " within " + HcommConf.CHANNEL_SETUP_TIMEOUT.key());
@@ -252,7 +243,6 @@ public final class ReadPlanner {
         Map<Long, Integer> mapIndex = new HashMap<>();
         List<Tuple3<BlockId, Object, Object>> otherKinds = new ArrayList<>();
         List<Tuple3<BlockId, Object, Object>> unpublished = new ArrayList<>();
-        List<Tuple3<BlockId, Object, Object>> stale = new ArrayList<>();
         for (Tuple3<BlockId, Object, Object> b : o.blocks()) {
             if (!(b._1() instanceof ShuffleBlockId id)) {
                 otherKinds.add(b); // e.g. push-based shuffle's merged blocks: not published one-sidedly
@@ -264,13 +254,7 @@ public final class ReadPlanner {
         known[0] = directoryFor(known[0], shuffleId, owner.executorId(), byMap.keySet());
         ShuffleDirectory directory = known[0];
         for (var m : byMap.entrySet()) {
-            ShuffleDirectory.Entry where = directory.find(m.getKey(), owner.executorId(), directories.epoch());
-            if ((where == null && directory.stale(m.getKey(), owner.executorId(), directories.epoch()))
-                    || (where != null && where.indexAddress() == Messages.Published.NOT_STAGED)) {
-                // staged in a communicator this executor no longer reads in, or nowhere (its arena was full)
-                stale.addAll(m.getValue().values());
-                continue;
-            }
+            ShuffleDirectory.Entry where = directory.find(m.getKey(), owner.executorId());
             if (where == null) {
                 unpublished.addAll(m.getValue().values());
                 continue;
@@ -284,13 +268,6 @@ public final class ReadPlanner {
         if (!otherKinds.isEmpty()) {
             fallBack(fallback, shuffleId, owner, otherKinds, sparkBlocks, "blocks of a kind HComm does not read ("
                     + otherKinds.get(0)._1() + ")");
-        }
-        if (!stale.isEmpty()) {
-            // the owner staged them in an earlier communicator, or could not stage them: Spark's fetch, by design
-            fallback.outsideOneSided("stale|" + owner.executorId(), () -> LOG.info("Map outputs of executor {} "
-                    + "not staged in this executor's communicator (an earlier one, or its HCCL buffer was full) are "
-                    + "fetched by Spark's transfer", owner.executorId()));
-            sparkBlocks.add(new Tuple2<>(owner, ScalaCollections.toSeq(stale)));
         }
         if (!unpublished.isEmpty()) {
             ownerUnreadable(stage, shuffleId, owner, unpublished, sparkBlocks, "map outputs not published for "
@@ -323,13 +300,12 @@ public final class ReadPlanner {
     private ShuffleDirectory directoryFor(ShuffleDirectory directory, int shuffleId, String ownerId,
             Set<Long> mapIds) {
         ShuffleDirectory known = directory;
-        long epoch = directories.epoch();
-        long[] notFound = mapIds.stream().filter(id -> known.find(id, ownerId, epoch) == null).mapToLong(Long::longValue)
+        long[] notFound = mapIds.stream().filter(id -> known.find(id, ownerId) == null).mapToLong(Long::longValue)
                 .toArray();
         if (notFound.length > 0) {
             directory = directories.refresh(shuffleId);
             ShuffleDirectory refreshed = directory;
-            long[] moved = Arrays.stream(notFound).filter(id -> refreshed.find(id, ownerId, epoch) == null).toArray();
+            long[] moved = Arrays.stream(notFound).filter(id -> refreshed.find(id, ownerId) == null).toArray();
             if (moved.length > 0) {
                 directory = directories.publishMoved(shuffleId, ownerId, moved);
             }

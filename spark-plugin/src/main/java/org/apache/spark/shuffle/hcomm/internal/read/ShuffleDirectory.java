@@ -30,18 +30,15 @@ final class ShuffleDirectory {
         private final long indexAddress;
         private final long dataAddress;
         private final int numPartitions;
-        private final long epoch;
         /** The partition lengths as they travelled, until decoded (null then, or when the reader reads the index). */
         private byte[] packedIndex; // guarded by this
         private volatile Decoded decoded;
 
-        Entry(String executorId, long indexAddress, long dataAddress, int numPartitions, long epoch,
-                byte[] packedIndex) {
+        Entry(String executorId, long indexAddress, long dataAddress, int numPartitions, byte[] packedIndex) {
             this.executorId = executorId;
             this.indexAddress = indexAddress;
             this.dataAddress = dataAddress;
             this.numPartitions = numPartitions;
-            this.epoch = epoch;
             this.packedIndex = packedIndex;
         }
 
@@ -55,10 +52,6 @@ final class ShuffleDirectory {
 
         long dataAddress() {
             return dataAddress;
-        }
-
-        long epoch() {
-            return epoch;
         }
 
         /**
@@ -106,20 +99,14 @@ final class ShuffleDirectory {
         Map<Long, Entry> m = new HashMap<>(l.mapIds().length * 2);
         for (int i = 0; i < l.mapIds().length; i++) {
             m.put(l.mapIds()[i], new Entry(l.executorIds()[i], l.indexAddresses()[i], l.dataAddresses()[i],
-                    l.numPartitions()[i], l.epochs()[i], l.packedIndexes()[i]));
+                    l.numPartitions()[i], l.packedIndexes()[i]));
         }
         return new ShuffleDirectory(m);
     }
 
-    /** Whether {@code executorId} published map task {@code mapId} in another communicator than {@code epoch}. */
-    boolean stale(long mapId, String executorId, long epoch) {
+    /** The entry of map task {@code mapId} if {@code executorId} published it, else null. */
+    Entry find(long mapId, String executorId) {
         Entry e = byMapId.get(mapId);
-        return e != null && e.executorId().equals(executorId) && e.epoch() != epoch;
-    }
-
-    /** The entry of map task {@code mapId} if {@code executorId} published it in communicator {@code epoch}, else null. */
-    Entry find(long mapId, String executorId, long epoch) {
-        Entry e = byMapId.get(mapId);
-        return e != null && e.executorId().equals(executorId) && e.epoch() == epoch ? e : null;
+        return e != null && e.executorId().equals(executorId) ? e : null;
     }
 }

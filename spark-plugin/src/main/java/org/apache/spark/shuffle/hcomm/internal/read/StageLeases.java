@@ -48,11 +48,6 @@ public final class StageLeases {
         channels.release(stage);
     }
 
-    /** Whether {@code peer} is outside this executor's communicator (the communicator path): no channel, by design. */
-    boolean outsideCommunicator(StageAttempt stage, String peer) {
-        return org.hcomm.bridge.transport.CommunicatorTransport.NOT_A_MEMBER.equals(channels.failureOf(stage, peer));
-    }
-
     /** The READY channel to {@code peer}, waiting at most the set-up timeout; null when there is none by then. */
     PeerChannels.PeerChannel channelTo(StageAttempt stage, String peer) {
         try {

@@ -98,22 +98,14 @@ public final class Messages {
      * from {@code dataAddress}. {@code packedIndex}: the same offsets as partition lengths ({@link PackedIndex}),
      * or null when they are over the budget ({@code spark.shuffle.hcomm.publishedIndexMaxBytes}); with them a
      * reader's first read is data, without them it reads the index first. Travels in a {@link PublishedBatch}.
-     * Both "addresses" are what a reader passes as a read's source ({@code Region.readSource}): registered addresses
-     * on the endpoint path, offsets into the owner's HCCL buffer on the communicator path (the reader's transport
-     * adds the base its channel to the owner gave).
+     * Both addresses are registered addresses of the owner: what a reader passes as a read's source.
      */
     public record Published(int shuffleId, long mapId, String executorId, long indexAddress, long dataAddress,
-            int numPartitions, long epoch, byte[] packedIndex) implements Serializable {
-        /**
-         * The addresses of an output the communicator path could not stage (its HCCL buffer's arena was full): its
-         * readers fetch it with Spark, by design, with any fallback.
-         */
-        public static final long NOT_STAGED = -1;
-
-        /** Published on the endpoint path (no communicator: epoch 0). */
+            int numPartitions, byte[] packedIndex) implements Serializable {
+        /** Published with no packed index. */
         public Published(int shuffleId, long mapId, String executorId, long indexAddress, long dataAddress,
                 int numPartitions) {
-            this(shuffleId, mapId, executorId, indexAddress, dataAddress, numPartitions, 0, null);
+            this(shuffleId, mapId, executorId, indexAddress, dataAddress, numPartitions, null);
         }
     }
 
@@ -135,7 +127,7 @@ public final class Messages {
      * the output's offsets did not travel with it.
      */
     public record ShuffleLocations(int shuffleId, long[] mapIds, String[] executorIds, long[] indexAddresses,
-            long[] dataAddresses, int[] numPartitions, long[] epochs, byte[][] packedIndexes) implements Serializable {
+            long[] dataAddresses, int[] numPartitions, byte[][] packedIndexes) implements Serializable {
     }
 
     /**

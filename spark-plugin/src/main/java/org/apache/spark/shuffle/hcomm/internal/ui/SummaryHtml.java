@@ -22,7 +22,7 @@ public final class SummaryHtml {
                 MetricEntry.BYTES_READ_CROSS_HOST, MetricEntry.BYTES_READ_WITHIN_HOST, MetricEntry.BYTES_READ_FALLBACK,
                 MetricEntry.BYTES_READ_BEFORE_COMMUNICATOR));
         GROUPS.put("Why Spark's fetch read: the fallback's counters", List.of(MetricEntry.BYTES_READ_FALLBACK,
-                MetricEntry.TASKS_BEFORE_COMMUNICATOR, MetricEntry.OUTPUTS_NOT_STAGED,
+                MetricEntry.TASKS_BEFORE_COMMUNICATOR,
                 MetricEntry.OUTPUTS_PUBLISHED_LATE, MetricEntry.CHUNKS_RETIRED, MetricEntry.INDEXES_MAPPED));
         GROUPS.put("Reads, round trips and waits", List.of(MetricEntry.READS_ISSUED, MetricEntry.READ_TASKS,
                 MetricEntry.READ_ROUND_TRIPS, MetricEntry.READ_TASKS_OVER_TWO_ROUND_TRIPS, MetricEntry.INDEX_ROUNDS,
@@ -32,7 +32,7 @@ public final class SummaryHtml {
         GROUPS.put("Channels", List.of(MetricEntry.CHANNELS_CREATED, MetricEntry.CHANNELS_DESTROYED,
                 MetricEntry.DESTROY_CALLS, MetricEntry.CHANNEL_SETUP_TIME));
         GROUPS.put("Communicator path (Atlas A2/A3)", List.of(MetricEntry.COMMUNICATORS_JOINED,
-                MetricEntry.COMMUNICATORS_DESTROYED, MetricEntry.BYTES_STAGED, MetricEntry.BYTES_TO_HOST,
+                MetricEntry.COMMUNICATORS_DESTROYED, MetricEntry.BYTES_TO_HOST,
                 MetricEntry.WINDOWS_OPENED, MetricEntry.WINDOWS_SERVED, MetricEntry.WINDOWS_REFUSED,
                 MetricEntry.WINDOWS_POISONED));
     }

@@ -99,7 +99,7 @@ public final class WindowReadPlanner implements ReadPlanner.RemotePlanner {
         WindowBlockFetcher fetcher = requests.isEmpty() ? null : new WindowBlockFetcher(windows, shuffleId, requests,
                 readMetrics, SparkEnv.get().serializerManager());
         context.addTaskCompletionListener(ctx -> {
-            // as in the store path's plan: a task that stops reading early still merges its read metrics
+            // as in the endpoint path's plan: a task that stops reading early still merges its read metrics
             ctx.taskMetrics().mergeShuffleReadMetrics();
             if (fetcher != null) {
                 fetcher.close();

@@ -39,8 +39,8 @@ public final class ArenaBlockResolver extends IndexShuffleBlockResolver {
     private final Map<ShuffleBlockInfo, MapOutputPublisher> writing = new ConcurrentHashMap<>();
 
     /**
-     * {@code publishers}: this executor's, the current one first (none without a plugin or a transport; on the
-     * communicator path also those of communicators retiring, whose arenas still hold outputs).
+     * {@code publishers}: this executor's, the current one first (none without a plugin or a transport, and none on
+     * the communicator path, which has no send arena).
      */
     public ArenaBlockResolver(SparkConf conf, Supplier<List<MapOutputPublisher>> publishers) {
         super(conf, null, new ConcurrentHashMap<Object, OpenHashSet<Object>>());

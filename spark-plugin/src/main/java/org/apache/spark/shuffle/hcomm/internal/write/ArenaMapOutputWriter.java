@@ -291,18 +291,16 @@ final class ArenaMapOutputWriter implements ShuffleMapOutputWriter {
             } else {
                 arena.shrink(dataOffset, capacity, written);
                 capacity = written;
-                publisher.stage(dataOffset, written);
             }
             ByteBuffer index = arena.view(indexOffset, 8L * offsets.length).order(ByteOrder.BIG_ENDIAN);
             for (long at : offsets) {
                 index.putLong(at);
             }
-            publisher.stage(indexOffset, 8L * offsets.length);
             if (checksums.length > 0) {
                 checksumFile.write(shuffleId, mapId, checksums);
             }
             if (!publisher.written(shuffleId, mapId, indexOffset, dataOffset, offsets, checksums)) {
-                // the arena retired with its communicator while this task wrote: the output goes to Spark's file
+                // the arena closed while this task wrote: the output goes to Spark's file
                 recorded = true; // moveToFile frees the extents
                 return commitToFile(checksums);
             }

@@ -8,7 +8,6 @@ import java.nio.ByteOrder;
 import org.apache.spark.shuffle.hcomm.internal.conf.LogCategory;
 import org.apache.spark.shuffle.hcomm.internal.metrics.ShuffleMetrics;
 import org.hcomm.bridge.transport.Transport;
-import org.hcomm.bridge.transport.TransportException;
 import org.slf4j.Logger;
 
 /**
@@ -17,10 +16,8 @@ import org.slf4j.Logger;
  * index file mapped and registered; the bytes copied into the arena when they fit and the arena keeps an eighth of
  * itself free for indexes afterwards, else the data file mapped and registered. So a full arena costs registrations,
  * never an output: the arena lives as long as the application's shuffles, and an application with many of them
- * fills it. Where only the HCCL buffer can be read (the communicator path), an output that does not fit it is not
- * placed ({@link MapOutputPublisher.NotStaged}). Threading: {@link #place} runs only under its
- * {@link MapOutputPublisher}'s lock, which guards the {@link Publication} it fills and this class's state;
- * {@link #stage} may be called from any thread.
+ * fills it. Threading: {@link #place} runs only under its {@link MapOutputPublisher}'s lock, which guards the
+ * {@link Publication} it fills and this class's state.
  */
 final class FilePlacement {
     private static final Logger LOG = LogCategory.PUBLISHER.logger();
@@ -66,14 +63,12 @@ final class FilePlacement {
                 at += len;
                 index.putLong(at);
             }
-            stage(p.indexOffset, p.indexBytes);
             return arena.address(p.indexOffset);
         }
         arenaFull(shuffleId, mapId);
-        notStageable(shuffleId, mapId);
         p.mappedIndex = transport.mapFile("hcomm-index-" + shuffleId + "-" + mapId, indexFile.toPath(), p.indexBytes);
         metrics.indexesMapped.inc();
-        return p.mappedIndex.readSource(0);
+        return p.mappedIndex.address();
     }
 
     /**
@@ -81,42 +76,14 @@ final class FilePlacement {
      * {@code writeTarget=arena} (where Spark's writer found no room for it in the arena) always the latter: no copy.
      */
     private long placeData(Publication p, File dataFile, int shuffleId, long mapId) throws IOException {
-        boolean copy = !(writesOnce && transport.canRegisterFiles());
-        if (copy && (p.dataOffset = arena.allocateData(p.dataBytes)) >= 0) {
+        if (!writesOnce && (p.dataOffset = arena.allocateData(p.dataBytes)) >= 0) {
             arena.copyIn(dataFile, p.dataOffset, p.dataBytes);
-            stage(p.dataOffset, p.dataBytes);
             metrics.outputsCopied.inc();
             return arena.address(p.dataOffset);
         }
-        notStageable(shuffleId, mapId);
         p.mappedData = transport.mapFile("hcomm-map-" + shuffleId + "-" + mapId, dataFile.toPath(), p.dataBytes);
         metrics.outputsMapped.inc();
-        return p.mappedData.readSource(0);
-    }
-
-    /**
-     * Makes bytes written into the arena readable by peers: nothing where the arena is host memory; on the
-     * communicator path a host-to-device copy into the HCCL buffer (the readiness that follows is the driver's
-     * directory: readers learn of an output only after this returned).
-     */
-    void stage(long offset, long bytes) throws TransportException {
-        arena.stage(offset, bytes);
-        if (!transport.canRegisterFiles()) {
-            metrics.bytesStaged.inc(bytes);
-        }
-    }
-
-    /**
-     * Where only the HCCL buffer can be read (the communicator path), an output that does not fit it is not
-     * published: readers fetch it with Spark.
-     */
-    private void notStageable(int shuffleId, long mapId) throws MapOutputPublisher.NotStaged {
-        if (!transport.canRegisterFiles()) {
-            metrics.outputsNotStaged.inc();
-            throw new MapOutputPublisher.NotStaged("shuffle " + shuffleId + " map " + mapId + " does not fit the "
-                    + "HCCL buffer's send arena (" + arena.used() + " of " + arena.capacity() + " bytes used; "
-                    + "spark.shuffle.hcomm.sendArenaSize, spark.shuffle.hcomm.communicator.bufferSize)");
-        }
+        return p.mappedData.address();
     }
 
     /** Logs (once per executor) that indexes no longer fit the arena. */

@@ -7,17 +7,13 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.function.BiConsumer;
 
 import org.apache.spark.shuffle.IndexShuffleBlockResolver;
-import org.apache.spark.shuffle.hcomm.internal.conf.LogCategory;
 import org.apache.spark.shuffle.hcomm.internal.metrics.ShuffleMetrics;
 import org.apache.spark.shuffle.hcomm.internal.rpc.DriverClient;
 import org.apache.spark.shuffle.hcomm.internal.rpc.Messages;
 import org.apache.spark.shuffle.hcomm.internal.rpc.PackedIndex;
 import org.hcomm.bridge.transport.Transport;
-import org.hcomm.bridge.transport.TransportException;
-import org.slf4j.Logger;
 
 /**
  * Makes committed map outputs readable one-sidedly and keeps the executor's publications: which outputs of which
@@ -29,14 +25,10 @@ import org.slf4j.Logger;
  * and every mapped region until {@link #release(int)} or {@link #close()}.
  */
 public final class MapOutputPublisher implements AutoCloseable {
-    private static final Logger LOG = LogCategory.PUBLISHER.logger();
-
     private final SendArena arena;
     private final FilePlacement placement;
     private final ShuffleMetrics metrics;
     private final DriverClient driver;
-    /** The communicator its outputs are staged in (0: the endpoint path); readers of another one do not use them. */
-    private final long epoch;
     /** The largest packed index that travels with a publication ({@link PackedIndex}). */
     private final int packedIndexMax;
     /** Changed under this publisher's lock; concurrent maps, so Spark's readers find arena outputs without it. */
@@ -46,49 +38,21 @@ public final class MapOutputPublisher implements AutoCloseable {
     /** The largest output of each shuffle published here so far: what the next one of it is expected to be. */
     private final Map<Integer, Long> largest = new HashMap<>();
     private boolean closed;
-    private boolean retiring;
 
     /** Registers a send arena of {@code arenaSize} bytes; outputs are announced to the driver by {@code driver}. */
     public MapOutputPublisher(Transport transport, long arenaSize, int packedIndexMax, ShuffleMetrics metrics,
-            DriverClient driver, long epoch, boolean writesOnce) {
+            DriverClient driver, boolean writesOnce) {
         this.writesOnce = writesOnce;
         this.packedIndexMax = packedIndexMax;
         this.driver = driver;
-        this.epoch = epoch;
         this.arena = new SendArena(transport, arenaSize, driver.executorId());
         this.metrics = metrics;
         this.placement = new FilePlacement(transport, arena, metrics, writesOnce);
     }
 
-    /**
-     * Whether Spark's writers may write outputs straight into the arena: with {@code writeTarget=arena}, an arena, and
-     * not once its communicator retires.
-     */
+    /** Whether Spark's writers may write outputs straight into the arena: with {@code writeTarget=arena}, an arena. */
     synchronized boolean writesInPlace() {
-        return writesOnce && !closed && !retiring && arena.capacity() > 0;
-    }
-
-    /**
-     * Its communicator is being retired: every output written only into the arena is copied to Spark's files, so
-     * Spark's fetch and a new communicator's arena can take it from there (readers keep reading the arena copy until
-     * it closes); outputs committed from now on go to Spark's files. Returns how many were copied; {@code failed}
-     * gets each output that could not be, as (shuffle id, map id), and why.
-     */
-    public int retire(IndexShuffleBlockResolver resolver, BiConsumer<long[], Exception> failed) {
-        List<long[]> outputs;
-        synchronized (this) {
-            retiring = true;
-            outputs = arenaOnly();
-        }
-        int copied = 0;
-        for (long[] output : outputs) {
-            try {
-                copied += materialize((int) output[0], output[1], resolver) ? 1 : 0;
-            } catch (IOException | RuntimeException e) {
-                failed.accept(output, e);
-            }
-        }
-        return copied;
+        return writesOnce && !closed && arena.capacity() > 0;
     }
 
     /** How large the next output of the shuffle is expected to be: the largest of it published here, or 0. */
@@ -127,11 +91,11 @@ public final class MapOutputPublisher implements AutoCloseable {
     /**
      * Records an output Spark's writer committed into the arena ({@link ArenaMapOutputWriter}): its index is already
      * written at {@code indexOffset}, its data at {@code dataOffset}. From here this publisher owns both extents;
-     * false (the caller still owns them) once it retires ({@link #retire}): the output belongs in Spark's file then.
+     * false (the caller still owns them) once it closed: the output belongs in Spark's file then.
      */
     synchronized boolean written(int shuffleId, long mapId, long indexOffset, long dataOffset, long[] offsets,
             long[] checksums) {
-        if (closed || retiring) { // its outputs were copied to files already: the writer must put this one there too
+        if (closed) { // the arena is going: the writer must put this one in Spark's file
             return false;
         }
         Publication p = Publication.written(mapId, indexOffset, dataOffset, offsets, checksums);
@@ -153,7 +117,7 @@ public final class MapOutputPublisher implements AutoCloseable {
         if (p.told == null) {
             long index = arena.address(p.indexOffset);
             p.told = new Messages.Published(shuffleId, mapId, driver.executorId(), index,
-                    p.dataOffset < 0 ? index : arena.address(p.dataOffset), numPartitions, epoch,
+                    p.dataOffset < 0 ? index : arena.address(p.dataOffset), numPartitions,
                     PackedIndex.pack(Publication.lengths(p.offsets), packedIndexMax));
         }
         return p.told;
@@ -165,22 +129,6 @@ public final class MapOutputPublisher implements AutoCloseable {
      */
     synchronized Messages.Published publish(int shuffleId, long mapId, long[] lengths, File dataFile, File indexFile)
             throws IOException {
-        try {
-            return placeAndRecord(shuffleId, mapId, lengths, dataFile, indexFile);
-        } catch (NotStaged e) { // the communicator path: the driver records it as read by Spark's fetch, by design
-            LOG.debug("Executor {}: {}; reducers fetch it with Spark's transfer", driver.executorId(), e.getMessage());
-            return new Messages.Published(shuffleId, mapId, driver.executorId(), Messages.Published.NOT_STAGED,
-                    Messages.Published.NOT_STAGED, lengths.length, epoch, null);
-        }
-    }
-
-    /** Places the output and records it (a placement it replaces is freed); retired: not at all. */
-    private Messages.Published placeAndRecord(int shuffleId, long mapId, long[] lengths, File dataFile,
-            File indexFile) throws IOException {
-        if (closed || retiring) { // retired with its communicator while the writer ran: read with Spark's fetch
-            throw new NotStaged("shuffle " + shuffleId + " map " + mapId + ": the communicator it would be staged in "
-                    + "was retired");
-        }
         long total = 0;
         for (long len : lengths) {
             total += len;
@@ -194,25 +142,11 @@ public final class MapOutputPublisher implements AutoCloseable {
                 free(before);
             }
             p.told = new Messages.Published(shuffleId, mapId, driver.executorId(), at.index(), at.data(),
-                    lengths.length, epoch, PackedIndex.pack(lengths, packedIndexMax));
+                    lengths.length, PackedIndex.pack(lengths, packedIndexMax));
             return p.told;
         } catch (IOException | RuntimeException e) {
             free(p);
             throw e;
-        }
-    }
-
-    /** Makes bytes written into the arena readable by peers ({@link FilePlacement#stage}); from any thread. */
-    void stage(long offset, long bytes) throws TransportException {
-        placement.stage(offset, bytes);
-    }
-
-    /** An output that was not published because the only memory peers can read is full. */
-    public static final class NotStaged extends IOException {
-        private static final long serialVersionUID = 1L;
-
-        NotStaged(String message) {
-            super(message);
         }
     }
 

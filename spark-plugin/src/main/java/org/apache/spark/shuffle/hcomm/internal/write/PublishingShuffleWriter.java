@@ -71,9 +71,6 @@ public final class PublishingShuffleWriter<K, V> extends ShuffleWriter<K, V> {
             File index = resolver.getIndexFile(shuffleId, mapId, Option.empty());
             try {
                 publisher.publishAndAnnounce(shuffleId, mapId, delegate.getPartitionLengths(), data, index);
-            } catch (MapOutputPublisher.NotStaged e) {
-                LOG.debug("Executor {}: {}; reducers fetch it with Spark's transfer", publisher.executorId(),
-                        e.getMessage());
             } catch (Exception e) {
                 fallback.fallBackOrFail(() -> new IllegalStateException("could not publish shuffle " + shuffleId
                         + " map " + mapId + " for one-sided reads, and " + HcommConf.FALLBACK.key() + "=never", e),

@@ -10,7 +10,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.spark.shuffle.hcomm.internal.conf.LogCategory;
 import org.hcomm.bridge.transport.Region;
 import org.hcomm.bridge.transport.Transport;
-import org.hcomm.bridge.transport.TransportException;
 import org.slf4j.Logger;
 
 /**
@@ -100,12 +99,9 @@ final class SendArena implements AutoCloseable {
         return region.buffer(offset, Math.toIntExact(bytes));
     }
 
-    /**
-     * What readers pass as the source of a read of the arena at {@code offset} ({@code Region.readSource}): the
-     * registered address on the endpoint path, the offset into this executor's HCCL buffer on the communicator path.
-     */
+    /** What readers pass as the source of a read of the arena at {@code offset}: its registered address. */
     long address(long offset) {
-        return region.readSource(offset);
+        return region.address() + offset;
     }
 
     /** Reads the first {@code bytes} of {@code file} into the arena at {@code offset}. */
@@ -136,11 +132,6 @@ final class SendArena implements AutoCloseable {
                 ch.write(src);
             }
         }
-    }
-
-    /** Makes bytes written at {@code offset} readable by peers (a host-to-device copy on the communicator path). */
-    void stage(long offset, long bytes) throws TransportException {
-        region.commit(offset, bytes);
     }
 
     /**

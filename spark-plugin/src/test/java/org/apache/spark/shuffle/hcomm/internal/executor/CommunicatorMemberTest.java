@@ -80,10 +80,9 @@ class CommunicatorMemberTest {
     }
 
     @Test
-    void anHcclBufferThatCannotHoldArenaAndReceiveBufferFailsValidation() {
+    void anHcclBufferThatCannotHoldAWindowPerHalfFailsValidation() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> HcommConf.validate(
-                new SparkConf(false).set(HcommConf.COMMUNICATOR_BUFFER_SIZE.key(), "64m")
-                        .set(HcommConf.COMMUNICATOR_TRANSFER.key(), "store")));
+                new SparkConf(false).set(HcommConf.COMMUNICATOR_BUFFER_SIZE.key(), "4m")));
         assertTrue(e.getMessage().contains(HcommConf.COMMUNICATOR_BUFFER_SIZE.key()), e.getMessage());
     }
 }

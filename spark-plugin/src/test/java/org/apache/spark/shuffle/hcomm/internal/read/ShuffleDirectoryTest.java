@@ -32,13 +32,13 @@ class ShuffleDirectoryTest {
     private static ShuffleDirectory directory(byte[] packed1, byte[] packed2) {
         return ShuffleDirectory.of(new Messages.ShuffleLocations(0, new long[] {1, 2}, new String[] {"5", "5"},
                 new long[] {100, 200}, new long[] {1000, 2000}, new int[] {LENGTHS.length, LENGTHS.length},
-                new long[] {0, 0}, new byte[][] {packed1, packed2}));
+                new byte[][] {packed1, packed2}));
     }
 
     @Test
     void thePackedIndexIsDecodedOnceAndServesEveryRange() {
         byte[] packed = PackedIndex.pack(LENGTHS, 1024);
-        ShuffleDirectory.Entry e = directory(packed, null).find(1, "5", 0);
+        ShuffleDirectory.Entry e = directory(packed, null).find(1, "5");
         assertArrayEquals(new long[] {10, 10, 210}, e.offsets(1, 3));
         Arrays.fill(packed, (byte) 0xFF); // were it decoded again, these bytes would not decode
         assertArrayEquals(new long[] {210, 3210, 3210, 43_210}, e.offsets(3, 6));
@@ -51,8 +51,8 @@ class ShuffleDirectoryTest {
     void anIndexThatDidNotTravelOrCannotBeDecodedIsReadInstead() {
         byte[] truncated = Arrays.copyOf(PackedIndex.pack(LENGTHS, 1024), 3);
         ShuffleDirectory d = directory(truncated, null);
-        assertNull(d.find(2, "5", 0).offsets(0, 2), "no packed index: the reader reads the index");
-        ShuffleDirectory.Entry bad = d.find(1, "5", 0);
+        assertNull(d.find(2, "5").offsets(0, 2), "no packed index: the reader reads the index");
+        ShuffleDirectory.Entry bad = d.find(1, "5");
         IllegalArgumentException first = assertThrows(IllegalArgumentException.class, () -> bad.offsets(0, 1));
         IllegalArgumentException again = assertThrows(IllegalArgumentException.class, () -> bad.offsets(0, 1));
         assertEquals(first.getMessage(), again.getMessage(), "every reader is told, with what is wrong");
@@ -61,7 +61,7 @@ class ShuffleDirectoryTest {
     @Test
     void anUndecodableIndexIsWarnedAboutOncePerOutput() {
         ShuffleMetrics metrics = ShuffleMetrics.forExecutor();
-        DirectoryCache cache = new DirectoryCache(new DriverClient(new TestPluginContext("1", Map.of()), metrics), 0);
+        DirectoryCache cache = new DirectoryCache(new DriverClient(new TestPluginContext("1", Map.of()), metrics));
         assertTrue(cache.firstUndecodable(0, 1));
         assertFalse(cache.firstUndecodable(0, 1), "the next task meeting it");
         assertTrue(cache.firstUndecodable(0, 2));
@@ -72,7 +72,7 @@ class ShuffleDirectoryTest {
 
     @Test
     void readersDecodingAtOnceGetTheSameOffsets() throws Exception {
-        ShuffleDirectory.Entry e = directory(PackedIndex.pack(LENGTHS, 1024), null).find(1, "5", 0);
+        ShuffleDirectory.Entry e = directory(PackedIndex.pack(LENGTHS, 1024), null).find(1, "5");
         ExecutorService readers = Executors.newFixedThreadPool(4);
         CyclicBarrier start = new CyclicBarrier(4);
         List<Future<long[]>> got = new ArrayList<>();

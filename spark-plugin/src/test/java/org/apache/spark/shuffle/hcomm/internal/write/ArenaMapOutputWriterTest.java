@@ -80,7 +80,7 @@ class ArenaMapOutputWriterTest {
         transport = HcommTransport.open(new TransportOptions(InetAddress.getByName("127.0.0.1"), false, null,
                 Duration.ofSeconds(10), Duration.ofSeconds(10)));
         publisher = new MapOutputPublisher(transport, arenaSize, 4096, metrics,
-                new DriverClient(new TestPluginContext("1", Map.of()), metrics), 0, true);
+                new DriverClient(new TestPluginContext("1", Map.of()), metrics), true);
         return publisher;
     }
 
@@ -347,7 +347,7 @@ class ArenaMapOutputWriterTest {
     void aMapTaskWritesIntoThePublisherItsWriterTookNotTheCurrentOne() throws Exception {
         open(16 << 20);
         MapOutputPublisher current = new MapOutputPublisher(transport, 1 << 20, 4096, metrics,
-                new DriverClient(new TestPluginContext("1", Map.of()), metrics), 1, true);
+                new DriverClient(new TestPluginContext("1", Map.of()), metrics), true);
         try {
             ArenaBlockResolver resolver = new ArenaBlockResolver(new SparkConf(false), () -> List.of(current));
             Recorder spark = new Recorder();
@@ -355,7 +355,7 @@ class ArenaMapOutputWriterTest {
                     resolver::publisherOf, "ADLER32");
             ShuffleWriter<Object, Object> task = new PublishingShuffleWriter<>(new NoRecords(), 0, 1, publisher,
                     HcommSettings.parse(new SparkConf(false)).fallback(), null, resolver);
-            ShuffleMapOutputWriter w = components.createMapOutputWriter(0, 1, 1); // a communicator switched since
+            ShuffleMapOutputWriter w = components.createMapOutputWriter(0, 1, 1); // another publisher current since
             write(w, 0, bytes(1000));
             w.commitAllPartitions(new long[0]);
             assertNotNull(publisher.inArena(0, 1), "in the arena of the publisher that announces it");
@@ -416,17 +416,15 @@ class ArenaMapOutputWriterTest {
     }
 
     @Test
-    void retireCopiesOutsideThePublishersLock(@TempDir Path dir) throws Exception {
+    void materializeCopiesOutsideThePublishersLock(@TempDir Path dir) throws Exception {
         open(16 << 20);
         byte[][] data = committed(1, 2, 3000, 5000, new long[] {7, 8});
         byte[] p0 = data[0];
         byte[] p1 = data[1];
         BlockingResolver resolver = new BlockingResolver(dir);
-        ExecutorService retiring = Executors.newSingleThreadExecutor();
+        ExecutorService copying = Executors.newSingleThreadExecutor();
         try {
-            Future<Integer> copied = retiring.submit(() -> publisher.retire(resolver, (output, e) -> {
-                throw new AssertionError("shuffle " + output[0] + " map " + output[1] + " not copied", e);
-            }));
+            Future<Boolean> copied = copying.submit(() -> publisher.materialize(0, 1, resolver));
             assertTrue(resolver.committing.await(10, TimeUnit.SECONDS), "the copy reached Spark's commit");
             Recorder spark = new Recorder();
             assertTimeoutPreemptively(Duration.ofSeconds(5), () -> {
@@ -436,9 +434,8 @@ class ArenaMapOutputWriterTest {
                 write(late, 0, bytes(100));
                 late.commitAllPartitions(new long[0]);
             });
-            assertEquals(List.of("partition 0", "commit"), spark.calls, "a commit after retiring goes to Spark's file");
             resolver.commit.countDown();
-            assertEquals(1, copied.get(10, TimeUnit.SECONDS));
+            assertTrue(copied.get(10, TimeUnit.SECONDS));
             assertArrayEquals(new long[] {3000, 5000}, resolver.lengths);
             byte[] both = new byte[8000];
             System.arraycopy(p0, 0, both, 0, 3000);
@@ -448,7 +445,7 @@ class ArenaMapOutputWriterTest {
             assertArrayEquals(p0, arenaBlock(1, 0, 1), "still read in the arena after the copy");
         } finally {
             resolver.commit.countDown();
-            retiring.shutdownNow();
+            copying.shutdownNow();
         }
     }
 

@@ -9,9 +9,6 @@ object ExecutorProbe {
   def chunksNotFree(): Int =
     Option(ExecutorRuntime.current()).map(_.chunksNotFree()).getOrElse(-1)
 
-  /** The device address published offsets of this executor count from (communicator path); 0 otherwise. */
-  def hcclBufferAddress(): Long = Option(ExecutorRuntime.current()).map(_.hcclBufferAddress()).getOrElse(0L)
-
   /** Whether this JVM's executor component started a runtime (it does not in local mode). */
   def runtimeStarted(): Boolean = ExecutorRuntime.current() != null
 
@@ -29,5 +26,5 @@ object ExecutorProbe {
   def holdingPartsChanges[T](body: => T): T = ExecutorRuntime.current().generations().synchronized(body)
 
   /** Whether this executor reads with one-sided parts (its communicator, on that path, is ready). */
-  def readsOneSided(): Boolean = Option(ExecutorRuntime.current()).exists(_.publisher() != null)
+  def readsOneSided(): Boolean = Option(ExecutorRuntime.current()).exists(_.generations().current() != null)
 }
