@@ -1,10 +1,10 @@
 package org.apache.spark.shuffle.hcomm.internal.window;
 
 import java.io.IOException;
-import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -16,8 +16,6 @@ import java.util.concurrent.atomic.AtomicLong;
 
 import org.apache.spark.SparkEnv;
 import org.apache.spark.network.TransportContext;
-import org.apache.spark.network.buffer.FileSegmentManagedBuffer;
-import org.apache.spark.network.buffer.ManagedBuffer;
 import org.apache.spark.network.client.RpcResponseCallback;
 import org.apache.spark.network.client.TransportClient;
 import org.apache.spark.network.client.TransportClientBootstrap;
@@ -31,11 +29,9 @@ import org.apache.spark.network.server.TransportServer;
 import org.apache.spark.network.server.TransportServerBootstrap;
 import org.apache.spark.network.util.MapConfigProvider;
 import org.apache.spark.network.util.TransportConf;
-import org.apache.spark.shuffle.ShuffleBlockResolver;
+import org.apache.spark.shuffle.IndexShuffleBlockResolver;
 import org.apache.spark.shuffle.hcomm.internal.conf.LogCategory;
 import org.apache.spark.shuffle.hcomm.internal.metrics.ShuffleMetrics;
-import org.apache.spark.storage.ShuffleBlockBatchId;
-import org.apache.spark.storage.ShuffleBlockId;
 import org.hcomm.bridge.transport.CommunicatorWindows;
 import org.hcomm.bridge.transport.OwnerEnd;
 import org.hcomm.bridge.transport.TransportException;
@@ -45,7 +41,7 @@ import org.slf4j.Logger;
 /**
  * An executor's window server (the owner's side): a server on Spark's own network library that takes
  * {@link WindowProtocol.Fetch}es from readers and streams the ranges they name from this executor's map outputs
- * (through Spark's shuffle block resolver: its files, or the arena) into a window of the HCCL buffer of the
+ * (Spark's files: each range's offsets from its index file, one read per range) into a window of the HCCL buffer of the
  * communicator the reader named, one exchange per thread, as many at once as the buffer has send windows (further
  * requests wait for one, first come first served, up to the read timeout). Started once per executor, before it
  * registers (its port goes to the driver); communicators are added and removed as they form and retire. Every
@@ -194,6 +190,17 @@ public final class WindowServer implements AutoCloseable {
         }
     }
 
+    /** A range of one map output in Spark's files: its data file and its partitions' offsets (one more than them). */
+    private record Located(java.io.File data, long[] offsets) {
+        long[] lengths() {
+            long[] l = new long[offsets.length - 1];
+            for (int p = 0; p < l.length; p++) {
+                l[p] = offsets[p + 1] - offsets[p];
+            }
+            return l;
+        }
+    }
+
     /** One exchange: lease a send window, answer with the plan, stream the ranges, wait for the last ACKs. */
     private final class Exchange implements Runnable {
         final long id;
@@ -260,9 +267,9 @@ public final class WindowServer implements AutoCloseable {
         public void run() {
             OwnerEnd end = null;
             try {
-                long[][] lengths;
+                List<Located> located;
                 try {
-                    lengths = lengths(fetch.ranges());
+                    located = locate(fetch.ranges());
                 } catch (IOException | RuntimeException e) {
                     refuse("executor " + executorId + " cannot read the map outputs asked for: " + e);
                     return;
@@ -274,9 +281,13 @@ public final class WindowServer implements AutoCloseable {
                             + fetch.readerId() + " in lane " + fetch.lane() + " did not end)");
                     return;
                 }
+                long[][] lengths = new long[located.size()][];
+                for (int i = 0; i < lengths.length; i++) {
+                    lengths[i] = located.get(i).lengths();
+                }
                 granted.onSuccess(WindowProtocol.encode(new WindowProtocol.Granted(id, end.slotOffsets(), lengths)));
                 metrics.windowsServed.inc();
-                stream(end, WindowProtocol.totalBytes(lengths));
+                stream(end, located, WindowProtocol.totalBytes(lengths));
                 signalAhead(end);
                 end.finish();
             } catch (IOException | RuntimeException e) {
@@ -301,44 +312,25 @@ public final class WindowServer implements AutoCloseable {
         }
 
         /** The ranges end to end, cut into slices of the layout's size; stops early when the reader cancels. */
-        private void stream(OwnerEnd end, long total) throws IOException, TransportException {
+        private void stream(OwnerEnd end, List<Located> ranges, long total) throws IOException, TransportException {
             WindowLayout layout = windows.layout();
             synchronized (this) { // before the first slice: a reader cannot read ahead of what it was not sent
                 planned = layout.sliceCount(total);
             }
-            ShuffleBlockResolver resolver = SparkEnv.get().shuffleManager().shuffleBlockResolver();
             ByteBuffer staging = end.staging();
-            byte[] copy = new byte[64 << 10];
-            for (WindowProtocol.Range r : fetch.ranges()) {
-                ManagedBuffer data = resolver.getBlockData(new ShuffleBlockBatchId(r.shuffleId(), r.mapId(),
-                        r.startPartition(), r.endPartition()), scala.Option.empty());
-                if (data instanceof FileSegmentManagedBuffer f) { // page cache straight into the staging buffer
-                    try (FileChannel in = FileChannel.open(f.getFile().toPath(), StandardOpenOption.READ)) {
-                        long at = f.getOffset();
-                        long last = at + f.getLength();
-                        while (at < last) {
-                            int want = (int) Math.min(staging.remaining(), last - at);
-                            int got = in.read(staging.slice().limit(want), at);
-                            if (got < 0) {
-                                throw new IOException("map output " + r + " ends before its index says");
-                            }
-                            staging.position(staging.position() + got);
-                            at += got;
-                            if (!staging.hasRemaining()) {
-                                if (!begin()) {
-                                    return;
-                                }
-                                end.put(staging.position());
-                                staging = end.staging();
-                            }
+            for (Located r : ranges) { // page cache straight into the staging buffer
+                try (FileChannel in = FileChannel.open(r.data().toPath(), StandardOpenOption.READ)) {
+                    long at = r.offsets()[0];
+                    long last = r.offsets()[r.offsets().length - 1];
+                    while (at < last) {
+                        int want = (int) Math.min(staging.remaining(), last - at);
+                        int got = in.read(staging.slice().limit(want), at);
+                        if (got < 0) {
+                            throw new IOException(r.data() + " ends at " + at + ", before its index says (" + last
+                                    + ")");
                         }
-                    }
-                    continue;
-                }
-                try (InputStream in = data.createInputStream()) {
-                    int got;
-                    while ((got = in.read(copy, 0, Math.min(copy.length, staging.remaining()))) > 0) {
-                        staging.put(copy, 0, got);
+                        staging.position(staging.position() + got);
+                        at += got;
                         if (!staging.hasRemaining()) {
                             if (!begin()) {
                                 return;
@@ -358,20 +350,40 @@ public final class WindowServer implements AutoCloseable {
             }
         }
 
-        /** The exact length of every partition of every range, from this executor's shuffle block resolver. */
-        private long[][] lengths(List<WindowProtocol.Range> ranges) throws IOException {
-            ShuffleBlockResolver resolver = SparkEnv.get().shuffleManager().shuffleBlockResolver();
-            long[][] out = new long[ranges.size()][];
-            for (int i = 0; i < out.length; i++) {
-                WindowProtocol.Range r = ranges.get(i);
-                if (r.endPartition() <= r.startPartition()) {
+        /**
+         * Where each range lies in Spark's files: its data file, and its partitions' offsets read from the map
+         * output's index file, one read per range (with windows every map output is in Spark's files:
+         * {@code writeTarget=arena} does not apply, and moved outputs land there too).
+         */
+        private List<Located> locate(List<WindowProtocol.Range> ranges) throws IOException {
+            IndexShuffleBlockResolver resolver =
+                    (IndexShuffleBlockResolver) SparkEnv.get().shuffleManager().shuffleBlockResolver();
+            List<Located> out = new ArrayList<>(ranges.size());
+            for (WindowProtocol.Range r : ranges) {
+                if (r.endPartition() <= r.startPartition() || r.startPartition() < 0) {
                     throw new IllegalArgumentException("empty range " + r);
                 }
-                out[i] = new long[r.endPartition() - r.startPartition()];
-                for (int p = r.startPartition(); p < r.endPartition(); p++) {
-                    out[i][p - r.startPartition()] = resolver.getBlockData(new ShuffleBlockId(r.shuffleId(),
-                            r.mapId(), p), scala.Option.empty()).size();
+                java.io.File index = resolver.getIndexFile(r.shuffleId(), r.mapId(), scala.Option.empty());
+                ByteBuffer b = ByteBuffer.allocate(8 * (r.endPartition() - r.startPartition() + 1));
+                try (FileChannel in = FileChannel.open(index.toPath(), StandardOpenOption.READ)) {
+                    long at = 8L * r.startPartition();
+                    while (b.hasRemaining()) {
+                        if (in.read(b, at + b.position()) < 0) {
+                            throw new IOException("map output " + r + ": index " + index + " has no partition "
+                                    + (r.endPartition() - 1));
+                        }
+                    }
                 }
+                b.flip();
+                long[] offsets = new long[b.remaining() / 8];
+                for (int p = 0; p < offsets.length; p++) {
+                    offsets[p] = b.getLong();
+                    if (p > 0 && offsets[p] < offsets[p - 1]) {
+                        throw new IOException("map output " + r + ": index " + index + " goes backwards at "
+                                + "partition " + (r.startPartition() + p));
+                    }
+                }
+                out.add(new Located(resolver.getDataFile(r.shuffleId(), r.mapId(), scala.Option.empty()), offsets));
             }
             return out;
         }
