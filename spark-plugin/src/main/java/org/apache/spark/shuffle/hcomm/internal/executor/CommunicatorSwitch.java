@@ -129,11 +129,9 @@ final class CommunicatorSwitch {
 
     /** Closes an earlier communicator's parts once unused ({@link OneSidedParts#retire}), listed until then. */
     private void retire(OneSidedParts old) {
-        Runnable retired = parts.retiring(old);
-        old.retire(executorId, settings.readTimeout().toMillis() + 5000, () -> {
+        old.retire(executorId, settings.readTimeout().toMillis() + 5000, parts.retiring(() -> {
             ExecutorRuntime.runSteps(executorId, old.closeSteps(metrics.communicatorsDestroyed::inc));
-            retired.run();
             report.run(); // communicatorsLive fell: the driver hears it even if no task runs here any more
-        });
+        }));
     }
 }

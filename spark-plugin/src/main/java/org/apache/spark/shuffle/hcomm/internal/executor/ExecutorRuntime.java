@@ -362,6 +362,7 @@ public final class ExecutorRuntime implements AutoCloseable {
         if (built != null) {
             steps.addAll(built.closeSteps(metrics.communicatorsDestroyed::inc));
         }
+        steps.addAll(parts.retiringCloses()); // earlier communicators still in their retire wait: closed now
         runSteps(steps);
     }
 

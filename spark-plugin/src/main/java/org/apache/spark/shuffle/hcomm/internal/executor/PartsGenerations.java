@@ -2,6 +2,7 @@ package org.apache.spark.shuffle.hcomm.internal.executor;
 
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import org.apache.spark.shuffle.hcomm.internal.write.MapOutputPublisher;
 
@@ -17,7 +18,8 @@ import org.apache.spark.shuffle.hcomm.internal.write.MapOutputPublisher;
 final class PartsGenerations {
     private volatile OneSidedParts current;
     private OneSidedParts pending; // guarded by this
-    private final List<OneSidedParts> retiring = new CopyOnWriteArrayList<>();
+    /** Closes of retiring parts not yet run ({@link #retiring}). */
+    private final List<Runnable> retiring = new CopyOnWriteArrayList<>();
     /** The endpoint path's publisher, or none. */
     private final List<MapOutputPublisher> publishers;
     /** Why the executor's communicator failed while it has none, or null. */
@@ -97,10 +99,26 @@ final class PartsGenerations {
         return dropped;
     }
 
-    /** Lists parts as retiring until {@code retired} runs, which then forgets them. */
-    Runnable retiring(OneSidedParts old) {
-        retiring.add(old);
-        return () -> retiring.remove(old);
+    /**
+     * Registers the close of an earlier communicator's retiring parts and returns it: it runs once, when the caller
+     * runs it after the parts' last use or at the executor's close ({@link #retiringCloses}), whichever is first.
+     */
+    Runnable retiring(Runnable close) {
+        AtomicBoolean done = new AtomicBoolean();
+        Runnable[] once = new Runnable[1];
+        once[0] = () -> {
+            if (done.compareAndSet(false, true)) {
+                retiring.remove(once[0]);
+                close.run();
+            }
+        };
+        retiring.add(once[0]);
+        return once[0];
+    }
+
+    /** The closes of parts still retiring: the executor's close runs them instead of their wait. */
+    List<Runnable> retiringCloses() {
+        return List.copyOf(retiring);
     }
 
     /** Stops taking parts; returns the pending ones (null when none), for the caller to close. */
